@@ -1,0 +1,156 @@
+# dshbox: one non-recursive GNU Makefile.
+#   make                 build build/dshbox and build/libdshbox.a
+#   make test            unit, integration and escape tests (Criterion)
+#   make check-asan      the tests built with ASan+UBSan (SANITIZE=address,undefined)
+#   make lint            cppcheck over the sources
+#   make bench           benchmarks (never timed assertions)
+#   make install PREFIX=/usr/local DESTDIR=
+#   make windows         the Windows runner with mingw-w64
+# Knobs: SANITIZE=address,undefined  BUILD=dir  V=1
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+DESTDIR ?=
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+ifneq ($(SANITIZE),)
+BUILD ?= build-san
+else
+BUILD ?= build
+endif
+
+PKGS := mount libseccomp libcap-ng libnl-3.0 libnl-route-3.0 yaml-0.1 jansson
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
+CRITERION_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
+
+TOP := $(abspath .)
+CFLAGS ?= -O2 -g
+WARNINGS := -Wall -Wextra -Werror -Wswitch-enum -Wmissing-prototypes -Wstrict-prototypes \
+	-Wformat=2 -Wno-format-nonliteral -Wshadow -Wundef -Wvla
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -fPIC -pipe -I$(TOP) -I$(TOP)/include $(PKG_CFLAGS) \
+	-MMD -MP -fno-strict-aliasing -fstack-protector-strong -D_FORTIFY_SOURCE=2
+ifneq ($(SANITIZE),)
+BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+ALL_CFLAGS := $(BASE_CFLAGS) $(WARNINGS) $(CFLAGS)
+# Criterion's macros define functions without prototypes; tests get the warning set minus that.
+TEST_CFLAGS := $(BASE_CFLAGS) $(filter-out -Wmissing-prototypes,$(WARNINGS)) $(CFLAGS) \
+	-DDSH_TOP='"$(TOP)"' -DDSH_BUILD='"$(abspath $(BUILD))"'
+
+ifeq ($(V),)
+Q := @
+quiet = @printf '  %-6s %s\n' $(1) $(2);
+else
+Q :=
+quiet =
+endif
+
+# The library: every mechanism, backend and the policy engine.  Files ending in _win.c are the
+# Windows-only appliers (make windows).
+LIB_DIRS := common policy ns landlock fence seatbelt winacl supervisor
+LIB_SRCS := $(filter-out %_win.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+CLI_SRCS := $(wildcard cli/*.c)
+TESTLIB_SRCS := $(wildcard tests/lib/*.c)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+INTEG_SRCS := $(wildcard tests/integration/*.c)
+ESCAPE_SRCS := $(wildcard tests/escape/*.c)
+BENCH_SRCS := $(wildcard tools/bench/*.c)
+# Small programs the tests run inside sandboxes (probes and attacks).
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+LIB_OBJS := $(call obj,$(LIB_SRCS))
+CLI_OBJS := $(call obj,$(CLI_SRCS))
+TESTLIB_OBJS := $(call obj,$(TESTLIB_SRCS))
+UNIT_OBJS := $(call obj,$(UNIT_SRCS))
+INTEG_OBJS := $(call obj,$(INTEG_SRCS))
+ESCAPE_OBJS := $(call obj,$(ESCAPE_SRCS))
+HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
+BENCHES := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+LIBA := $(BUILD)/libdshbox.a
+DSHBOX := $(BUILD)/dshbox
+UNIT := $(BUILD)/tests/unit
+INTEG := $(BUILD)/tests/integration
+ESCAPE := $(BUILD)/tests/escape
+
+.PHONY: all test test-unit test-integration test-escape check-asan lint bench install clean windows tests
+all: $(DSHBOX) $(LIBA)
+
+$(BUILD)/tests/%.o $(BUILD)/tools/%.o: Q_CFLAGS = $(TEST_CFLAGS)
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(if $(Q_CFLAGS),$(Q_CFLAGS),$(ALL_CFLAGS)) -c -o $@ $<
+
+$(LIBA): $(LIB_OBJS)
+	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
+
+$(DSHBOX): $(CLI_OBJS) $(LIBA)
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(PKG_LIBS)
+
+$(UNIT): $(UNIT_OBJS) $(TESTLIB_OBJS) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(TESTLIB_OBJS) $(LIBA) $(PKG_LIBS) $(CRITERION_LIBS)
+$(INTEG): $(INTEG_OBJS) $(TESTLIB_OBJS) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $(INTEG_OBJS) $(TESTLIB_OBJS) $(LIBA) $(PKG_LIBS) $(CRITERION_LIBS)
+$(ESCAPE): $(ESCAPE_OBJS) $(TESTLIB_OBJS) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $(ESCAPE_OBJS) $(TESTLIB_OBJS) $(LIBA) $(PKG_LIBS) $(CRITERION_LIBS)
+
+# Helpers run inside sandboxes: static where they attack the kernel directly, never sanitized
+# (the sanitizer runtimes do not survive seccomp and a fresh mount tree).
+$(BUILD)/helpers/%: tests/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -I$(TOP) -o $@ $< $(PKG_LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/tools/bench/%.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $< $(LIBA) $(PKG_LIBS)
+
+tests: $(DSHBOX) $(HELPERS) $(if $(UNIT_SRCS),$(UNIT)) $(if $(INTEG_SRCS),$(INTEG)) $(if $(ESCAPE_SRCS),$(ESCAPE))
+
+# Criterion runs each test in its own process; -j2 matches the 2-core machines.
+CRITERION_ARGS ?= -j2
+test: test-unit test-integration test-escape
+test-unit: tests
+	$(if $(UNIT_SRCS),$(UNIT) $(CRITERION_ARGS),@echo "no unit tests")
+test-integration: tests
+	$(if $(INTEG_SRCS),$(INTEG) $(CRITERION_ARGS),@echo "no integration tests")
+test-escape: tests
+	$(if $(ESCAPE_SRCS),$(ESCAPE) $(CRITERION_ARGS),@echo "no escape tests")
+
+check-asan:
+	$(MAKE) SANITIZE=address,undefined test-unit test-integration
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
+		--inline-suppr --suppress=missingIncludeSystem --suppress=unknownMacro \
+		-I include -I . -D__GNUC__ -D_GNU_SOURCE $(LIB_DIRS) cli
+
+bench: $(DSHBOX) $(BENCHES) $(HELPERS)
+	tools/bench.sh $(BUILD)
+
+install: $(DSHBOX) $(LIBA)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dshbox $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 $(DSHBOX) $(DESTDIR)$(BINDIR)/dshbox
+	install -m 0644 $(LIBA) $(DESTDIR)$(LIBDIR)/libdshbox.a
+	install -m 0644 include/dshbox/*.h $(DESTDIR)$(INCLUDEDIR)/dshbox/
+	install -m 0644 man/dshbox.1 $(DESTDIR)$(MANDIR)/man1/dshbox.1
+
+MINGW_CC ?= x86_64-w64-mingw32-gcc
+windows:
+	@mkdir -p $(BUILD)/windows
+	$(MINGW_CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I$(TOP) -I$(TOP)/include -o $(BUILD)/windows/dshbox-winrun.exe \
+		$(wildcard winacl/*_win.c) winacl/plan.c common/error.c common/strv.c common/strbuf.c -ladvapi32 -luserenv
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef DSH_CLI_CLI_H
+#define DSH_CLI_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "dshbox/dshbox.h"
+
+/* Exit codes (SPEC 2). */
+enum {
+	DSH_EXIT_OK = 0,
+	DSH_EXIT_DENIED = 1,       /* check: some path denied */
+	DSH_EXIT_FAILURE = 125,    /* dshbox itself failed; nothing ran */
+	DSH_EXIT_CANNOT_EXEC = 126,
+	DSH_EXIT_NOT_FOUND = 127,
+};
+
+/* Every subcommand: argv[0] is the subcommand's name.  Returns the process exit code. */
+int cmd_run(int argc, char **argv, char **envp);
+int cmd_check(int argc, char **argv, char **envp);
+int cmd_fs(int argc, char **argv, char **envp);
+int cmd_serve(int argc, char **argv, char **envp);
+int cmd_explain(int argc, char **argv, char **envp);
+int cmd_probe(int argc, char **argv, char **envp);
+int cmd_doctor(int argc, char **argv, char **envp);
+
+/* Print "dshbox: error: MSG" and, when present, "dshbox: hint: HINT"; returns 125. */
+int cli_fail(const struct dsh_error *e);
+/* Print a usage error (one line) with a hint pointing at --help; returns 125. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * POLICY OPTIONS, shared by run, check, fs, serve and explain.  A subcommand appends
+ * CLI_POLICY_LONG_OPTIONS to its getopt_long table and hands every option whose value is
+ * >= CLI_OPT_POLICY_BASE to cli_policy_option().
+ */
+enum {
+	CLI_OPT_POLICY_BASE = 0x1000,
+	CLI_OPT_CONFIG = CLI_OPT_POLICY_BASE,
+	CLI_OPT_MODE,
+	CLI_OPT_WORKSPACE,
+	CLI_OPT_ACCESS,
+	CLI_OPT_ACCESS_FILE,
+	CLI_OPT_NETWORK,
+	CLI_OPT_BACKEND,
+	CLI_OPT_CWD,
+	CLI_OPT_WARNINGS,
+	CLI_OPT_POLICY_END,
+};
+#define CLI_POLICY_LONG_OPTIONS                                         \
+	{ "config", required_argument, NULL, CLI_OPT_CONFIG },          \
+	{ "mode", required_argument, NULL, CLI_OPT_MODE },              \
+	{ "workspace", required_argument, NULL, CLI_OPT_WORKSPACE },    \
+	{ "access", required_argument, NULL, CLI_OPT_ACCESS },          \
+	{ "access-file", required_argument, NULL, CLI_OPT_ACCESS_FILE },\
+	{ "network", required_argument, NULL, CLI_OPT_NETWORK },        \
+	{ "backend", required_argument, NULL, CLI_OPT_BACKEND },        \
+	{ "cwd", required_argument, NULL, CLI_OPT_CWD },                \
+	{ "warnings", required_argument, NULL, CLI_OPT_WARNINGS }
+
+#define CLI_POLICY_HELP                                                                     \
+	"Policy options:\n"                                                                 \
+	"  --config FILE        read a YAML configuration (flags below override it)\n"      \
+	"  --mode M             read-only | workspace-write (default) | danger-full-access\n" \
+	"  --workspace DIR      the workspace root (default: the current directory)\n"      \
+	"  --access RULE        add a rule: 'rw PATH', 'r- PATH|GLOB', '-- PATH|GLOB'\n"    \
+	"                       (repeatable; added to the configuration's rules)\n"          \
+	"  --access-file FILE   add the rules of FILE, one per line\n"                      \
+	"  --network on|off     off: own network namespace with loopback only\n"            \
+	"  --backend B          auto | linux-ns | landlock | runner | none\n"               \
+	"  --cwd DIR            base of relative paths (default: the current directory)\n"  \
+	"  --warnings=stderr    print load-time warnings on stderr\n"
+
+struct cli_policy_opts {
+	char *config_file;
+	bool have_mode, have_network, have_backend;
+	enum dsh_mode mode;
+	bool network;
+	enum dsh_backend_id backend;
+	char *workspace;
+	char *cwd;
+	char **access;        /* --access, in order */
+	char **access_files;  /* --access-file, in order */
+	bool warnings_to_stderr;
+};
+
+/* Handle one policy option; returns 0, or 125 after printing the error. */
+int cli_policy_option(struct cli_policy_opts *o, int opt, const char *arg, const char *cmd);
+/* Build the configuration (file, then flags) and compile the policy; prints and returns 125 on error. */
+int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *ret_config,
+		    struct dsh_policy **ret_policy);
+void cli_policy_opts_clear(struct cli_policy_opts *o);
+/* Print the policy's load-time warnings on stderr when --warnings=stderr was given. */
+void cli_policy_print_warnings(const struct cli_policy_opts *o, const struct dsh_policy *p);
+
+#endif

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "common/cleanup.h"
+#include "common/strv.h"
+
+int cli_policy_option(struct cli_policy_opts *o, int opt, const char *arg, const char *cmd)
+{
+	switch (opt) {
+	case CLI_OPT_CONFIG:
+		free(o->config_file);
+		o->config_file = strdup(arg);
+		break;
+	case CLI_OPT_MODE:
+		if (dsh_mode_from_string(arg, &o->mode) < 0)
+			return cli_usage_error(cmd, "--mode: unknown mode '%s' (read-only, workspace-write, danger-full-access)", arg);
+		o->have_mode = true;
+		break;
+	case CLI_OPT_WORKSPACE:
+		free(o->workspace);
+		o->workspace = strdup(arg);
+		break;
+	case CLI_OPT_CWD:
+		free(o->cwd);
+		o->cwd = strdup(arg);
+		break;
+	case CLI_OPT_ACCESS:
+		if (dsh_strv_push(&o->access, arg) < 0)
+			return cli_usage_error(cmd, "out of memory");
+		break;
+	case CLI_OPT_ACCESS_FILE:
+		if (dsh_strv_push(&o->access_files, arg) < 0)
+			return cli_usage_error(cmd, "out of memory");
+		break;
+	case CLI_OPT_NETWORK:
+		if (strcmp(arg, "on") == 0)
+			o->network = true;
+		else if (strcmp(arg, "off") == 0)
+			o->network = false;
+		else
+			return cli_usage_error(cmd, "--network: expected 'on' or 'off', got '%s'", arg);
+		o->have_network = true;
+		break;
+	case CLI_OPT_BACKEND:
+		if (dsh_backend_id_from_string(arg, &o->backend) < 0)
+			return cli_usage_error(cmd, "--backend: unknown backend '%s' (auto, linux-ns, landlock, runner, none)", arg);
+		o->have_backend = true;
+		break;
+	case CLI_OPT_WARNINGS:
+		if (strcmp(arg, "stderr") != 0)
+			return cli_usage_error(cmd, "--warnings: only 'stderr' is supported, got '%s'", arg);
+		o->warnings_to_stderr = true;
+		break;
+	default:
+		return cli_usage_error(cmd, "unknown option");
+	}
+	return 0;
+}
+
+int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *c,
+		    struct dsh_policy **ret_policy)
+{
+	_cleanup_error_ struct dsh_error *err = NULL;
+	char cwd[PATH_MAX];
+
+	if (!getcwd(cwd, sizeof(cwd))) {
+		dsh_err_sys(&err, errno, "cannot read the current directory");
+		return cli_fail(err);
+	}
+	dsh_config_init(c);
+	if (o->config_file && dsh_config_load_file(c, o->config_file, &err) < 0)
+		return cli_fail(err);
+	if (o->have_mode)
+		c->mode = o->mode;
+	if (o->have_network)
+		c->network = o->network;
+	if (o->have_backend)
+		c->backend = o->backend;
+	if (o->workspace) {
+		free(c->workspace);
+		c->workspace = strdup(o->workspace);
+	}
+	if (o->cwd) {
+		free(c->cwd);
+		c->cwd = strdup(o->cwd);
+	}
+	for (size_t i = 0; o->access_files && o->access_files[i]; i++)
+		if (dsh_config_load_access_file(c, o->access_files[i], &err) < 0)
+			return cli_fail(err);
+	for (size_t i = 0; o->access && o->access[i]; i++)
+		if (dsh_strv_push(&c->access, o->access[i]) < 0) {
+			dsh_err(&err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+			return cli_fail(err);
+		}
+	if (dsh_policy_new(c, envp, cwd, ret_policy, &err) < 0)
+		return cli_fail(err);
+	return 0;
+}
+
+void cli_policy_print_warnings(const struct cli_policy_opts *o, const struct dsh_policy *p)
+{
+	if (!o->warnings_to_stderr)
+		return;
+	char *const *w = dsh_policy_warnings(p);
+	for (size_t i = 0; w && w[i]; i++)
+		cli_warn("%s", w[i]);
+}
+
+void cli_policy_opts_clear(struct cli_policy_opts *o)
+{
+	free(o->config_file);
+	free(o->workspace);
+	free(o->cwd);
+	dsh_strv_free(o->access);
+	dsh_strv_free(o->access_files);
+	memset(o, 0, sizeof(*o));
+}

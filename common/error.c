@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dshbox/error.h"
+
+static char *vformat(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		return NULL;
+	return s;
+}
+
+/* Used when even the error cannot be allocated: the caller still sees a failure, never success. */
+static struct dsh_error oom_error = { DSH_ERR_SYSTEM, ENOMEM, (char *)"out of memory", NULL };
+
+static int set(struct dsh_error **err, enum dsh_err_domain domain, int code, char *msg)
+{
+	if (code <= 0)
+		code = EINVAL;
+	if (!err || *err) {
+		free(msg);
+		return -code;
+	}
+	struct dsh_error *e = calloc(1, sizeof(*e));
+	if (!e || !msg) {
+		free(e);
+		free(msg);
+		*err = &oom_error;
+		return -code;
+	}
+	e->domain = domain;
+	e->code = code;
+	e->msg = msg;
+	*err = e;
+	return -code;
+}
+
+int dsh_err(struct dsh_error **err, enum dsh_err_domain domain, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = vformat(fmt, ap);
+	va_end(ap);
+	return set(err, domain, code, msg);
+}
+
+int dsh_err_sys(struct dsh_error **err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *ctx = vformat(fmt, ap);
+	va_end(ap);
+	char *msg = NULL;
+	if (ctx && asprintf(&msg, "%s: %s", ctx, strerror(code > 0 ? code : EINVAL)) < 0)
+		msg = NULL;
+	free(ctx);
+	return set(err, DSH_ERR_SYSTEM, code, msg);
+}
+
+int dsh_err_prefix(struct dsh_error **err, const char *fmt, ...)
+{
+	if (!err || !*err)
+		return -EINVAL;
+	struct dsh_error *e = *err;
+	if (e == &oom_error)
+		return -ENOMEM;
+	va_list ap;
+	va_start(ap, fmt);
+	char *ctx = vformat(fmt, ap);
+	va_end(ap);
+	char *msg = NULL;
+	if (ctx && asprintf(&msg, "%s: %s", ctx, e->msg) >= 0) {
+		free(e->msg);
+		e->msg = msg;
+	}
+	free(ctx);
+	return -e->code;
+}
+
+void dsh_err_hint(struct dsh_error **err, const char *fmt, ...)
+{
+	if (!err || !*err || *err == &oom_error)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *hint = vformat(fmt, ap);
+	va_end(ap);
+	if (!hint)
+		return;
+	free((*err)->hint);
+	(*err)->hint = hint;
+}
+
+void dsh_error_free(struct dsh_error *err)
+{
+	if (!err || err == &oom_error)
+		return;
+	free(err->msg);
+	free(err->hint);
+	free(err);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef DSHBOX_BACKEND_H
+#define DSHBOX_BACKEND_H
+
+/*
+ * Every process-sandbox backend plugs in through this one table (SPEC 4).  A backend is a pure
+ * part (compile, describe: built and tested everywhere) and an applier (probe, confine) that only
+ * does something on its own platform.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dshbox/dshbox.h"
+
+enum dsh_enforcement {
+	DSH_ENFORCE_FULL,    /* the rule holds as written */
+	DSH_ENFORCE_PARTIAL, /* the rule holds in part (say what is lost) */
+	DSH_ENFORCE_NONE,    /* the rule is not enforced by this backend at all */
+};
+const char *dsh_enforcement_to_string(enum dsh_enforcement e);
+
+struct dsh_rule_report {
+	enum dsh_enforcement level;
+	char *how;   /* "mask (read and write fail)", "--ro-bind-try P P" ... */
+	char *lost;  /* NULL when full; else what is lost, for the one load-time warning */
+};
+
+struct dsh_description {
+	const char *backend;
+	enum dsh_enforcement overall;  /* the weakest of the rules' levels */
+	struct dsh_rule_report *rules; /* one per policy rule, in policy order */
+	size_t n_rules;
+	char **warnings;           /* one per degradation: names the rule, the backend, what is lost */
+	char **notes;              /* facts worth telling (e.g. files created later are not masked) */
+	char **denial_signatures;  /* stderr substrings a kernel denial produces under this backend */
+};
+void dsh_description_clear(struct dsh_description *d);
+
+struct dsh_run_request {
+	char *const *argv;       /* argv[0] is looked up in PATH of envp */
+	char *const *envp;       /* the command's environment */
+	const int *preserve_fds; /* descriptors above 2 kept open (--preserve-fd) */
+	size_t n_preserve_fds;
+};
+
+/* How the command ended, for the CLI to reproduce. */
+struct dsh_run_result {
+	int exit_code;   /* valid when signal == 0 */
+	int signal;      /* the signal that killed the command, or 0 */
+};
+
+struct dsh_backend {
+	const char *name;
+	enum dsh_backend_id id;
+	/* 0 when this backend can enforce on this machine; else -errno and err says why (with a hint).
+	   Bounded by the policy's probe_timeout_ms. */
+	int (*probe)(const struct dsh_policy *p, struct dsh_error **err);
+	/* Build the plan (pure where the backend allows it). */
+	int (*compile)(const struct dsh_policy *p, void **ret_plan, struct dsh_error **err);
+	/* What this backend enforces of each rule; plan may be NULL (explain without compiling). */
+	int (*describe)(const struct dsh_policy *p, const void *plan, struct dsh_description *ret,
+			struct dsh_error **err);
+	/* Print the plan for --dry-run into a newly allocated string. */
+	int (*render)(const struct dsh_policy *p, const void *plan, char **ret, struct dsh_error **err);
+	/* Run the command confined and wait for it.  A negative return means the command did not run
+	   (dshbox's own failure, exit 125); 126/127 for exec failures come back in ret->exit_code. */
+	int (*confine)(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
+		       struct dsh_run_result *ret, struct dsh_error **err);
+	void (*free)(void *plan);
+};
+
+/* The registry (supervisor/): every backend compiled into this build, by id. */
+const struct dsh_backend *dsh_backend_get(enum dsh_backend_id id);
+/* All compiled-in backends (NULL-terminated), for explain's table. */
+const struct dsh_backend *const *dsh_backend_list(void);
+
+#endif

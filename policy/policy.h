@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef DSH_POLICY_POLICY_H
+#define DSH_POLICY_POLICY_H
+
+/*
+ * The compiled policy as in-tree modules see it.  Hosts get the opaque type of dshbox.h; the
+ * mechanisms and backends read these fields directly and never change them.
+ */
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dshbox/dshbox.h"
+
+/* A compiled glob (or literal) covering the matched path and all its descendants (SPEC 1.4). */
+struct dsh_glob {
+	char *pattern; /* absolute pattern, as matched */
+	char *regex;   /* the one anchored POSIX ERE, shared with the Seatbelt generator */
+	regex_t re;
+	bool compiled;
+};
+
+struct dsh_rule {
+	enum dsh_rule_kind kind;
+	unsigned index;   /* position in the policy, from 0 */
+	char *text;       /* as written, trimmed: "-- {{ env.HOME }}/.ssh" */
+	char *resolved;   /* expanded, made absolute against the workspace, '.'/'..' removed */
+	char *canonical;  /* resolved, with its longest existing literal prefix canonicalised */
+	bool glob;        /* the path holds *, ?, ** or a [class] */
+	char *literal_dir; /* canonical directory where the pattern's first wildcard component starts
+			      (the whole canonical path for a literal); a glob walk starts here */
+	/* The spellings this rule covers: canonical, and resolved when it differs (SPEC 1.3). */
+	struct dsh_glob match[2];
+	size_t n_match;
+};
+
+enum dsh_root_origin {
+	DSH_ROOT_WORKSPACE,
+	DSH_ROOT_TMP,     /* /tmp */
+	DSH_ROOT_TMPDIR,  /* $TMPDIR */
+	DSH_ROOT_RULE,    /* an rw rule */
+};
+
+struct dsh_root {
+	char *path;                   /* canonical */
+	enum dsh_root_origin origin;
+	const struct dsh_rule *rule;  /* the rw rule, for DSH_ROOT_RULE */
+	const struct dsh_rule *dead_by;     /* a -- rule covering the root (no write, no read) */
+	const struct dsh_rule *readonly_by; /* an r- rule covering the root */
+};
+
+struct dsh_policy {
+	enum dsh_mode mode;
+	char *workspace;    /* canonical */
+	char *cwd;          /* canonical; base of relative paths given to the file fence */
+	char *tmpdir;       /* canonical $TMPDIR, or NULL when unset */
+	char *home;         /* $HOME, or NULL (used by the socket list) */
+	char *xdg_runtime_dir;
+	char *ssh_auth_sock;
+
+	struct dsh_rule *rules;
+	size_t n_rules;
+
+	/* Writable roots in the mode's sense (empty in read-only; in danger-full-access: "/").
+	   Canonical, de-duplicated, sorted parents first. */
+	struct dsh_root *roots;
+	size_t n_roots;
+
+	char **warnings;    /* load-time warnings, one line each, without a prefix */
+
+	bool network;
+	char **runner_command;
+	char **runner_failure_signatures;
+	long long probe_timeout_ms;
+	long long diff_basis_max_bytes;
+	long long max_masks;
+	bool protect_sockets;
+	enum dsh_backend_id backend;
+	char **envp;        /* a copy of the environment the policy was loaded with */
+};
+
+/* Whether a rule (any spelling) covers a canonical path. */
+bool dsh_rule_covers(const struct dsh_rule *r, const char *path);
+/* Whether path equals root or lies beneath it (component-wise, no string-prefix accidents). */
+bool dsh_path_is_beneath(const char *path, const char *root);
+/* Component-wise order, parents before children: "/a" < "/a/b" < "/a-b". */
+int dsh_path_compare(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/lib/harness.h"
+
+extern char **environ;
+
+static void append(char **buf, size_t *len, const char *data, size_t n)
+{
+	char *b = realloc(*buf, *len + n + 1);
+	cr_assert_not_null(b);
+	memcpy(b + *len, data, n);
+	*len += n;
+	b[*len] = '\0';
+	*buf = b;
+}
+
+int dsh_proc_run(char *const argv[], char *const env[], const char *stdin_data, struct dsh_proc *r)
+{
+	int in[2], out[2], err[2];
+	memset(r, 0, sizeof(*r));
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		if (env)
+			execvpe(argv[0], argv, env);
+		else
+			execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	size_t in_len = stdin_data ? strlen(stdin_data) : 0, in_off = 0;
+	if (in_len == 0) {
+		close(in[1]);
+		in[1] = -1;
+	}
+	size_t out_len = 0, err_len = 0;
+	append(&r->out, &out_len, "", 0);
+	append(&r->err, &err_len, "", 0);
+	signal(SIGPIPE, SIG_IGN);
+	while (out[0] >= 0 || err[0] >= 0) {
+		struct pollfd p[3] = { { out[0], POLLIN, 0 }, { err[0], POLLIN, 0 }, { in[1], POLLOUT, 0 } };
+		if (poll(p, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		char buf[65536];
+		for (int i = 0; i < 2; i++) {
+			if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			ssize_t n = read(p[i].fd, buf, sizeof(buf));
+			if (n <= 0) {
+				close(p[i].fd);
+				if (i == 0)
+					out[0] = -1;
+				else
+					err[0] = -1;
+			} else if (i == 0)
+				append(&r->out, &out_len, buf, (size_t)n);
+			else
+				append(&r->err, &err_len, buf, (size_t)n);
+		}
+		if (p[2].fd >= 0 && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t n = write(in[1], stdin_data + in_off, in_len - in_off);
+			if (n > 0)
+				in_off += (size_t)n;
+			if (n < 0 || in_off >= in_len) {
+				close(in[1]);
+				in[1] = -1;
+			}
+		}
+	}
+	if (in[1] >= 0)
+		close(in[1]);
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFSIGNALED(status)) {
+		r->exit_code = -1;
+		r->signal = WTERMSIG(status);
+	} else {
+		r->exit_code = WEXITSTATUS(status);
+	}
+	return 0;
+}
+
+void dsh_proc_clear(struct dsh_proc *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+int dsh_count_lines_with_prefix(const char *s, const char *prefix)
+{
+	int n = 0;
+	size_t pl = strlen(prefix);
+	for (const char *l = s; l && *l;) {
+		if (strncmp(l, prefix, pl) == 0)
+			n++;
+		const char *nl = strchr(l, '\n');
+		l = nl ? nl + 1 : NULL;
+	}
+	return n;
+}
+
+const char *dsh_test_dshbox(void)
+{
+	return DSH_BUILD "/dshbox";
+}
+
+char *dsh_test_helper(const char *name)
+{
+	char *p = NULL;
+	cr_assert(asprintf(&p, "%s/helpers/%s", DSH_BUILD, name) > 0);
+	return p;
+}
+
+const char *dsh_test_conformance_dir(void)
+{
+	return DSH_TOP "/../shared/conformance";
+}
+
+char *dsh_test_mkdtemp(void)
+{
+	char *p = strdup("/var/tmp/dshbox-test.XXXXXX");
+	cr_assert_not_null(p);
+	cr_assert_not_null(mkdtemp(p), "mkdtemp: %s", strerror(errno));
+	/* The sandbox maps the caller's uid to itself; the tree must be reachable by it. */
+	chmod(p, 0755);
+	return p;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP || flag == FTW_D)
+		chmod(path, 0700), rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void dsh_test_rmtree(const char *path)
+{
+	if (path && strncmp(path, "/var/tmp/dshbox-test.", 21) == 0)
+		nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS);
+}
+
+void dsh_test_write_file(const char *path, const char *content)
+{
+	char *dup = strdup(path);
+	for (char *s = dup + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		mkdir(dup, 0755);
+		*s = '/';
+	}
+	free(dup);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f, "fopen %s: %s", path, strerror(errno));
+	fputs(content, f);
+	fclose(f);
+}
+
+char *dsh_test_read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	char chunk[4096];
+	size_t n;
+	append(&buf, &len, "", 0);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		append(&buf, &len, chunk, n);
+	fclose(f);
+	return buf;
+}
+
+static char **push(char **v, size_t *n, char *s)
+{
+	v = realloc(v, (*n + 2) * sizeof(char *));
+	cr_assert_not_null(v);
+	v[(*n)++] = s;
+	v[*n] = NULL;
+	return v;
+}
+
+void dsh_vectors_load(const char *name, struct dsh_vectors *v)
+{
+	memset(v, 0, sizeof(*v));
+	cr_assert(asprintf(&v->path, "%s/%s", dsh_test_conformance_dir(), name) > 0);
+	FILE *f = fopen(v->path, "r");
+	cr_assert_not_null(f, "conformance vectors %s: %s", v->path, strerror(errno));
+	char *line = NULL;
+	size_t cap = 0, n_env = 0;
+	ssize_t len;
+	int lineno = 0;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (strncmp(line, "#@ ", 3) == 0) {
+			const char *kv = line + 3;
+			if (strncmp(kv, "workspace=", 10) == 0)
+				v->workspace = strdup(kv + 10);
+			else if (strncmp(kv, "tmpdir=", 7) == 0)
+				v->tmpdir = strdup(kv + 7);
+			else if (strncmp(kv, "env=", 4) == 0)
+				v->env = push(v->env, &n_env, strdup(kv + 4));
+			else
+				cr_fail("%s:%d: unknown header %s", v->path, lineno, kv);
+			continue;
+		}
+		if (len == 0 || line[0] == '#')
+			continue;
+		v->cases = realloc(v->cases, (v->n_cases + 1) * sizeof(*v->cases));
+		cr_assert_not_null(v->cases);
+		struct dsh_vector *c = &v->cases[v->n_cases++];
+		memset(c, 0, sizeof(*c));
+		c->line = lineno;
+		char *rest = line;
+		for (;;) {
+			char *tab = strchr(rest, '\t');
+			if (tab)
+				*tab = '\0';
+			c->fields = push(c->fields, &c->n_fields, strdup(rest));
+			if (!tab)
+				break;
+			rest = tab + 1;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+void dsh_vectors_clear(struct dsh_vectors *v)
+{
+	for (size_t i = 0; i < v->n_cases; i++) {
+		for (size_t j = 0; j < v->cases[i].n_fields; j++)
+			free(v->cases[i].fields[j]);
+		free(v->cases[i].fields);
+	}
+	free(v->cases);
+	for (size_t i = 0; v->env && v->env[i]; i++)
+		free(v->env[i]);
+	free(v->env);
+	free(v->path);
+	free(v->workspace);
+	free(v->tmpdir);
+	memset(v, 0, sizeof(*v));
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef DSH_TESTS_HARNESS_H
+#define DSH_TESTS_HARNESS_H
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include <criterion/criterion.h>
+
+/*
+ * Shared helpers for the Criterion suites: run the dshbox binary (or any program) with captured
+ * output, make scratch trees outside /tmp (the sandbox's /tmp is private, SPEC 3.6), read the
+ * shared conformance vectors in place, and skip with a printed reason.
+ */
+
+struct dsh_proc {
+	int exit_code;   /* -1 when killed by a signal */
+	int signal;      /* the killing signal, or 0 */
+	char *out;       /* captured stdout (NUL-terminated) */
+	char *err;       /* captured stderr */
+};
+
+/* Run argv (argv[0] is a path, or looked up in PATH) with env (NULL: the test's environment),
+   feeding stdin_data (NULL: /dev/null).  Returns 0, or -errno when it could not start. */
+int dsh_proc_run(char *const argv[], char *const env[], const char *stdin_data, struct dsh_proc *r);
+void dsh_proc_clear(struct dsh_proc *r);
+/* Number of lines in s that start with prefix. */
+int dsh_count_lines_with_prefix(const char *s, const char *prefix);
+
+/* Absolute path of the built dshbox binary, of a helper program, of the conformance directory. */
+const char *dsh_test_dshbox(void);
+char *dsh_test_helper(const char *name);
+const char *dsh_test_conformance_dir(void);
+
+/* A fresh directory under /var/tmp (never /tmp); removed by dsh_test_rmtree. */
+char *dsh_test_mkdtemp(void);
+void dsh_test_rmtree(const char *path);
+/* Write a file (creating parents), with content. */
+void dsh_test_write_file(const char *path, const char *content);
+char *dsh_test_read_file(const char *path);
+
+/*
+ * Skip with a printed reason.  With DSHBOX_TEST_NO_SKIP=1 (CI) a skip is a failure: the CI
+ * machines have every kernel feature, so a skip there hides a regression.
+ */
+#define DSH_SKIP(...)                                                             \
+	do {                                                                      \
+		if (getenv("DSHBOX_TEST_NO_SKIP") && *getenv("DSHBOX_TEST_NO_SKIP") == '1') \
+			cr_fail("skip refused under DSHBOX_TEST_NO_SKIP: " __VA_ARGS__); \
+		else                                                              \
+			cr_skip_test(__VA_ARGS__);                                \
+	} while (0)
+
+/* One conformance vector file, loaded as it is. */
+struct dsh_vectors {
+	char *path;
+	char *workspace;  /* #@ workspace= */
+	char *tmpdir;     /* #@ tmpdir= */
+	char **env;       /* #@ env=NAME=VALUE, in order */
+	struct dsh_vector {
+		int line;       /* 1-based line number in the file */
+		char **fields;  /* TAB-separated fields, NULL-terminated */
+		size_t n_fields;
+	} *cases;
+	size_t n_cases;
+};
+/* Load ../shared/conformance/NAME; aborts the test when the file is missing. */
+void dsh_vectors_load(const char *name, struct dsh_vectors *v);
+void dsh_vectors_clear(struct dsh_vectors *v);
+
+#endif
