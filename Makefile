@@ -76,9 +76,9 @@ BENCHES := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 LIBA := $(BUILD)/libdshbox.a
 DSHBOX := $(BUILD)/dshbox
-UNIT := $(BUILD)/tests/unit
-INTEG := $(BUILD)/tests/integration
-ESCAPE := $(BUILD)/tests/escape
+UNIT := $(BUILD)/test-unit
+INTEG := $(BUILD)/test-integration
+ESCAPE := $(BUILD)/test-escape
 
 .PHONY: all test test-unit test-integration test-escape check-asan lint bench install clean windows tests
 all: $(DSHBOX) $(LIBA)
