@@ -19,6 +19,7 @@
 #include "landlock/landlock.h"
 #include "policy/policy.h"
 #include "tests/lib/harness.h"
+#include "tests/unit/child_check.h"
 
 /* ---- pure ---- */
 
@@ -82,59 +83,6 @@ Test(landlock_spec, sandbox_grants_skip_dead_and_readonly_roots)
 }
 
 /* ---- effectful: every restriction happens in a forked child, the verdicts come back on a pipe ---- */
-
-static int report_fd = -1;
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void fail(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (write(report_fd, msg, n > 0 && (size_t)n < sizeof(msg) ? (size_t)n : strlen(msg)) < 0)
-		_exit(3);
-	_exit(1);
-}
-
-#define EXPECT_ERRNO(call, want)                                                             \
-	do {                                                                                 \
-		errno = 0;                                                                   \
-		long _r = (long)(call);                                                      \
-		if (_r >= 0 || errno != (want))                                              \
-			fail("%s: want errno %s, got %ld errno %s", #call, strerrorname_np(want), \
-			     _r, errno ? strerrorname_np(errno) : "0");                      \
-	} while (0)
-#define EXPECT_OK(call)                                                                        \
-	do {                                                                                   \
-		errno = 0;                                                                     \
-		long _r = (long)(call);                                                        \
-		if (_r < 0)                                                                    \
-			fail("%s: %s", #call, strerror(errno));                                \
-	} while (0)
-
-static void in_child(void (*fn)(void *), void *arg)
-{
-	int p[2];
-	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		close(p[0]);
-		report_fd = p[1];
-		fn(arg);
-		_exit(0);
-	}
-	close(p[1]);
-	char msg[513] = "";
-	ssize_t n = read(p[0], msg, sizeof(msg) - 1);
-	msg[n > 0 ? n : 0] = '\0';
-	close(p[0]);
-	int status;
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %s (status %#x)", msg, status);
-}
 
 static int need_abi(int min)
 {
