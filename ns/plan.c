@@ -96,6 +96,8 @@ static const char *root_why(const struct dsh_root *r)
 		return "$TMPDIR";
 	case DSH_ROOT_RULE:
 		return "rule";
+	case DSH_ROOT_MODE:
+		return "mode danger-full-access";
 	}
 	return "?";
 }
