@@ -130,12 +130,14 @@ static int open_target(const struct dsh_mount_entry *e, struct dsh_error **err)
 /* mkdir -p below dfd, staying on dfd's filesystem (RESOLVE_NO_XDEV): never the host's. */
 static int mkdir_within(int dfd, const char *rel, bool last_is_dir, struct dsh_error **err)
 {
-	_cleanup_free_ char *copy = strdup(rel);
-	if (!copy)
-		return dsh_err_sys(err, ENOMEM, "mkdir");
 	int cur = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
 	if (cur < 0)
 		return dsh_err_sys(err, errno, "dup");
+	_cleanup_free_ char *copy = strdup(rel);
+	if (!copy) {
+		close(cur);
+		return dsh_err_sys(err, ENOMEM, "mkdir");
+	}
 	char *save = NULL;
 	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
 		bool last = save == NULL || *save == '\0';
