@@ -129,7 +129,8 @@ test-escape: tests
 check-asan:
 	$(MAKE) SANITIZE=address,undefined test-unit test-integration
 
-lint:
+lint: $(DSHBOX)
+	tools/check-layers.sh $(BUILD)
 	cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
 		--inline-suppr --suppress=missingIncludeSystem --suppress=unknownMacro \
 		-I include -I . -D__GNUC__ -D_GNU_SOURCE $(LIB_DIRS) cli
