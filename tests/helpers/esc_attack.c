@@ -350,7 +350,9 @@ static int a_sysrq(int argc, char **argv)
 	step("open_sysrq", fd);
 	if (fd >= 0)
 		TRY("write_sysrq", write(fd, "h", 1));
-	TRY("open_sysctl", open("/proc/sys/kernel/sysrq", O_WRONLY | O_CLOEXEC));
+	/* core_pattern: a pipe there runs a program as root on the host at the next crash */
+	TRY("open_core_pattern", open("/proc/sys/kernel/core_pattern", O_WRONLY | O_CLOEXEC));
+	TRY("open_drop_caches", open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC));
 	return 0;
 }
 
