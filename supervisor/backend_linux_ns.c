@@ -1,17 +1,252 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "common/cleanup.h"
+#include "common/strbuf.h"
+#include "common/strv.h"
+#include "ns/plan.h"
+#include "ns/sys.h"
 #include "supervisor/backends.h"
+#include "supervisor/sandbox.h"
 
-/* Placeholder until this backend lands: it can enforce nothing, so it says so and refuses. */
-static int unavailable(const struct dsh_policy *p, struct dsh_error **err)
+/* The linux-ns backend (SPEC 3): user + mount + pid (+ net) namespaces and its own mount tree. */
+
+struct linux_ns_plan {
+	struct dsh_mount_plan *mounts;
+	bool new_net;
+};
+
+static bool new_net(const struct dsh_policy *p)
 {
-	(void)p;
-	return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend 'linux-ns' is not available in this build");
+	return !p->network && p->mode != DSH_MODE_DANGER_FULL_ACCESS;
+}
+
+/* What the kernel does, not what it claims: a child in new namespaces tries the calls we need. */
+static int ln_probe(const struct dsh_policy *p, struct dsh_error **err)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return dsh_err_sys(err, errno, "linux-ns probe: pipe");
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		int e = errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		int r = dsh_err_sys(err, e, "linux-ns: clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID)");
+		dsh_err_hint(err, "unprivileged user namespaces are off on this host (see kernel.unprivileged_userns_clone, "
+				  "user.max_user_namespaces, AppArmor's restrict_unprivileged_userns)");
+		return r;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		/* ENOSYS from any call of the new mount API or openat2 means this kernel is too old. */
+		char res = 0;
+		struct mount_attr a = { 0 };
+		if (mount_setattr(-1, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0 && errno == ENOSYS)
+			res = 'm';
+		else if (open_tree(-1, "", AT_EMPTY_PATH) < 0 && errno == ENOSYS)
+			res = 'o';
+		else if (dsh_openat2(-1, "", O_PATH, 0, 0) < 0 && errno == ENOSYS)
+			res = '2';
+		else if (fsopen("tmpfs", FSOPEN_CLOEXEC) < 0)
+			res = 'f';
+		else
+			res = 'y';
+		(void)!write(pfd[1], &res, 1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	struct pollfd pf = { pfd[0], POLLIN, 0 };
+	long long timeout = p && p->probe_timeout_ms > 0 ? p->probe_timeout_ms : 5000;
+	int n = poll(&pf, 1, timeout > 0x7fffffff ? 0x7fffffff : (int)timeout);
+	char res = 0;
+	if (n == 1 && read(pfd[0], &res, 1) != 1)
+		res = 0;
+	close(pfd[0]);
+	if (n == 0)
+		kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	switch (res) {
+	case 'y':
+		return 0;
+	case 'm':
+	case 'o':
+	case 'f':
+		return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOSYS,
+			       "linux-ns: the new mount API (open_tree, mount_setattr, fsopen) is missing (Linux 5.12+)");
+	case '2':
+		return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOSYS, "linux-ns: openat2 is missing (Linux 5.6+)");
+	default:
+		if (n == 0)
+			return dsh_err(err, DSH_ERR_UNSUPPORTED, ETIMEDOUT, "linux-ns: probe timed out after %lld ms", timeout);
+		return dsh_err(err, DSH_ERR_UNSUPPORTED, EIO, "linux-ns: probe child failed");
+	}
+}
+
+static void plan_free(void *plan)
+{
+	struct linux_ns_plan *lp = plan;
+	if (!lp)
+		return;
+	dsh_mount_plan_free(lp->mounts);
+	free(lp);
+}
+
+static int ln_compile(const struct dsh_policy *p, void **ret_plan, struct dsh_error **err)
+{
+	struct linux_ns_plan *lp = calloc(1, sizeof(*lp));
+	if (!lp)
+		return dsh_err_sys(err, ENOMEM, "linux-ns plan");
+	int r = dsh_mount_plan_build(p, &lp->mounts, err);
+	if (r < 0) {
+		free(lp);
+		return r;
+	}
+	lp->new_net = new_net(p);
+	*ret_plan = lp;
+	return 0;
+}
+
+static const char *const denial_signatures[] = { "permission denied", "read-only file system", NULL };
+
+static int rule_report(const struct dsh_policy *p, const struct dsh_rule *r, struct dsh_rule_report *out)
+{
+	const char *how = NULL;
+	char *dyn = NULL;
+	out->level = DSH_ENFORCE_FULL;
+	switch (r->kind) {
+	case DSH_RULE_RW:
+		if (p->mode == DSH_MODE_READ_ONLY)
+			how = "ignored: mode read-only is never widened";
+		else if (p->mode == DSH_MODE_DANGER_FULL_ACCESS)
+			how = "nothing to do: everything is writable in danger-full-access";
+		else {
+			const struct dsh_root *root = NULL;
+			for (size_t i = 0; i < p->n_roots; i++)
+				if (p->roots[i].rule == r)
+					root = &p->roots[i];
+			if (root && root->dead_by) {
+				if (asprintf(&dyn, "none: inside rule \"%s\" (masked)", root->dead_by->text) < 0)
+					return -ENOMEM;
+			} else if (root && root->readonly_by) {
+				if (asprintf(&dyn, "read-only: inside rule \"%s\"", root->readonly_by->text) < 0)
+					return -ENOMEM;
+			} else if (r->canonical && dsh_path_is_beneath(r->canonical, "/tmp"))
+				how = "writable bind, at its path inside the private /tmp";
+			else
+				how = "writable bind (cloned before the read-only pass)";
+		}
+		break;
+	case DSH_RULE_RO:
+		how = r->glob ? "read-only self-bind (recursive) of each match found at start"
+			      : "read-only self-bind (recursive)";
+		break;
+	case DSH_RULE_DENY:
+		how = r->glob ? "mask of each match found at start (read and write fail with EACCES)"
+			      : "mask (read and write fail with EACCES; the name stays listable)";
+		break;
+	}
+	out->how = dyn ? dyn : strdup(how);
+	return out->how ? 0 : -ENOMEM;
+}
+
+static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_description *ret,
+		       struct dsh_error **err)
+{
+	const struct linux_ns_plan *lp = plan;
+	memset(ret, 0, sizeof(*ret));
+	ret->backend = "linux-ns";
+	ret->overall = DSH_ENFORCE_FULL;
+	ret->rules = calloc(p->n_rules ? p->n_rules : 1, sizeof(*ret->rules));
+	if (!ret->rules)
+		goto oom;
+	ret->n_rules = p->n_rules;
+	bool globs = false;
+	for (size_t i = 0; i < p->n_rules; i++) {
+		if (rule_report(p, &p->rules[i], &ret->rules[i]) < 0)
+			goto oom;
+		globs |= p->rules[i].glob && p->rules[i].kind != DSH_RULE_RW;
+	}
+	for (size_t i = 0; denial_signatures[i]; i++)
+		if (dsh_strv_push(&ret->denial_signatures, denial_signatures[i]) < 0)
+			goto oom;
+	if (dsh_strv_push(&ret->notes, "a masked path's name stays visible in its parent's listing") < 0)
+		goto oom;
+	if (globs && dsh_strv_push(&ret->notes, "globs are expanded when the run starts: files that appear later "
+						 "inside a writable root are not covered by the mount tree (the file "
+						 "fence still enforces them)") < 0)
+		goto oom;
+	if (p->mode != DSH_MODE_DANGER_FULL_ACCESS &&
+	    dsh_strv_push(&ret->notes, "/tmp is a private tmpfs: host files under /tmp outside the writable roots "
+				       "are invisible, and writes there never reach the host") < 0)
+		goto oom;
+	if (p->protect_sockets) {
+		_cleanup_strv_ char **socks = dsh_socket_candidates(p);
+		for (size_t i = 0; socks && socks[i]; i++)
+			if (dsh_strv_pushf(&ret->notes, "host daemon socket masked when present: %s", socks[i]) < 0)
+				goto oom;
+	}
+	for (size_t i = 0; lp && lp->mounts->notes && lp->mounts->notes[i]; i++)
+		if (dsh_strv_push(&ret->notes, lp->mounts->notes[i]) < 0)
+			goto oom;
+	return 0;
+oom:
+	dsh_description_clear(ret);
+	return dsh_err_sys(err, ENOMEM, "describe");
+}
+
+static int ln_render(const struct dsh_policy *p, const void *plan, char **ret, struct dsh_error **err)
+{
+	const struct linux_ns_plan *lp = plan;
+	struct dsh_buf b = { 0 };
+	dsh_buf_addf(&b, "backend: linux-ns\nmode: %s\n", dsh_mode_to_string(p->mode));
+	dsh_buf_addf(&b, "namespaces: user mount pid%s\n", lp->new_net ? " net (loopback only)" : "");
+	dsh_buf_addf(&b, "mounts: %zu\n", lp->mounts->n);
+	_cleanup_free_ char *m = dsh_mount_plan_render(lp->mounts);
+	if (!m) {
+		dsh_buf_free(&b);
+		return dsh_err_sys(err, ENOMEM, "render");
+	}
+	dsh_buf_add(&b, m);
+	*ret = dsh_buf_steal(&b);
+	if (!*ret)
+		return dsh_err_sys(err, ENOMEM, "render");
+	return 0;
+}
+
+static int ln_confine(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
+		      struct dsh_run_result *ret, struct dsh_error **err)
+{
+	struct linux_ns_plan *lp = plan;
+	struct dsh_sandbox_spec spec = {
+		.policy = p,
+		.mounts = lp->mounts,
+		.req = req,
+		.new_net = lp->new_net,
+		.uid = getuid(),
+		.gid = getgid(),
+	};
+	return dsh_sandbox_run(&spec, ret, err);
 }
 
 const struct dsh_backend dsh_backend_linux_ns = {
 	.name = "linux-ns",
 	.id = DSH_BACKEND_LINUX_NS,
-	.probe = unavailable,
+	.probe = ln_probe,
+	.compile = ln_compile,
+	.describe = ln_describe,
+	.render = ln_render,
+	.confine = ln_confine,
+	.free = plan_free,
 };
