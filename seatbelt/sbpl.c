@@ -280,7 +280,7 @@ static int add_rule(struct dsh_buf *b, const struct dsh_rule *r, struct dsh_erro
 		_cleanup_free_ char *literal = NULL, *own = NULL, *folded = NULL;
 		const char *re = g->regex;
 		if (!r->glob) {
-			literal = unescape(g->pattern);
+			literal = g->literal ? strdup(g->literal) : unescape(g->pattern);
 			if (!literal)
 				return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 			dsh_buf_add(b, "\n  (subpath ");

@@ -64,10 +64,22 @@ int dsh_runner_rule_args(const struct dsh_rule *r, char ***v)
 {
 	if (r->glob)
 		return 0;
-	const char *opt = r->kind == DSH_RULE_RW ? "--bind-try" : "--ro-bind-try";
+	if (r->kind == DSH_RULE_RW) {
+		/* rw paths are concrete (policy/rule.c): the canonical path is the root */
+		if (!r->canonical)
+			return 0;
+		if (dsh_strv_push(v, "--bind-try") < 0 || dsh_strv_push(v, r->canonical) < 0 ||
+		    dsh_strv_push(v, r->canonical) < 0)
+			return -ENOMEM;
+		return 1;
+	}
+	if (r->n_match == 0)
+		return 0;
 	for (size_t i = 0; i < r->n_match; i++) {
-		_cleanup_free_ char *path = unescape(r->match[i].pattern);
-		if (!path || dsh_strv_push(v, opt) < 0 || dsh_strv_push(v, path) < 0 || dsh_strv_push(v, path) < 0)
+		_cleanup_free_ char *path = r->match[i].literal ? strdup(r->match[i].literal)
+								: unescape(r->match[i].pattern);
+		if (!path || dsh_strv_push(v, "--ro-bind-try") < 0 || dsh_strv_push(v, path) < 0 ||
+		    dsh_strv_push(v, path) < 0)
 			return -ENOMEM;
 	}
 	return 1;
@@ -152,6 +164,8 @@ static int rn_render(const struct dsh_policy *p, const void *plan, char **ret, s
 		rp = own = tmp;
 	}
 	struct dsh_buf b = { 0 };
+	if (!rp->direct && (!p->runner_command || !p->runner_command[0]))
+		dsh_buf_add(&b, "# runnerCommand is empty: backend 'runner' cannot run; it would receive\n");
 	if (rp->direct) {
 		dsh_buf_add(&b, "# danger-full-access without rules: the command is run directly\nCMD...\n");
 	} else {

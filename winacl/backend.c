@@ -92,7 +92,7 @@ static int wa_input_from_policy(const struct dsh_policy *p, struct wa_input *w, 
 		if (r->glob)
 			continue;
 		for (size_t j = 0; j < r->n_match; j++) {
-			char *path = unescape(r->match[j].pattern);
+			char *path = r->match[j].literal ? strdup(r->match[j].literal) : unescape(r->match[j].pattern);
 			if (!path || dsh_strv_push_take(&w->paths[i], path) < 0)
 				goto oom;
 		}

@@ -76,13 +76,20 @@ static inline struct dsh_rule *fx_literal(struct dsh_policy *p, enum dsh_rule_ki
 					  const char *path, const char *spelling)
 {
 	struct dsh_rule *r = fx_add(p, kind, text);
-	r->canonical = fx_strdup(path);
-	r->resolved = fx_strdup(spelling ? spelling : path);
+	r->canonical = kind == DSH_RULE_RW ? fx_strdup(path) : fx_glob_escape(path);
+	r->resolved = kind == DSH_RULE_RW ? fx_strdup(spelling ? spelling : path)
+					  : fx_glob_escape(spelling ? spelling : path);
 	r->literal_dir = fx_strdup(path);
+	if (kind == DSH_RULE_RW)
+		return r; /* as policy/rule.c: an rw rule is a root, not a match */
 	r->match[0].pattern = fx_glob_escape(path);
+	r->match[0].literal = fx_strdup(path);
+	r->match[0].literal_len = strlen(path);
 	r->n_match = 1;
 	if (spelling) {
 		r->match[1].pattern = fx_glob_escape(spelling);
+		r->match[1].literal = fx_strdup(spelling);
+		r->match[1].literal_len = strlen(spelling);
 		r->n_match = 2;
 	}
 	return r;
@@ -126,6 +133,7 @@ static inline void fx_clear(struct dsh_policy *p)
 		for (size_t j = 0; j < r->n_match; j++) {
 			free(r->match[j].pattern);
 			free(r->match[j].regex);
+			free(r->match[j].literal);
 		}
 	}
 	free(p->rules);

@@ -97,6 +97,7 @@ Test(sbpl_globs, profile_regex_agrees_with_matcher_in_every_case_spelling)
 		r->glob = dsh_glob_has_magic(pattern);
 		r->match[0].pattern = fx_strdup(pattern);
 		r->match[0].regex = fx_strdup(g.regex);
+		r->match[0].literal = fx_strdup(g.literal);
 		r->n_match = 1;
 		char *profile = NULL;
 		cr_assert_eq(dsh_sbpl_profile(&p, &profile, &e), 0, "globs.tsv:%d: %s", c->line, e ? e->msg : "");
