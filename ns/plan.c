@@ -455,14 +455,10 @@ void dsh_mount_plan_free(struct dsh_mount_plan *plan)
 char *dsh_mount_plan_render(const struct dsh_mount_plan *plan)
 {
 	struct dsh_buf b = { 0 };
-	size_t w = 4;
-	for (size_t i = 0; i < plan->n; i++)
-		if (strlen(plan->entries[i].path) > w)
-			w = strlen(plan->entries[i].path);
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct dsh_mount_entry *e = &plan->entries[i];
-		dsh_buf_addf(&b, "%3zu  %-11s  %-*s  %s\n", i + 1, dsh_mount_action_to_string(e->action), (int)w,
-			     e->path, e->why);
+		dsh_buf_addf(&b, "%3zu  %-11s  %s  (%s)\n", i + 1, dsh_mount_action_to_string(e->action), e->path,
+			     e->why);
 	}
 	for (size_t i = 0; plan->notes && plan->notes[i]; i++)
 		dsh_buf_addf(&b, "note: %s\n", plan->notes[i]);
