@@ -291,28 +291,19 @@ static int rn_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 		dsh_err_hint(err, "remove runnerCommand to use the built-in sandbox, or remove the access rules");
 		return r;
 	}
+	/* danger-full-access without rules: the none backend's direct exec, argv verbatim. */
+	if (rp->direct)
+		return dsh_backend_none.confine(p, NULL, req, ret, err);
 	_cleanup_strv_ char **argv = NULL;
 	_cleanup_free_ char *path = NULL;
-	if (!rp->direct) {
-		if ((r = rn_probe(p, err)) < 0)
-			return r;
-		if ((r = push_all(&argv, err, (const char *const *)rp->prefix)) < 0)
-			return r;
-		if ((r = dsh_runner_find_program(p->runner_command[0], req->envp, &path, err)) < 0)
-			return r;
-	}
+	if ((r = rn_probe(p, err)) < 0)
+		return r;
+	if ((r = push_all(&argv, err, (const char *const *)rp->prefix)) < 0)
+		return r;
+	if ((r = dsh_runner_find_program(p->runner_command[0], req->envp, &path, err)) < 0)
+		return r;
 	if ((r = push_all(&argv, err, (const char *const *)req->argv)) < 0)
 		return r;
-	if (rp->direct) {
-		/* No runner: the command itself; 127 when it is not found, as env(1). */
-		struct dsh_error *e = NULL;
-		if (dsh_runner_find_program(req->argv[0], req->envp, &path, &e) < 0) {
-			dsh_error_free(e);
-			memset(ret, 0, sizeof(*ret));
-			ret->exit_code = 127;
-			return 0;
-		}
-	}
 	struct dsh_runner_spawn s = {
 		.path = path,
 		.argv = argv,
@@ -320,20 +311,10 @@ static int rn_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 		.cwd = p->cwd,
 		.preserve_fds = req->preserve_fds,
 		.n_preserve_fds = req->n_preserve_fds,
-		.signatures = rp->direct ? NULL : p->runner_failure_signatures,
+		.signatures = p->runner_failure_signatures,
 		.stderr_fd = 2,
 	};
 	int matched = -1;
-	if (rp->direct) {
-		/* Found but not executable: 126, as env(1). */
-		struct dsh_error *e = NULL;
-		if (dsh_runner_run(&s, ret, &matched, &e) < 0) {
-			dsh_error_free(e);
-			memset(ret, 0, sizeof(*ret));
-			ret->exit_code = 126;
-		}
-		return 0;
-	}
 	if ((r = dsh_runner_run(&s, ret, &matched, err)) < 0)
 		return r;
 	if (matched >= 0) {

@@ -19,6 +19,7 @@
 #include "common/cleanup.h"
 #include "common/strv.h"
 #include "supervisor/runner_exec.h"
+#include "supervisor/sandbox.h"
 
 /* ---- signature scanning ---- */
 
@@ -149,21 +150,10 @@ static void child(const struct dsh_runner_spawn *s, int err_pipe, int stderr_w, 
 		goto fail;
 	if (s->cwd && chdir(s->cwd) < 0)
 		goto fail;
-	/* Descriptors above 2 do not reach the runner unless preserved (SPEC 3.7). */
-	for (int fd = 3; fd < 1024; fd++) {
-		bool keep = false;
-		for (size_t i = 0; i < s->n_preserve_fds; i++)
-			keep |= s->preserve_fds[i] == fd;
-		if (fd == err_pipe)
-			continue;
-		if (keep) {
-			int fl = fcntl(fd, F_GETFD);
-			if (fl >= 0)
-				fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC);
-		} else {
-			close(fd);
-		}
-	}
+	/* Descriptors above 2 do not reach the runner unless preserved (SPEC 3.7); the error pipe is
+	   close-on-exec already. */
+	if (dsh_fds_close_on_exec(s->preserve_fds, s->n_preserve_fds, NULL) < 0)
+		goto fail;
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
 	execve(s->path, s->argv, s->envp);
 fail:

@@ -302,27 +302,3 @@ Test(runner, missing_runner_is_a_dshbox_failure)
 	dsh_error_free(e);
 	fx_clear(&p);
 }
-
-Test(runner, danger_without_rules_runs_directly)
-{
-	struct tree t;
-	fake_runner(&t, NULL);
-	struct dsh_policy p;
-	fx_init(&p, DSH_MODE_DANGER_FULL_ACCESS, t.dir);
-	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	p.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
-	char *argv[] = { "sh", "-c", "exit 3", NULL };
-	struct dsh_run_result res;
-	struct dsh_error *e = NULL;
-	char *errtext = NULL;
-	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
-	cr_expect_eq(res.exit_code, 3);
-	cr_expect_eq(access(t.argv_file, F_OK), -1, "the runner ran in danger-full-access without rules");
-	char *nf[] = { "dshbox-no-such-command", NULL };
-	free(errtext);
-	cr_assert_eq(confine_capture(&p, nf, &res, &errtext, &e, t.dir), 0);
-	cr_expect_eq(res.exit_code, 127);
-	free(errtext);
-	fx_clear(&p);
-	tree_clear(&t);
-}
