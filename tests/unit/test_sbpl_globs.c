@@ -12,6 +12,7 @@
 
 #include <criterion/criterion.h>
 
+#include "common/cleanup.h"
 #include "policy/glob.h"
 #include "seatbelt/sbpl.h"
 #include "tests/lib/harness.h"
@@ -114,4 +115,69 @@ Test(sbpl_globs, profile_regex_agrees_with_matcher_in_every_case_spelling)
 	}
 	cr_log_info("globs.tsv: %zu lines, %zu case spellings checked", vec.n_cases, spellings);
 	dsh_vectors_clear(&vec);
+}
+
+/* ---- the case fold against glibc's REG_ICASE, over generated globs ---- */
+
+static unsigned long long fz = 0x9E3779B97F4A7C15ull;
+static unsigned frnd(unsigned n)
+{
+	fz ^= fz << 13, fz ^= fz >> 7, fz ^= fz << 17;
+	return (unsigned)(fz % n);
+}
+
+/* A glob over a small alphabet, with classes whose ranges never cross a case boundary. */
+static void gen_glob(char *out)
+{
+	static const char *const atoms[] = { "a", "B", "c", "D", "x", "/", "/", ".", "-", "_", "1",
+					     "*", "**/", "?", "[ab]", "[!aB]", "[A-C]", "[b-d1]", "[!x-z]",
+					     "[]a]", "[a-]", "[.]", "(", ")", "+", "|", "{", "$" };
+	strcpy(out, "/w");
+	size_t n = 1 + frnd(6);
+	for (size_t i = 0; i < n; i++)
+		strcat(out, atoms[frnd(ARRAY_SIZE(atoms))]);
+}
+
+static void gen_fuzz_path(char *out)
+{
+	static const char alphabet[] = "aAbBcCdDxXzZ/._-1";
+	strcpy(out, "/");
+	out[1] = frnd(2) ? 'w' : 'W';
+	size_t n = 2 + frnd(10);
+	for (size_t i = 0; i < n; i++)
+		out[2 + i] = alphabet[frnd(sizeof(alphabet) - 1)];
+	out[2 + n] = '\0';
+}
+
+Test(sbpl_globs, casefold_equals_icase_on_generated_globs)
+{
+	size_t compared = 0, matched = 0;
+	for (int i = 0; i < 2000; i++) {
+		char pattern[256], path[64];
+		gen_glob(pattern);
+		char *re_text = NULL, *folded = NULL;
+		struct dsh_error *e = NULL;
+		if (dsh_glob_to_regex(pattern, &re_text, &e) < 0) {
+			dsh_error_free(e); /* a malformed generated glob: nothing to fold */
+			continue;
+		}
+		cr_assert_eq(dsh_sbpl_casefold_regex(re_text, &folded, &e), 0, "%s: %s", re_text, e ? e->msg : "");
+		regex_t icase, fold;
+		cr_assert_eq(regcomp(&icase, re_text, REG_EXTENDED | REG_NOSUB | REG_ICASE), 0, "%s", re_text);
+		cr_assert_eq(regcomp(&fold, folded, REG_EXTENDED | REG_NOSUB), 0, "%s", folded);
+		for (int k = 0; k < 50; k++) {
+			gen_fuzz_path(path);
+			bool a = regexec(&icase, path, 0, NULL, 0) == 0, b = regexec(&fold, path, 0, NULL, 0) == 0;
+			cr_assert_eq(a, b, "glob %s path %s: REG_ICASE %d, folded %d (%s -> %s)", pattern, path, a, b,
+				     re_text, folded);
+			compared++;
+			matched += a;
+		}
+		regfree(&icase);
+		regfree(&fold);
+		free(re_text);
+		free(folded);
+	}
+	cr_log_info("casefold: %zu (glob, path) pairs agree with REG_ICASE; %zu matched", compared, matched);
+	cr_expect_gt(matched, 100, "the generated paths must match sometimes for the test to mean anything");
 }
