@@ -148,8 +148,9 @@ install: $(DSHBOX) $(LIBA)
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 windows:
 	@mkdir -p $(BUILD)/windows
-	$(MINGW_CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I$(TOP) -I$(TOP)/include -o $(BUILD)/windows/dshbox-winrun.exe \
-		$(wildcard winacl/*_win.c) winacl/plan.c common/error.c common/strv.c common/strbuf.c -ladvapi32 -luserenv
+	$(MINGW_CC) -std=gnu11 -D_GNU_SOURCE -municode -O2 -Wall -Wextra -Werror -I$(TOP) -I$(TOP)/include \
+		-o $(BUILD)/windows/dshbox-winrun.exe $(wildcard winacl/*_win.c) winacl/plan.c policy/names.c \
+		common/error.c common/strv.c common/strbuf.c -ladvapi32
 
 clean:
 	rm -rf build build-san
