@@ -448,18 +448,15 @@ int dsh_mount_plan_apply(const struct dsh_mount_plan *plan, struct dsh_mount_out
 		if (r < 0)
 			r = entry_error(plan, i, err);
 	}
+	/*
+	 * Clones that were attached are closed.  Detached mounts still held (the mask sources, an unused
+	 * clone of /proc) are not: closing the last reference to a detached mount unmounts it, which
+	 * waits for an RCU grace period (milliseconds on a busy machine).  They close when init exits,
+	 * which nobody waits for.
+	 */
 	for (size_t i = 0; i < plan->n; i++)
-		if (a.clones[i] >= 0)
+		if (a.clones[i] >= 0 && r >= 0)
 			close(a.clones[i]);
 	free(a.clones);
-	for (size_t k = 0; k < ARRAY_SIZE(a.dev_nodes); k++)
-		if (a.dev_nodes[k] >= 0)
-			close(a.dev_nodes[k]);
-	if (a.proc_clone >= 0)
-		close(a.proc_clone);
-	if (a.mask_dir >= 0)
-		close(a.mask_dir);
-	if (a.mask_file >= 0)
-		close(a.mask_file);
 	return r < 0 ? r : 0;
 }
