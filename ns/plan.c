@@ -360,20 +360,21 @@ int dsh_mount_plan_build(const struct dsh_policy *p, struct dsh_mount_plan **ret
 				goto fail_sys;
 	}
 
-	/* Literal denies first: their directories are where the glob walker never goes. */
+	/* Literal denies first: their directories are where the glob walker never goes.  Each is
+	   looked at once (lstat): its kind, its identity, and whether the walker must skip it. */
 	struct dsh_pathset masked = { 0 };
 	for (size_t i = 0; i < p->n_rules && r >= 0; i++) {
 		const struct dsh_rule *rule = &p->rules[i];
 		if (rule->kind == DSH_RULE_RW || rule->glob)
 			continue;
-		size_t before = plan->n;
 		r = add_literal(plan, rule, rule->canonical, NULL);
-		if (r >= 0 && rule->kind == DSH_RULE_DENY) {
-			struct stat st;
-			if (lstat(rule->canonical, &st) == 0 && S_ISDIR(st.st_mode))
-				r = dsh_pathset_add(&masked, rule->canonical);
-		}
-		(void)before;
+		if (r < 0)
+			break;
+		struct dsh_mount_entry *e = &plan->entries[plan->n - 1];
+		int pr = probe_entry(e);
+		if (pr == 0 && e->action == DSH_MOUNT_MASK_DIR)
+			r = dsh_pathset_add(&masked, rule->canonical);
+		e->have_id = pr == 0 ? e->have_id : false; /* absent: the pass below says why */
 	}
 	if (r >= 0 && p->protect_sockets) {
 		_cleanup_strv_ char **socks = dsh_socket_candidates(p);
