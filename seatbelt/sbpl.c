@@ -273,7 +273,16 @@ static int add_rule(struct dsh_buf *b, const struct dsh_rule *r, struct dsh_erro
 	int k;
 	if ((k = check_text("rule", r->text, err)) < 0)
 		return k;
-	dsh_buf_addf(b, "; rule %u: %s\n", r->index + 1, r->text);
+	/* A comment ends at a line break only; written in printable ASCII it cannot end early under a
+	   reader that would also break lines at U+0085 or U+2028. */
+	dsh_buf_addf(b, "; rule %u: ", r->index + 1);
+	for (const unsigned char *c = (const unsigned char *)r->text; *c; c++) {
+		if (*c >= 0x80)
+			dsh_buf_addf(b, "\\x%02x", *c);
+		else
+			dsh_buf_addc(b, (char)*c);
+	}
+	dsh_buf_addc(b, '\n');
 	dsh_buf_add(b, r->kind == DSH_RULE_DENY ? "(deny file-read* file-write*" : "(deny file-write*");
 	for (size_t i = 0; i < r->n_match; i++) {
 		const struct dsh_glob *g = &r->match[i];

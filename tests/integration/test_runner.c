@@ -280,3 +280,22 @@ Test(runner_bwrap, danger_without_rules_runs_directly)
 	dsh_proc_clear(&r);
 	dsh_test_rmtree(dir);
 }
+
+Test(runner_bwrap, network_off_reaches_the_runner)
+{
+	NEED_BWRAP();
+	_cleanup_free_ char *dir = dsh_test_mkdtemp();
+	_cleanup_free_ char *cfg = write_config(dir, bwrap_config);
+	_cleanup_free_ char *probe = dsh_test_helper("probe_access");
+	struct dsh_proc r;
+	/* loopback works, the outside is unreachable (no route in a fresh network namespace) */
+	run_in(&r, dir, cfg, (const char *const[]){ "--network", "off", NULL },
+	       (const char *const[]){ probe, "listen-connect", NULL });
+	cr_expect_str_eq(r.out, "ok\n", "loopback under --network off: %s%s", r.out, r.err);
+	dsh_proc_clear(&r);
+	run_in(&r, dir, cfg, (const char *const[]){ "--network", "off", NULL },
+	       (const char *const[]){ probe, "connect", "192.0.2.1", "9", NULL });
+	cr_expect_str_eq(r.out, "ENETUNREACH\n", "outside under --network off: %s%s", r.out, r.err);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(dir);
+}

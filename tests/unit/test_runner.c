@@ -302,3 +302,37 @@ Test(runner, missing_runner_is_a_dshbox_failure)
 	dsh_error_free(e);
 	fx_clear(&p);
 }
+
+Test(runner, stderr_relayed_byte_for_byte)
+{
+	/* 1 MiB of every byte value (NUL, invalid UTF-8, CR) from the runner's stderr, unchanged. */
+	struct tree t;
+	fake_runner(&t, NULL);
+	char *blob = NULL, *gen = NULL;
+	cr_assert(asprintf(&blob, "%s/blob", t.dir) > 0);
+	FILE *f = fopen(blob, "w");
+	cr_assert_not_null(f);
+	for (int i = 0; i < (1 << 20); i++)
+		fputc((i * 7 + (i >> 8)) & 0xff, f);
+	fclose(f);
+	cr_assert(asprintf(&gen, "cat '%s' >&2", blob) > 0);
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
+	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	p.runner_failure_signatures = fx_strv((const char *const[]){ "never printed", NULL });
+	char *argv[] = { "sh", "-c", gen, NULL };
+	struct dsh_run_result res;
+	struct dsh_error *e = NULL;
+	char *errtext = NULL;
+	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
+	cr_expect_eq(res.exit_code, 0);
+	free(errtext);
+	/* compare as files: the captured stderr may hold NUL bytes */
+	char *errfile = NULL, *cmp = NULL;
+	cr_assert(asprintf(&errfile, "%s/stderr", t.dir) > 0);
+	cr_assert(asprintf(&cmp, "cmp -s '%s' '%s'", blob, errfile) > 0);
+	cr_expect_eq(system(cmp), 0, "the relayed stderr differs from what the runner wrote");
+	free(blob), free(gen), free(errfile), free(cmp);
+	fx_clear(&p);
+	tree_clear(&t);
+}

@@ -55,8 +55,14 @@ static inline void sx_skip(const char **pp)
 			p++;
 		if (*p != ';')
 			break;
-		while (*p && *p != '\n')
+		while (*p && *p != '\n') {
+			/* the generator writes comments in printable ASCII only */
+			if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20)
+				break;
 			p++;
+		}
+		if (*p && *p != '\n')
+			break; /* left for sx_read to refuse */
 	}
 	*pp = p;
 }
