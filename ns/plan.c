@@ -238,6 +238,8 @@ static int add_roots(struct dsh_mount_plan *plan, const struct dsh_policy *p)
 				 rule ? rule->text : why, root->readonly_by->text);
 		else if (plan->private_tmp && strcmp(root->path, "/tmp") == 0)
 			plan->tmp_writable = true;
+		else if (strcmp(root->path, "/") == 0)
+			plan->ro_root = false; /* a writable "/": nothing is made read-only (said in a note) */
 		else if (last && dsh_path_is_beneath(root->path, last))
 			r = note(plan, "writable root %s (%s) is inside writable root %s", root->path,
 				 rule ? rule->text : why, last);
@@ -342,8 +344,6 @@ int dsh_mount_plan_build(const struct dsh_policy *p, struct dsh_mount_plan **ret
 	plan->proc = true;
 	plan->dev = !danger;
 	plan->private_tmp = !danger && !root_is_tmp_itself(p);
-	if (plan->ro_root && add_entry(plan, "/", DSH_MOUNT_RO_ROOT, NULL, mode_why) < 0)
-		goto oom;
 	if (add_entry(plan, "/proc", DSH_MOUNT_PROC, NULL, "fresh procfs") < 0)
 		goto oom;
 	if (plan->dev && add_entry(plan, "/dev", DSH_MOUNT_DEV, NULL, "minimal /dev") < 0)
@@ -358,7 +358,11 @@ int dsh_mount_plan_build(const struct dsh_policy *p, struct dsh_mount_plan **ret
 		if (!plan->private_tmp)
 			if ((r = note(plan, "/tmp is the host's: the workspace or an rw rule is /tmp itself")) < 0)
 				goto fail_sys;
+		if (!plan->ro_root && (r = note(plan, "/ is a writable root: the whole tree stays writable")) < 0)
+			goto fail_sys;
 	}
+	if (plan->ro_root && add_entry(plan, "/", DSH_MOUNT_RO_ROOT, NULL, mode_why) < 0)
+		goto oom;
 
 	/* Literal denies first: their directories are where the glob walker never goes.  Each is
 	   looked at once (lstat): its kind, its identity, and whether the walker must skip it. */
