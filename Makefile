@@ -133,7 +133,8 @@ test-escape: tests
 	$(if $(ESCAPE_SRCS),$(ESCAPE) $(CRITERION_ARGS),@echo "no escape tests")
 
 check-asan:
-	$(MAKE) SANITIZE=address,undefined test-unit test-integration
+	LSAN_OPTIONS=suppressions=$(TOP)/tools/lsan.supp:print_suppressions=0 \
+		$(MAKE) SANITIZE=address,undefined test-unit test-integration
 
 lint: $(DSHBOX)
 	tools/check-layers.sh $(BUILD)
