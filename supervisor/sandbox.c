@@ -146,7 +146,10 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		if (n != (ssize_t)sizeof(si))
 			_exit(125);
 		if (si.ssi_signo != SIGCHLD) {
-			kill(cmd, (int)si.ssi_signo);
+			/* A terminal's interrupt, quit or resize went to the whole foreground group, the command
+			   included: passing it on again would deliver it twice. */
+			if (si.ssi_code != SI_KERNEL)
+				kill(cmd, (int)si.ssi_signo);
 			continue;
 		}
 		int st;
@@ -264,7 +267,8 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 			if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 				continue;
 			if (si.ssi_signo != SIGCHLD) {
-				kill(pid, (int)si.ssi_signo);
+				if (si.ssi_code != SI_KERNEL) /* the terminal told the command itself */
+					kill(pid, (int)si.ssi_signo);
 				continue;
 			}
 			if (waitpid(pid, &init_status, WNOHANG) == pid) {

@@ -318,6 +318,31 @@ Test(run_tree, path_swapped_after_planning_aborts)
 	free(root);
 }
 
+/* After the lock, a mask cannot be taken off: not by umount, not from a further user namespace. */
+Test(run_tree, masks_are_locked)
+{
+	char *root = dsh_test_mkdtemp();
+	_cleanup_free_ char *ws = path_in(root, "ws");
+	_cleanup_free_ char *key = path_in(ws, "id.pem");
+	_cleanup_free_ char *dir = path_in(ws, "secret");
+	_cleanup_free_ char *tok = path_in(dir, "token");
+	dsh_test_write_file(key, "SECRET-KEY\n");
+	dsh_test_write_file(tok, "SECRET-TOKEN\n");
+	_cleanup_free_ char *cmd = NULL;
+	cr_assert(asprintf(&cmd,
+			   "umount %s; umount -l %s; mount -o remount,rw /; "
+			   "unshare -Urm sh -c 'umount %s; umount -l %s; cat %s %s'; cat %s %s; true",
+			   key, dir, key, dir, key, tok, key, tok) > 0);
+	struct dsh_proc r;
+	dshbox(&r, NULL, "--workspace", ws, "--cwd", ws, "--access", "-- *.pem", "--access", "-- secret", "--", "/bin/sh",
+	       "-c", cmd, NULL);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_null(strstr(r.out, "SECRET"), "a mask was taken off inside the sandbox: %s", r.out);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(root);
+	free(root);
+}
+
 /* A glob reads only the directories its structure needs (SPEC 3.5). */
 Test(run_tree, glob_walk_reads_only_what_the_pattern_needs)
 {
