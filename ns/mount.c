@@ -97,7 +97,7 @@ static const char *const dev_node_names[6] = { "null", "zero", "full", "random",
  * symlink, and check it is the file the plan saw.  Returns the descriptor, or -ENOENT (with no
  * error set) for an optional entry that does not exist here.
  */
-static int open_target(const struct dsh_mount_entry *e, struct dsh_error **err)
+static int open_target_st(const struct dsh_mount_entry *e, struct stat *ret_st, struct dsh_error **err)
 {
 	int fd = dsh_openat2(AT_FDCWD, e->path, O_PATH | O_CLOEXEC | O_NOFOLLOW, 0,
 			     RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
@@ -109,14 +109,16 @@ static int open_target(const struct dsh_mount_entry *e, struct dsh_error **err)
 			return dsh_err(err, DSH_ERR_SYSTEM, ELOOP, "openat2: a symlink is in the path now; it changed since planning");
 		return dsh_err_sys(err, e2, "openat2");
 	}
-	if (e->have_id) {
+	if (e->have_id || ret_st) {
 		struct stat st;
 		if (fstat(fd, &st) < 0) {
 			int e2 = errno;
 			close(fd);
 			return dsh_err_sys(err, e2, "fstat");
 		}
-		if (st.st_dev != e->dev || st.st_ino != e->ino) {
+		if (ret_st)
+			*ret_st = st;
+		if (e->have_id && (st.st_dev != e->dev || st.st_ino != e->ino)) {
 			close(fd);
 			return dsh_err(err, DSH_ERR_SYSTEM, ESTALE,
 				       "the path changed since planning (device/inode %lu:%lu, planned %lu:%lu)",
@@ -125,6 +127,11 @@ static int open_target(const struct dsh_mount_entry *e, struct dsh_error **err)
 		}
 	}
 	return fd;
+}
+
+static int open_target(const struct dsh_mount_entry *e, struct dsh_error **err)
+{
+	return open_target_st(e, NULL, err);
 }
 
 /* mkdir -p below dfd, staying on dfd's filesystem (RESOLVE_NO_XDEV): never the host's. */
@@ -339,14 +346,12 @@ static int mask_sources(struct applier *a, struct dsh_error **err)
 
 static int apply_mask(struct applier *a, const struct dsh_mount_entry *e, struct dsh_error **err)
 {
-	_cleanup_close_ int t = open_target(e, err);
+	struct stat st;
+	_cleanup_close_ int t = open_target_st(e, &st, err);
 	if (t == -ENOENT)
 		return 0;
 	if (t < 0)
 		return t;
-	struct stat st;
-	if (fstat(t, &st) < 0)
-		return dsh_err_sys(err, errno, "fstat");
 	int r = mask_sources(a, err);
 	if (r < 0)
 		return r;
@@ -448,18 +453,15 @@ int dsh_mount_plan_apply(const struct dsh_mount_plan *plan, struct dsh_mount_out
 		if (r < 0)
 			r = entry_error(plan, i, err);
 	}
+	/*
+	 * Clones that were attached are closed.  Detached mounts still held (the mask sources, an unused
+	 * clone of /proc) are not: closing the last reference to a detached mount unmounts it, which
+	 * waits for an RCU grace period (milliseconds on a busy machine).  They close when init exits,
+	 * which nobody waits for.
+	 */
 	for (size_t i = 0; i < plan->n; i++)
-		if (a.clones[i] >= 0)
+		if (a.clones[i] >= 0 && r >= 0)
 			close(a.clones[i]);
 	free(a.clones);
-	for (size_t k = 0; k < ARRAY_SIZE(a.dev_nodes); k++)
-		if (a.dev_nodes[k] >= 0)
-			close(a.dev_nodes[k]);
-	if (a.proc_clone >= 0)
-		close(a.proc_clone);
-	if (a.mask_dir >= 0)
-		close(a.mask_dir);
-	if (a.mask_file >= 0)
-		close(a.mask_file);
 	return r < 0 ? r : 0;
 }

@@ -238,6 +238,8 @@ static int add_roots(struct dsh_mount_plan *plan, const struct dsh_policy *p)
 				 rule ? rule->text : why, root->readonly_by->text);
 		else if (plan->private_tmp && strcmp(root->path, "/tmp") == 0)
 			plan->tmp_writable = true;
+		else if (strcmp(root->path, "/") == 0)
+			plan->ro_root = false; /* a writable "/": nothing is made read-only (said in a note) */
 		else if (last && dsh_path_is_beneath(root->path, last))
 			r = note(plan, "writable root %s (%s) is inside writable root %s", root->path,
 				 rule ? rule->text : why, last);
@@ -342,8 +344,6 @@ int dsh_mount_plan_build(const struct dsh_policy *p, struct dsh_mount_plan **ret
 	plan->proc = true;
 	plan->dev = !danger;
 	plan->private_tmp = !danger && !root_is_tmp_itself(p);
-	if (plan->ro_root && add_entry(plan, "/", DSH_MOUNT_RO_ROOT, NULL, mode_why) < 0)
-		goto oom;
 	if (add_entry(plan, "/proc", DSH_MOUNT_PROC, NULL, "fresh procfs") < 0)
 		goto oom;
 	if (plan->dev && add_entry(plan, "/dev", DSH_MOUNT_DEV, NULL, "minimal /dev") < 0)
@@ -358,22 +358,27 @@ int dsh_mount_plan_build(const struct dsh_policy *p, struct dsh_mount_plan **ret
 		if (!plan->private_tmp)
 			if ((r = note(plan, "/tmp is the host's: the workspace or an rw rule is /tmp itself")) < 0)
 				goto fail_sys;
+		if (!plan->ro_root && (r = note(plan, "/ is a writable root: the whole tree stays writable")) < 0)
+			goto fail_sys;
 	}
+	if (plan->ro_root && add_entry(plan, "/", DSH_MOUNT_RO_ROOT, NULL, mode_why) < 0)
+		goto oom;
 
-	/* Literal denies first: their directories are where the glob walker never goes. */
+	/* Literal denies first: their directories are where the glob walker never goes.  Each is
+	   looked at once (lstat): its kind, its identity, and whether the walker must skip it. */
 	struct dsh_pathset masked = { 0 };
 	for (size_t i = 0; i < p->n_rules && r >= 0; i++) {
 		const struct dsh_rule *rule = &p->rules[i];
 		if (rule->kind == DSH_RULE_RW || rule->glob)
 			continue;
-		size_t before = plan->n;
 		r = add_literal(plan, rule, rule->canonical, NULL);
-		if (r >= 0 && rule->kind == DSH_RULE_DENY) {
-			struct stat st;
-			if (lstat(rule->canonical, &st) == 0 && S_ISDIR(st.st_mode))
-				r = dsh_pathset_add(&masked, rule->canonical);
-		}
-		(void)before;
+		if (r < 0)
+			break;
+		struct dsh_mount_entry *e = &plan->entries[plan->n - 1];
+		int pr = probe_entry(e);
+		if (pr == 0 && e->action == DSH_MOUNT_MASK_DIR)
+			r = dsh_pathset_add(&masked, rule->canonical);
+		e->have_id = pr == 0 ? e->have_id : false; /* absent: the pass below says why */
 	}
 	if (r >= 0 && p->protect_sockets) {
 		_cleanup_strv_ char **socks = dsh_socket_candidates(p);
@@ -455,14 +460,10 @@ void dsh_mount_plan_free(struct dsh_mount_plan *plan)
 char *dsh_mount_plan_render(const struct dsh_mount_plan *plan)
 {
 	struct dsh_buf b = { 0 };
-	size_t w = 4;
-	for (size_t i = 0; i < plan->n; i++)
-		if (strlen(plan->entries[i].path) > w)
-			w = strlen(plan->entries[i].path);
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct dsh_mount_entry *e = &plan->entries[i];
-		dsh_buf_addf(&b, "%3zu  %-11s  %-*s  %s\n", i + 1, dsh_mount_action_to_string(e->action), (int)w,
-			     e->path, e->why);
+		dsh_buf_addf(&b, "%3zu  %-11s  %s  (%s)\n", i + 1, dsh_mount_action_to_string(e->action), e->path,
+			     e->why);
 	}
 	for (size_t i = 0; plan->notes && plan->notes[i]; i++)
 		dsh_buf_addf(&b, "note: %s\n", plan->notes[i]);

@@ -135,8 +135,10 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 			_exit(125);
 		}
 	}
-	/* Nothing inside may ptrace init, which holds the unlocked mount namespace. */
+	/* Nothing inside may ptrace init.  Entering the nested user namespace keeps PDEATHSIG; said again. */
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		_exit(125);
 
 	sigset_t set;
 	signal_set(&set);
@@ -175,7 +177,10 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		if (n != (ssize_t)sizeof(si))
 			_exit(125);
 		if (si.ssi_signo != SIGCHLD) {
-			kill(cmd, (int)si.ssi_signo);
+			/* A terminal's interrupt, quit or resize went to the whole foreground group, the command
+			   included: passing it on again would deliver it twice. */
+			if (si.ssi_code != SI_KERNEL)
+				kill(cmd, (int)si.ssi_signo);
 			continue;
 		}
 		int st;
@@ -183,11 +188,17 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
 			if (w != cmd)
 				continue; /* an orphan re-parented to us: reaped, nothing more */
-			if (c->spec->no_namespaces)
+			/* Everything left in the sandbox dies and is reaped before the status goes out.  Without
+			   a pid namespace kill(-1) would reach every process of the user: kill our own only. */
+			if (c->spec->no_namespaces) {
 				kill_descendants();
+			} else {
+				kill(-1, SIGKILL);
+				while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+					;
+			}
 			int32_t status = st;
 			write_full(status_fd, &status, sizeof(status));
-			/* Returning from pid 1 kills every process left in the sandbox. */
 			_exit(0);
 		}
 	}
@@ -259,11 +270,12 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	status[1] = -1;
 
 	struct record rec;
-	bool have_rec = false;
+	bool have_rec = false, have_status = false, reaped = false;
 	int init_status = 0;
+	int32_t cmd_status = 0;
 	for (bool done = false; !done;) {
-		struct pollfd pf[2] = { { sfd, POLLIN, 0 }, { report[0], POLLIN, 0 } };
-		if (poll(pf, report[0] >= 0 ? 2 : 1, -1) < 0) {
+		struct pollfd pf[3] = { { sfd, POLLIN, 0 }, { status[0], POLLIN, 0 }, { report[0], POLLIN, 0 } };
+		if (poll(pf, report[0] >= 0 ? 3 : 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			r = dsh_err_sys(err, errno, "poll");
@@ -271,7 +283,16 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 			waitpid(pid, NULL, 0);
 			goto out_sfd;
 		}
-		if (report[0] >= 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+		if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			/* The command's status, sent once everything in the sandbox is dead and reaped.  init's
+			   own exit (tearing the namespaces down) is not waited for. */
+			ssize_t n = read(status[0], &cmd_status, sizeof(cmd_status));
+			if (n < 0 && errno == EINTR)
+				continue;
+			have_status = n == (ssize_t)sizeof(cmd_status);
+			done = true;
+		}
+		if (report[0] >= 0 && (pf[2].revents & (POLLIN | POLLHUP | POLLERR))) {
 			struct record tmp;
 			ssize_t n = read(report[0], &tmp, sizeof(tmp));
 			if (n == (ssize_t)sizeof(tmp) && !have_rec) {
@@ -287,21 +308,26 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 			if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 				continue;
 			if (si.ssi_signo != SIGCHLD) {
-				kill(pid, (int)si.ssi_signo);
+				if (si.ssi_code != SI_KERNEL) /* the terminal told the command itself */
+					kill(pid, (int)si.ssi_signo);
 				continue;
 			}
-			pid_t w = waitpid(pid, &init_status, WNOHANG);
-			if (w == pid)
+			if (waitpid(pid, &init_status, WNOHANG) == pid) {
+				reaped = true;
+				/* init is gone; its status (if any) is in the pipe, which now reads to the end. */
+				if (!have_status)
+					have_status = read(status[0], &cmd_status, sizeof(cmd_status)) == (ssize_t)sizeof(cmd_status);
 				done = true;
+			}
 		}
 	}
+	if (!reaped && waitpid(pid, &init_status, WNOHANG) == pid)
+		reaped = true;
 	/* A record may still sit in the pipe when init went first. */
 	if (report[0] >= 0 && !have_rec) {
 		ssize_t n = read(report[0], &rec, sizeof(rec));
 		have_rec = n == (ssize_t)sizeof(rec);
 	}
-	int32_t cmd_status = 0;
-	ssize_t sn = read(status[0], &cmd_status, sizeof(cmd_status));
 
 	if (have_rec && rec.kind == REC_SETUP) {
 		rec.msg[sizeof(rec.msg) - 1] = '\0';
@@ -311,7 +337,9 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 			dsh_err_hint(err, "%s", rec.hint);
 		goto out_sfd;
 	}
-	if (sn != (ssize_t)sizeof(cmd_status)) {
+	if (!have_status) {
+		if (!reaped)
+			waitpid(pid, &init_status, 0);
 		if (WIFSIGNALED(init_status))
 			r = dsh_err(err, DSH_ERR_SYSTEM, EIO, "the sandbox's init was killed by signal %d",
 				    WTERMSIG(init_status));

@@ -43,12 +43,24 @@ static int st_mounts(struct dsh_stage_ctx *c, struct dsh_error **err)
 	return dsh_mount_plan_apply(c->spec->mounts, &c->mount_outcome, err);
 }
 
-/* ---- COMMAND stages: the forked command, before exec ---- */
-
+/*
+ * Taken by init itself, before the command is forked: init and the command share the locked
+ * namespaces, so the command's exit tears nothing down on the way to its status.
+ */
 static int st_lock(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
+	/*
+	 * Keep the outer mount namespace alive until init exits: dropping its last reference here would
+	 * unmount its whole tree on the critical path (an RCU grace period per teardown).  The
+	 * descriptor is CLOEXEC; the command cannot setns into it without capabilities there.
+	 */
+	int keep = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC); // cppcheck-suppress resourceLeak
+	if (keep < 0)
+		return dsh_err_sys(err, errno, "open /proc/self/ns/mnt");
 	return dsh_userns_lock(c->spec->uid, c->spec->gid, err);
 }
+
+/* ---- COMMAND stages: the forked command, before exec ---- */
 
 static int st_chdir(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
@@ -119,7 +131,7 @@ const struct dsh_stage dsh_stages[] = {
 	{ "propagation", DSH_STAGE_INIT, true, st_propagation },
 	{ "network", DSH_STAGE_INIT, true, st_network },
 	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
-	{ "lock", DSH_STAGE_COMMAND, true, st_lock },
+	{ "lock", DSH_STAGE_INIT, true, st_lock },
 	{ "chdir", DSH_STAGE_COMMAND, false, st_chdir },
 	{ "fds", DSH_STAGE_COMMAND, false, st_fds },
 	{ "caps", DSH_STAGE_COMMAND, false, st_caps },
