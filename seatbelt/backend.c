@@ -14,9 +14,7 @@
 #include "seatbelt/sbpl.h"
 
 #ifdef __APPLE__
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 #endif
 
@@ -133,6 +131,8 @@ static int sb_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 	if (dsh_strv_push(&d->notes, "globs are matched by the kernel at every access, so files created "
 				     "later are covered too") < 0 ||
 	    dsh_strv_push(&d->notes, "a denied path's name stays visible in its parent's listing") < 0 ||
+	    dsh_strv_push(&d->notes, "sandbox-exec replaces dshbox (no supervisor): a command it cannot "
+				     "execute is reported by sandbox-exec itself, with its own status") < 0 ||
 	    dsh_strv_push(&d->notes, "network and the host daemon sockets are not confined by this profile "
 				     "(the official base allows them)") < 0)
 		goto oom;
@@ -150,42 +150,37 @@ oom:
 }
 
 #ifdef __APPLE__
-extern char **environ;
-
+/*
+ * sandbox-exec applies the profile to itself and execs the command, so dshbox execs sandbox-exec in
+ * its own place: the command's exit status, signals and terminal are the caller's own, with no
+ * supervisor in between.  Returns only when sandbox-exec could not be executed.
+ */
 static int sb_confine(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
 		      struct dsh_run_result *ret, struct dsh_error **err)
 {
 	struct sb_plan *s = plan;
 	_cleanup_strv_ char **argv = NULL;
+	(void)ret;
 	if (dsh_strv_push(&argv, SANDBOX_EXEC) < 0 || dsh_strv_push(&argv, "-p") < 0 ||
 	    dsh_strv_push(&argv, s->profile) < 0 || dsh_strv_push(&argv, "--") < 0)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	for (size_t i = 0; req->argv[i]; i++)
 		if (dsh_strv_push(&argv, req->argv[i]) < 0)
 			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
-	/* The command starts in the policy's cwd (posix_spawn_file_actions_addchdir_np: macOS 10.15). */
-	posix_spawn_file_actions_t fa;
-	int r = posix_spawn_file_actions_init(&fa);
-	if (r != 0)
-		return dsh_err_sys(err, r, "seatbelt: posix_spawn_file_actions_init");
-	if (p->cwd)
-		r = posix_spawn_file_actions_addchdir_np(&fa, p->cwd);
-	pid_t pid;
-	if (r == 0)
-		r = posix_spawn(&pid, SANDBOX_EXEC, &fa, NULL, argv, req->envp ? req->envp : environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (r != 0)
-		return dsh_err_sys(err, r, "seatbelt: spawn %s", SANDBOX_EXEC);
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return dsh_err_sys(err, errno, "seatbelt: waitpid");
-	memset(ret, 0, sizeof(*ret));
-	if (WIFSIGNALED(status))
-		ret->signal = WTERMSIG(status);
-	else
-		ret->exit_code = WEXITSTATUS(status);
-	return 0;
+	/* Descriptors above 2 do not reach the command unless preserved (SPEC 3.7). */
+	int max = getdtablesize();
+	for (int fd = 3; fd < max; fd++) {
+		bool keep = false;
+		for (size_t i = 0; i < req->n_preserve_fds; i++)
+			keep |= req->preserve_fds[i] == fd;
+		int fl = fcntl(fd, F_GETFD);
+		if (fl >= 0)
+			fcntl(fd, F_SETFD, keep ? fl & ~FD_CLOEXEC : fl | FD_CLOEXEC);
+	}
+	if (p->cwd && chdir(p->cwd) < 0)
+		return dsh_err_sys(err, errno, "chdir '%s'", p->cwd);
+	execve(SANDBOX_EXEC, argv, req->envp);
+	return dsh_err_sys(err, errno, "seatbelt: execve %s", SANDBOX_EXEC);
 }
 #else
 static int sb_confine(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
