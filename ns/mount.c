@@ -331,15 +331,26 @@ static int mask_sources(struct applier *a, struct dsh_error **err)
 	}
 	if (a->mask_file < 0) {
 		static const char *const fopts[] = { "mode=0700", "size=4k", "nr_inodes=4", NULL };
-		a->mask_file = m_fsmount("tmpfs", fopts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err);
-		if (a->mask_file < 0)
+		_cleanup_close_ int src = m_fsmount("tmpfs", fopts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err);
+		if (src < 0)
 			return dsh_err_prefix(err, "file mask source");
-		int f = openat(a->mask_file, "mask", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+		int f = openat(src, "mask", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
 		if (f < 0)
 			return dsh_err_sys(err, errno, "file mask source: create");
 		close(f);
-		if (fchmodat(a->mask_file, "mask", 0, 0) < 0)
+		if (fchmodat(src, "mask", 0, 0) < 0)
 			return dsh_err_sys(err, errno, "file mask source: chmod");
+		/* The file alone, read-only once: every mask is a clone of this, flags included. */
+		int c = m_open_tree(src, "mask", OPEN_TREE_CLONE, err);
+		if (c < 0)
+			return dsh_err_prefix(err, "file mask source");
+		if (m_setattr(c, "", false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0,
+			      err) < 0) {
+			close(c);
+			return dsh_err_prefix(err, "file mask source");
+		}
+		a->mask_file = c;
+		TAKE_FD(src); /* detached: kept open until init exits (see the end of dsh_mount_plan_apply) */
 	}
 	return 0;
 }
@@ -361,13 +372,9 @@ static int apply_mask(struct applier *a, const struct dsh_mount_entry *e, struct
 		if (c < 0)
 			return c;
 	} else {
-		c = m_open_tree(a->mask_file, "mask", OPEN_TREE_CLONE, err);
+		c = m_open_tree(a->mask_file, "", OPEN_TREE_CLONE, err);
 		if (c < 0)
 			return c;
-		r = m_setattr(c, "", false,
-			      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0, err);
-		if (r < 0)
-			return r;
 	}
 	return m_move(c, t, "", err);
 }
