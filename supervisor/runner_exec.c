@@ -244,7 +244,9 @@ int dsh_runner_run(const struct dsh_runner_spawn *s, struct dsh_run_result *ret,
 		if (!reaped && (fds[0].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				if (si.ssi_signo != SIGCHLD)
+				/* A signal the terminal generated (SI_KERNEL) reached the runner's process
+				   group, the runner included: passing it on would deliver it twice. */
+				if (si.ssi_signo != SIGCHLD && si.ssi_code != SI_KERNEL)
 					kill(pid, (int)si.ssi_signo);
 			}
 			pid_t w;

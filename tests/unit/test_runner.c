@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -333,6 +334,37 @@ Test(runner, stderr_relayed_byte_for_byte)
 	cr_assert(asprintf(&cmp, "cmp -s '%s' '%s'", blob, errfile) > 0);
 	cr_expect_eq(system(cmp), 0, "the relayed stderr differs from what the runner wrote");
 	free(blob), free(gen), free(errfile), free(cmp);
+	fx_clear(&p);
+	tree_clear(&t);
+}
+
+Test(runner, a_signal_sent_to_dshbox_reaches_the_runner)
+{
+	/* SIGTERM sent to this process alone (as `kill PID` does) is passed on to the runner. */
+	struct tree t;
+	fake_runner(&t, NULL);
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
+	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	p.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	pid_t me = getpid(), killer = fork();
+	cr_assert_geq(killer, 0);
+	if (killer == 0) {
+		/* once the runner has started (it records its argv first), signal the caller */
+		for (int i = 0; i < 1000 && access(t.argv_file, F_OK) < 0; i++)
+			usleep(10000);
+		usleep(100000);
+		kill(me, SIGTERM);
+		_exit(0);
+	}
+	char *argv[] = { "sleep", "30", NULL };
+	struct dsh_run_result res;
+	struct dsh_error *e = NULL;
+	char *errtext = NULL;
+	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
+	cr_expect_eq(res.signal, SIGTERM, "exit %d signal %d", res.exit_code, res.signal);
+	waitpid(killer, NULL, 0);
+	free(errtext);
 	fx_clear(&p);
 	tree_clear(&t);
 }
