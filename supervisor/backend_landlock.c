@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/strbuf.h"
@@ -20,6 +22,7 @@
 #include "supervisor/backends.h"
 #include "supervisor/landlock_backend.h"
 #include "supervisor/probe.h"
+#include "supervisor/sandbox.h"
 #include "supervisor/seccomp.h"
 
 /* How this backend expresses one rule. */
@@ -31,6 +34,8 @@ enum expr {
 	EXPR_SIBLINGS_READ, /* r- in danger-full-access: the path read-only, its siblings read + write */
 	EXPR_LOST_IN_ROOT,  /* r- or -- inside a writable root: Landlock cannot take a grant back */
 	EXPR_GLOB_READ,     /* -- glob outside the writable roots: not expanded, reads stay allowed */
+	EXPR_SIBLINGS_DIR,  /* --  on a directory: as EXPR_SIBLINGS, but sockets in it stay connectable */
+	EXPR_SOCKET,        /* -- on a unix socket: Landlock does not mediate connect() */
 };
 
 static bool danger(const struct dsh_policy *p)
@@ -78,7 +83,14 @@ static enum expr classify(const struct dsh_policy *p, const struct dsh_rule *rul
 		return EXPR_LOST_IN_ROOT;
 	if (rule->kind == DSH_RULE_RO)
 		return EXPR_NO_GRANT;
-	return rule->glob ? EXPR_GLOB_READ : EXPR_SIBLINGS;
+	if (rule->glob)
+		return EXPR_GLOB_READ;
+	struct stat st;
+	if (stat(rule->canonical, &st) == 0 && S_ISSOCK(st.st_mode))
+		return EXPR_SOCKET;
+	if (stat(rule->canonical, &st) == 0 && S_ISDIR(st.st_mode))
+		return EXPR_SIBLINGS_DIR;
+	return EXPR_SIBLINGS;
 }
 
 static enum dsh_enforcement level_of(enum expr e)
@@ -91,8 +103,10 @@ static enum dsh_enforcement level_of(enum expr e)
 	case EXPR_SIBLINGS_READ:
 		return DSH_ENFORCE_FULL;
 	case EXPR_GLOB_READ:
+	case EXPR_SIBLINGS_DIR:
 		return DSH_ENFORCE_PARTIAL;
 	case EXPR_LOST_IN_ROOT:
+	case EXPR_SOCKET:
 		return DSH_ENFORCE_NONE;
 	}
 	return DSH_ENFORCE_NONE;
@@ -116,8 +130,18 @@ static int describe_rule(const struct dsh_policy *p, const struct dsh_rule *rule
 		r = asprintf(&how, "no write grant beneath %s", path);
 		break;
 	case EXPR_SIBLINGS:
+	case EXPR_SIBLINGS_DIR:
 		r = asprintf(&how, "no grant on %s; its siblings along the path from / are granted%s", path,
 			     danger(p) ? " read and write" : " read");
+		if (r >= 0 && e == EXPR_SIBLINGS_DIR)
+			r = asprintf(&lost, "unix sockets beneath %s stay connectable and its names can be looked up "
+					    "(stat): Landlock mediates neither", path);
+		break;
+	case EXPR_SOCKET:
+		r = asprintf(&how, "not expressible: %s is a unix socket", path);
+		if (r >= 0)
+			r = asprintf(&lost, "%s stays connectable: Landlock does not mediate connect() to a pathname socket",
+				     path);
 		break;
 	case EXPR_SIBLINGS_READ:
 		r = asprintf(&how, "read grant on %s; its siblings along the path from / are granted read and write", path);
@@ -176,7 +200,9 @@ static int ll_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 		r = dsh_strv_push(&d.notes, "the directories along a -- path get no grant of their own: they cannot "
 					    "be listed, and entries created in them later are not readable");
 	if (r >= 0)
-		r = dsh_strv_push(&d.notes, "/dev/shm is the host's: it is not writable (POSIX shared memory fails)");
+		r = dsh_strv_push(&d.notes, "/dev is the host's: only null, zero, full, random, urandom, tty, ptmx and "
+					    "pts are granted; /dev/shm (host storage) is not (POSIX shared memory fails); "
+					    "so / itself, on the way to /dev, cannot be listed");
 	static const char *const sigs[] = { "permission denied", "operation not permitted",
 					    "invalid cross-device link", NULL };
 	for (size_t i = 0; r >= 0 && sigs[i]; i++)
@@ -223,12 +249,17 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan
 
 	/* The rules said by the walk: -- outside the writable roots (and r- in danger-full-access). */
 	size_t n = 0;
-	struct dsh_landlock_target *t = calloc(p->n_rules ? p->n_rules : 1, sizeof(*t));
+	struct dsh_landlock_target *t = calloc(p->n_rules + 1, sizeof(*t));
 	int r = t ? 0 : dsh_err_sys(err, ENOMEM, "landlock plan");
+	/* The host's /dev holds raw disks and every other device: nothing of it but the device
+	   nodes a command needs (granted below), never all of it. */
+	if (t)
+		t[n++] = (struct dsh_landlock_target){ "/dev", 0, DSH_LANDLOCK_NO_RULE };
 	for (size_t i = 0; r >= 0 && i < p->n_rules; i++) {
 		const struct dsh_root *root;
 		switch (classify(p, &p->rules[i], &root)) {
 		case EXPR_SIBLINGS:
+		case EXPR_SIBLINGS_DIR:
 			t[n++] = (struct dsh_landlock_target){ p->rules[i].canonical, 0, p->rules[i].index };
 			break;
 		case EXPR_SIBLINGS_READ:
@@ -240,6 +271,7 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan
 		case EXPR_NO_GRANT:
 		case EXPR_LOST_IN_ROOT:
 		case EXPR_GLOB_READ:
+		case EXPR_SOCKET:
 			break;
 		}
 	}
@@ -305,13 +337,21 @@ static int ll_render(const struct dsh_policy *p, const void *plan_, char **ret, 
 	return 0;
 }
 
-/* The run lifecycle is the linux-ns backend's (supervisor/sandbox.c) once it has landed; until
-   then this backend refuses to run anything rather than run it half-confined. */
-int dsh_landlock_confine(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
+/* The run lifecycle is the linux-ns backend's (supervisor/sandbox.c) without its namespaces. */
+int dsh_landlock_confine(const struct dsh_policy *p, void *plan_, const struct dsh_run_request *req,
 			 struct dsh_run_result *ret, struct dsh_error **err)
 {
-	(void)p, (void)plan, (void)req, (void)ret;
-	return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend 'landlock': running commands is not available in this build");
+	struct dsh_landlock_plan *plan = plan_;
+	struct dsh_sandbox_spec spec = {
+		.policy = p,
+		.req = req,
+		.uid = getuid(),
+		.gid = getgid(),
+		.no_namespaces = true,
+		.landlock = &plan->spec,
+		.seccomp = &plan->seccomp,
+	};
+	return dsh_sandbox_run(&spec, ret, err);
 }
 
 const struct dsh_backend dsh_backend_landlock = {

@@ -25,6 +25,9 @@
 struct linux_ns_plan {
 	struct dsh_mount_plan *mounts;
 	bool new_net;
+	bool landlock;                    /* the Landlock stage runs (not in danger-full-access) */
+	struct dsh_landlock_spec ll;      /* its grants, opened inside the finished tree */
+	struct dsh_seccomp_prog seccomp;  /* compiled here, loaded as the last stage */
 };
 
 static bool new_net(const struct dsh_policy *p)
@@ -101,6 +104,8 @@ static void plan_free(void *plan)
 	if (!lp)
 		return;
 	dsh_mount_plan_free(lp->mounts);
+	dsh_landlock_spec_clear(&lp->ll);
+	dsh_seccomp_prog_clear(&lp->seccomp);
 	free(lp);
 }
 
@@ -115,6 +120,19 @@ static int ln_compile(const struct dsh_policy *p, void **ret_plan, struct dsh_er
 		return r;
 	}
 	lp->new_net = new_net(p);
+	/* Landlock is the second wall, best effort (the mount tree is the first): skipped when the
+	   kernel has none, and in danger-full-access, where everything is writable anyway. */
+	int abi = dsh_landlock_abi();
+	lp->landlock = abi >= 1 && p->mode != DSH_MODE_DANGER_FULL_ACCESS;
+	if (lp->landlock)
+		r = dsh_landlock_spec_for_sandbox(p, abi, lp->mounts->dev ? DSH_LANDLOCK_PRIVATE_DEV_SHM : 0,
+						  &lp->ll, err);
+	if (r >= 0)
+		r = dsh_seccomp_compile(NULL, &lp->seccomp, err);
+	if (r < 0) {
+		plan_free(lp);
+		return r;
+	}
 	*ret_plan = lp;
 	return 0;
 }
@@ -237,6 +255,8 @@ static int ln_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 		.new_net = lp->new_net,
 		.uid = getuid(),
 		.gid = getgid(),
+		.landlock = lp->landlock ? &lp->ll : NULL,
+		.seccomp = &lp->seccomp,
 	};
 	return dsh_sandbox_run(&spec, ret, err);
 }

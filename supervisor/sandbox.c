@@ -61,7 +61,7 @@ static void send_record(int fd, int kind, int exit_code, const char *stage, cons
 static _Noreturn void command_main(struct dsh_stage_ctx *c)
 {
 	for (const struct dsh_stage *s = dsh_stages; s->name; s++) {
-		if (s->where != DSH_STAGE_COMMAND)
+		if (s->where != DSH_STAGE_COMMAND || (s->needs_ns && c->spec->no_namespaces))
 			continue;
 		struct dsh_error *e = NULL;
 		if (s->run(c, &e) < 0) {
@@ -105,6 +105,31 @@ static void write_full(int fd, const void *buf, size_t n)
 	}
 }
 
+/*
+ * Without a pid namespace nothing ends the command's leftovers for us: init is a child subreaper,
+ * so orphans come to it; kill every child, reap one, repeat until there is none.
+ */
+static void kill_descendants(void)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	for (;;) {
+		FILE *f = fopen(path, "re");
+		if (!f)
+			return; /* no CONFIG_PROC_CHILDREN: documented limit */
+		int pid;
+		while (fscanf(f, "%d", &pid) == 1)
+			kill(pid, SIGKILL);
+		fclose(f);
+		pid_t w;
+		do
+			w = waitpid(-1, NULL, 0);
+		while (w < 0 && errno == EINTR);
+		if (w < 0)
+			return; /* ECHILD: nothing left */
+	}
+}
+
 static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 {
 	/* Die with the supervisor; if it is already gone (its end of the pipe closed), stop now. */
@@ -116,7 +141,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	/* The supervisor is not dumpable; the sandbox's root process must own its /proc files to map ids. */
 	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	for (const struct dsh_stage *s = dsh_stages; s->name; s++) {
-		if (s->where != DSH_STAGE_INIT)
+		if (s->where != DSH_STAGE_INIT || (s->needs_ns && c->spec->no_namespaces))
 			continue;
 		struct dsh_error *e = NULL;
 		if (s->run(c, &e) < 0) {
@@ -135,6 +160,12 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	if (sfd < 0) {
 		struct dsh_error *e = NULL;
 		dsh_err_sys(&e, errno, "signalfd");
+		send_record(c->report_fd, REC_SETUP, 0, "init", e);
+		_exit(125);
+	}
+	if (c->spec->no_namespaces && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+		struct dsh_error *e = NULL;
+		dsh_err_sys(&e, errno, "prctl(PR_SET_CHILD_SUBREAPER)");
 		send_record(c->report_fd, REC_SETUP, 0, "init", e);
 		_exit(125);
 	}
@@ -171,10 +202,15 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
 			if (w != cmd)
 				continue; /* an orphan re-parented to us: reaped, nothing more */
-			/* Everything left in the sandbox dies and is reaped before the status goes out. */
-			kill(-1, SIGKILL);
-			while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
-				;
+			/* Everything left in the sandbox dies and is reaped before the status goes out.  Without
+			   a pid namespace kill(-1) would reach every process of the user: kill our own only. */
+			if (c->spec->no_namespaces) {
+				kill_descendants();
+			} else {
+				kill(-1, SIGKILL);
+				while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+					;
+			}
 			int32_t status = st;
 			write_full(status_fd, &status, sizeof(status));
 			_exit(0);
@@ -223,8 +259,13 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	}
 
 	struct dsh_stage_ctx ctx = { .spec = spec, .caller_mask = old, .report_fd = report[1] };
-	unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (spec->new_net ? CLONE_NEWNET : 0);
+	unsigned long flags = spec->no_namespaces ? 0
+			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (spec->new_net ? CLONE_NEWNET : 0);
 	pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid < 0 && spec->no_namespaces) {
+		r = dsh_err_sys(err, errno, "fork");
+		goto out_sfd;
+	}
 	if (pid < 0) {
 		r = dsh_err_sys(err, errno, "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID%s)",
 				spec->new_net ? "|CLONE_NEWNET" : "");

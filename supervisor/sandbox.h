@@ -23,8 +23,10 @@
 
 #include "dshbox/backend.h"
 #include "ns/mount.h"
+#include "landlock/landlock.h"
 #include "ns/plan.h"
 #include "policy/policy.h"
+#include "supervisor/seccomp.h"
 
 struct dsh_sandbox_spec {
 	const struct dsh_policy *policy;
@@ -33,6 +35,11 @@ struct dsh_sandbox_spec {
 	bool new_net;           /* own network namespace, loopback only */
 	uid_t uid;              /* the caller's ids, mapped to themselves */
 	gid_t gid;
+	/* The landlock backend: a plain fork, the namespace stages skipped, and an init that is a
+	   child subreaper and kills whatever the command left behind (no pid namespace does it). */
+	bool no_namespaces;
+	const struct dsh_landlock_spec *landlock; /* built before fork; NULL: no Landlock stage */
+	const struct dsh_seccomp_prog *seccomp;   /* compiled before fork; NULL: no seccomp stage */
 };
 
 /* Where a stage runs: in init before the command is forked, or in the command before exec. */
@@ -53,6 +60,7 @@ struct dsh_stage_ctx {
 struct dsh_stage {
 	const char *name;
 	enum dsh_stage_where where;
+	bool needs_ns;  /* skipped when the spec has no_namespaces */
 	int (*run)(struct dsh_stage_ctx *c, struct dsh_error **err);
 };
 

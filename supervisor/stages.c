@@ -14,12 +14,9 @@
 #include "ns/mount.h"
 #include "ns/net.h"
 #include "ns/userns.h"
+#include "supervisor/caps.h"
 #include "supervisor/sandbox.h"
 
-#ifndef SECBIT_NOROOT
-#define SECBIT_NOROOT (1 << 0)
-#define SECBIT_NOROOT_LOCKED (1 << 1)
-#endif
 
 /* ---- INIT stages: pid 1 of the sandbox, full capabilities in its own user namespace ---- */
 
@@ -88,16 +85,31 @@ static int st_no_new_privs(struct dsh_stage_ctx *c, struct dsh_error **err)
 }
 
 /*
- * uid 0 (dshbox run by root) must not regain every capability at execve: with them, a mode-000
- * mask is readable.  SECBIT_NOROOT keeps exec from granting capabilities to root; the caps stage
- * (libcap-ng) drops the rest.
+ * Every capability from every set (the command is root of the nested user namespace until here),
+ * the securebits locked: uid 0 (dshbox run by root) must not regain capabilities at execve, or a
+ * mode-000 mask would be readable.  Without CAP_SETPCAP (the landlock backend run by an ordinary
+ * user) the bounding set and securebits stay; no_new_privs makes them moot.
  */
-static int st_noroot(struct dsh_stage_ctx *c, struct dsh_error **err)
+static int st_caps(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	(void)c;
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0) < 0)
-		return dsh_err_sys(err, errno, "prctl(PR_SET_SECUREBITS)");
-	return 0;
+	return dsh_caps_drop_all(NULL, err);
+}
+
+/* The second wall (SPEC 3.7): opened by path now, inside the finished tree. */
+static int st_landlock(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (!c->spec->landlock)
+		return 0;
+	return dsh_landlock_apply(c->spec->landlock, err);
+}
+
+/* Last before exec: after it, even the stages above could not run. */
+static int st_seccomp(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (!c->spec->seccomp)
+		return 0;
+	return dsh_seccomp_load(c->spec->seccomp, err);
 }
 
 static int st_exec(struct dsh_stage_ctx *c, struct dsh_error **err)
@@ -111,21 +123,23 @@ static int st_exec(struct dsh_stage_ctx *c, struct dsh_error **err)
 }
 
 /*
- * The fixed sequence (STYLE 5).  Hardening rows (caps, landlock, seccomp) go between no_new_privs
- * and exec; seccomp stays the last row before exec.
+ * The fixed sequence (STYLE 5); seccomp stays the last row before exec.  Rows marked needs_ns are
+ * skipped by the landlock backend, which makes no namespace.
  */
 const struct dsh_stage dsh_stages[] = {
-	{ "id maps", DSH_STAGE_INIT, st_id_maps },
-	{ "propagation", DSH_STAGE_INIT, st_propagation },
-	{ "network", DSH_STAGE_INIT, st_network },
-	{ "mounts", DSH_STAGE_INIT, st_mounts },
-	{ "lock", DSH_STAGE_INIT, st_lock },
-	{ "chdir", DSH_STAGE_COMMAND, st_chdir },
-	{ "fds", DSH_STAGE_COMMAND, st_fds },
-	{ "no_new_privs", DSH_STAGE_COMMAND, st_no_new_privs },
-	{ "noroot", DSH_STAGE_COMMAND, st_noroot },
-	{ "exec", DSH_STAGE_COMMAND, st_exec },
-	{ NULL, DSH_STAGE_INIT, NULL },
+	{ "id maps", DSH_STAGE_INIT, true, st_id_maps },
+	{ "propagation", DSH_STAGE_INIT, true, st_propagation },
+	{ "network", DSH_STAGE_INIT, true, st_network },
+	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
+	{ "lock", DSH_STAGE_INIT, true, st_lock },
+	{ "chdir", DSH_STAGE_COMMAND, false, st_chdir },
+	{ "fds", DSH_STAGE_COMMAND, false, st_fds },
+	{ "caps", DSH_STAGE_COMMAND, false, st_caps },
+	{ "no_new_privs", DSH_STAGE_COMMAND, false, st_no_new_privs },
+	{ "landlock", DSH_STAGE_COMMAND, false, st_landlock },
+	{ "seccomp", DSH_STAGE_COMMAND, false, st_seccomp },
+	{ "exec", DSH_STAGE_COMMAND, false, st_exec },
+	{ NULL, DSH_STAGE_INIT, false, NULL },
 };
 
 /* ---- helpers shared with the none backend ---- */
