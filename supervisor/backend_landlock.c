@@ -200,7 +200,8 @@ static int ll_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 					    "(signals to them and their abstract sockets are refused by Landlock scoping, ABI 6+)");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "the directories along a -- path get no grant of their own: they cannot "
-					    "be listed, and entries created in them later are not readable");
+					    "be listed, entries created in them later are not readable, and nothing can be "
+					    "created directly in them (even in danger-full-access)");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "/dev is the host's: only null, zero, full, random, urandom, tty, ptmx and "
 					    "pts are granted; /dev/shm (host storage) is not (POSIX shared memory fails); "
