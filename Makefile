@@ -76,9 +76,9 @@ BENCHES := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 LIBA := $(BUILD)/libdshbox.a
 DSHBOX := $(BUILD)/dshbox
-UNIT := $(BUILD)/tests/unit
-INTEG := $(BUILD)/tests/integration
-ESCAPE := $(BUILD)/tests/escape
+UNIT := $(BUILD)/tests/unit.run
+INTEG := $(BUILD)/tests/integration.run
+ESCAPE := $(BUILD)/tests/escape.run
 
 .PHONY: all test test-unit test-integration test-escape check-asan lint bench install clean windows tests
 all: $(DSHBOX) $(LIBA)

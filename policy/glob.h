@@ -19,7 +19,13 @@ int dsh_glob_validate(const char *pattern, struct dsh_error **err);
  */
 int dsh_glob_to_regex(const char *pattern, char **ret, struct dsh_error **err);
 int dsh_glob_compile(const char *pattern, struct dsh_glob *ret, struct dsh_error **err);
+/* Whether the glob covers path (the fast matcher). */
 bool dsh_glob_match(const struct dsh_glob *g, const char *path);
+/* The same question answered by regexec() on g->regex: the reference the fast matcher is tested
+   against, and what Seatbelt uses. */
+bool dsh_glob_match_regex(struct dsh_glob *g, const char *path);
+/* The pattern with every wildcard character escaped (for a literal canonical prefix). */
+char *dsh_glob_escape(const char *s);
 void dsh_glob_clear(struct dsh_glob *g);
 /* The pattern with its escapes removed, for a literal (non-magic) pattern. */
 char *dsh_glob_unescape(const char *s);

@@ -14,11 +14,14 @@
 #include "dshbox/dshbox.h"
 
 /* A compiled glob (or literal) covering the matched path and all its descendants (SPEC 1.4). */
+struct dsh_glob_prog;
 struct dsh_glob {
-	char *pattern; /* absolute pattern, as matched */
+	char *pattern; /* absolute pattern, as matched (glob escapes kept) */
 	char *regex;   /* the one anchored POSIX ERE, shared with the Seatbelt generator */
+	char *literal; /* unescaped path when the pattern has no wildcard, else NULL */
+	struct dsh_glob_prog *prog; /* the fast matcher, proven equal to regex by a differential test */
 	regex_t re;
-	bool compiled;
+	bool re_compiled;
 };
 
 struct dsh_rule {
@@ -40,6 +43,7 @@ enum dsh_root_origin {
 	DSH_ROOT_TMP,     /* /tmp */
 	DSH_ROOT_TMPDIR,  /* $TMPDIR */
 	DSH_ROOT_RULE,    /* an rw rule */
+	DSH_ROOT_MODE,    /* "/" in danger-full-access */
 };
 
 struct dsh_root {

@@ -230,7 +230,7 @@ void dsh_vectors_load(const char *name, struct dsh_vectors *v)
 			else if (strncmp(kv, "env=", 4) == 0)
 				v->env = push(v->env, &n_env, strdup(kv + 4));
 			else
-				cr_fail("%s:%d: unknown header %s", v->path, lineno, kv);
+				cr_assert_fail("%s:%d: unknown header %s", v->path, lineno, kv);
 			continue;
 		}
 		if (len == 0 || line[0] == '#')

@@ -46,7 +46,7 @@ char *dsh_test_read_file(const char *path);
 #define DSH_SKIP(...)                                                             \
 	do {                                                                      \
 		if (getenv("DSHBOX_TEST_NO_SKIP") && *getenv("DSHBOX_TEST_NO_SKIP") == '1') \
-			cr_fail("skip refused under DSHBOX_TEST_NO_SKIP: " __VA_ARGS__); \
+			cr_assert_fail("skip refused under DSHBOX_TEST_NO_SKIP: " __VA_ARGS__); \
 		else                                                              \
 			cr_skip_test(__VA_ARGS__);                                \
 	} while (0)

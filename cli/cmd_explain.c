@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/cleanup.h"
+#include "dshbox/backend.h"
+#include "policy/policy.h"
+
+static const char usage[] =
+	"Usage: dshbox explain [POLICY OPTIONS] [--json] [--profile]\n"
+	"\n"
+	"Show the effective policy: the mode, the workspace, the writable roots, every rule as written\n"
+	"and as resolved, what each backend enforces of each rule, and every load-time warning.\n"
+	"With --backend B only that backend is described.\n"
+	"\n"
+	"  --json          one JSON object instead of text\n"
+	"  --profile       print the chosen backend's generated profile or plan (needs --backend)\n"
+	"  -h, --help      show this help\n"
+	"\n" CLI_POLICY_HELP;
+
+enum { OPT_JSON = 1, OPT_PROFILE };
+
+static const char *root_origin(const struct dsh_root *r)
+{
+	switch (r->origin) {
+	case DSH_ROOT_WORKSPACE:
+		return "workspace";
+	case DSH_ROOT_TMP:
+		return "/tmp";
+	case DSH_ROOT_TMPDIR:
+		return "$TMPDIR";
+	case DSH_ROOT_RULE:
+		return "rule";
+	case DSH_ROOT_MODE:
+		return "mode danger-full-access";
+	}
+	return "?";
+}
+
+static json_t *strv_json(char *const *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; v && v[i]; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+/* What one backend does with each rule, or why it cannot say. */
+static json_t *describe_backend(const struct dsh_policy *p, const struct dsh_backend *b, json_t *rules,
+				json_t *warnings)
+{
+	json_t *o = json_pack("{s:s}", "name", b->name);
+	if (!b->describe) {
+		json_object_set_new(o, "available", json_false());
+		json_object_set_new(o, "reason", json_string("not available in this build"));
+		return o;
+	}
+	struct dsh_description d = { 0 };
+	_cleanup_error_ struct dsh_error *err = NULL;
+	if (b->describe(p, NULL, &d, &err) < 0) {
+		json_object_set_new(o, "available", json_false());
+		json_object_set_new(o, "reason", json_string(err && err->msg ? err->msg : "describe failed"));
+		return o;
+	}
+	json_object_set_new(o, "available", json_true());
+	json_object_set_new(o, "enforcement", json_string(dsh_enforcement_to_string(d.overall)));
+	json_object_set_new(o, "notes", strv_json(d.notes));
+	json_object_set_new(o, "denialSignatures", strv_json(d.denial_signatures));
+	for (size_t i = 0; i < d.n_rules && i < json_array_size(rules); i++) {
+		json_t *per = json_object_get(json_array_get(rules, i), "backends");
+		json_object_set_new(per, b->name,
+				    json_pack("{s:s, s:s?, s:s?}", "enforcement",
+					      dsh_enforcement_to_string(d.rules[i].level), "how", d.rules[i].how,
+					      "lost", d.rules[i].lost));
+	}
+	for (size_t i = 0; d.warnings && d.warnings[i]; i++)
+		json_array_append_new(warnings, json_sprintf("%s: %s", b->name, d.warnings[i]));
+	dsh_description_clear(&d);
+	return o;
+}
+
+static json_t *explain_json(const struct dsh_policy *p, const struct dsh_backend *only)
+{
+	json_t *roots = json_array(), *rules = json_array(), *backends = json_array();
+	json_t *warnings = strv_json(p->warnings);
+	for (size_t i = 0; i < p->n_roots; i++) {
+		const struct dsh_root *r = &p->roots[i];
+		json_array_append_new(roots, json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "path", r->path, "origin",
+						       root_origin(r), "rule", r->rule ? r->rule->text : NULL,
+						       "deadBy", r->dead_by ? r->dead_by->text : NULL, "readOnlyBy",
+						       r->readonly_by ? r->readonly_by->text : NULL));
+	}
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *r = &p->rules[i];
+		json_t *regexes = json_array();
+		for (size_t j = 0; j < r->n_match; j++)
+			json_array_append_new(regexes, json_string(r->match[j].regex));
+		json_array_append_new(rules, json_pack("{s:s, s:s, s:s, s:s, s:b, s:o, s:{}}", "rule", r->text, "kind",
+						       dsh_rule_kind_to_string(r->kind), "resolved", r->resolved,
+						       "canonical", r->canonical, "glob", r->glob, "regex", regexes,
+						       "backends"));
+	}
+	const struct dsh_backend *const *list = dsh_backend_list();
+	for (size_t i = 0; list[i]; i++)
+		if (!only || list[i] == only)
+			json_array_append_new(backends, describe_backend(p, list[i], rules, warnings));
+	return json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o, s:o}", "mode", dsh_mode_to_string(p->mode),
+			 "workspace", p->workspace, "cwd", p->cwd, "tmpdir", p->tmpdir, "network",
+			 p->network ? "on" : "off", "writableRoots", roots, "rules", rules, "backends", backends,
+			 "warnings", warnings);
+}
+
+static const char *str(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	return s ? s : "";
+}
+
+static void print_text(json_t *e)
+{
+	size_t i;
+	json_t *v;
+	printf("mode:       %s\nworkspace:  %s\ncwd:        %s\nnetwork:    %s\n", str(e, "mode"),
+	       str(e, "workspace"), str(e, "cwd"), str(e, "network"));
+	if (json_is_string(json_object_get(e, "tmpdir")))
+		printf("TMPDIR:     %s\n", str(e, "tmpdir"));
+	printf("\nwritable roots:\n");
+	if (json_array_size(json_object_get(e, "writableRoots")) == 0)
+		printf("  (none)\n");
+	json_array_foreach(json_object_get(e, "writableRoots"), i, v) {
+		printf("  %s  (%s%s%s)", str(v, "path"), str(v, "origin"), json_is_string(json_object_get(v, "rule")) ? " " : "",
+		       json_is_string(json_object_get(v, "rule")) ? str(v, "rule") : "");
+		if (json_is_string(json_object_get(v, "deadBy")))
+			printf("  dead: inside \"%s\"", str(v, "deadBy"));
+		else if (json_is_string(json_object_get(v, "readOnlyBy")))
+			printf("  read-only: inside \"%s\"", str(v, "readOnlyBy"));
+		printf("\n");
+	}
+	printf("\nrules:\n");
+	if (json_array_size(json_object_get(e, "rules")) == 0)
+		printf("  (none: the mode's own semantics)\n");
+	json_array_foreach(json_object_get(e, "rules"), i, v) {
+		printf("  %zu. %s\n     resolved:  %s\n", i + 1, str(v, "rule"), str(v, "resolved"));
+		if (strcmp(str(v, "resolved"), str(v, "canonical")) != 0)
+			printf("     canonical: %s (both spellings are covered)\n", str(v, "canonical"));
+		size_t j;
+		json_t *rx;
+		json_array_foreach(json_object_get(v, "regex"), j, rx) printf("     regex:     %s\n", json_string_value(rx));
+		const char *name;
+		json_t *per;
+		json_object_foreach(json_object_get(v, "backends"), name, per) {
+			printf("     %-9s  %-7s %s", name, str(per, "enforcement"), str(per, "how"));
+			if (json_is_string(json_object_get(per, "lost")))
+				printf(" (lost: %s)", str(per, "lost"));
+			printf("\n");
+		}
+	}
+	printf("\nbackends:\n");
+	json_array_foreach(json_object_get(e, "backends"), i, v) {
+		if (json_is_true(json_object_get(v, "available")))
+			printf("  %-9s  enforcement %s\n", str(v, "name"), str(v, "enforcement"));
+		else
+			printf("  %-9s  %s\n", str(v, "name"), str(v, "reason"));
+		size_t j;
+		json_t *n;
+		json_array_foreach(json_object_get(v, "notes"), j, n) printf("             note: %s\n", json_string_value(n));
+	}
+	printf("\nwarnings:\n");
+	if (json_array_size(json_object_get(e, "warnings")) == 0)
+		printf("  (none)\n");
+	json_array_foreach(json_object_get(e, "warnings"), i, v) printf("  %s\n", json_string_value(v));
+}
+
+static int print_profile(const struct dsh_policy *p, const struct dsh_backend *b)
+{
+	_cleanup_error_ struct dsh_error *err = NULL;
+	void *plan = NULL;
+	_cleanup_free_ char *text = NULL;
+	if (!b->compile || !b->render) {
+		dsh_err(&err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend '%s' has no profile to print", b->name);
+		return cli_fail(err);
+	}
+	if (b->compile(p, &plan, &err) < 0)
+		return cli_fail(err);
+	int r = b->render(p, plan, &text, &err);
+	if (b->free)
+		b->free(plan);
+	if (r < 0)
+		return cli_fail(err);
+	fputs(text, stdout);
+	return 0;
+}
+
+int cmd_explain(int argc, char **argv, char **envp)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "profile", no_argument, NULL, OPT_PROFILE },
+		{ "help", no_argument, NULL, 'h' },
+		CLI_POLICY_LONG_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_policy_opts po = { 0 };
+	bool json = false, profile = false;
+	int c, ret = DSH_EXIT_FAILURE;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		if (c >= CLI_OPT_POLICY_BASE && c < CLI_OPT_POLICY_END) {
+			if (cli_policy_option(&po, c, optarg, "explain"))
+				goto out;
+			continue;
+		}
+		switch (c) {
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_PROFILE:
+			profile = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			ret = 0;
+			goto out;
+		default:
+			cli_usage_error("explain", "unknown or incomplete option '%s'", argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		cli_usage_error("explain", "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	if (profile && (!po.have_backend || po.backend == DSH_BACKEND_AUTO)) {
+		cli_usage_error("explain", "--profile needs --backend NAME");
+		goto out;
+	}
+
+	struct dsh_config cfg;
+	struct dsh_policy *p = NULL;
+	if (cli_policy_load(&po, envp, &cfg, &p)) {
+		dsh_config_clear(&cfg);
+		goto out;
+	}
+	const struct dsh_backend *only = NULL;
+	if (po.have_backend && po.backend != DSH_BACKEND_AUTO)
+		only = dsh_backend_get(po.backend);
+	if (profile) {
+		ret = print_profile(p, only);
+	} else {
+		json_t *e = explain_json(p, only);
+		if (json) {
+			json_dumpf(e, stdout, JSON_INDENT(2));
+			fputc('\n', stdout);
+		} else {
+			print_text(e);
+		}
+		json_decref(e);
+		ret = 0;
+	}
+	dsh_policy_free(p);
+	dsh_config_clear(&cfg);
+out:
+	cli_policy_opts_clear(&po);
+	if (fflush(stdout) != 0 && ret == 0) {
+		fputs("dshbox: error: cannot write to stdout\n", stderr);
+		ret = DSH_EXIT_FAILURE;
+	}
+	return ret;
+}

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "dshbox/dshbox.h"
+
+/* A configuration file larger than this is refused: it is a policy, not a data set. */
+#define CONFIG_MAX_BYTES (4 * 1024 * 1024)
+
+void dsh_config_init(struct dsh_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mode = DSH_MODE_WORKSPACE_WRITE;
+	c->network = true;
+	c->probe_timeout_ms = 5000;
+	c->diff_basis_max_bytes = 10485760;
+	c->max_masks = 65536;
+	c->protect_sockets = true;
+	c->backend = DSH_BACKEND_AUTO;
+}
+
+void dsh_config_clear(struct dsh_config *c)
+{
+	free(c->workspace);
+	free(c->cwd);
+	dsh_strv_free(c->access);
+	dsh_strv_free(c->runner_command);
+	dsh_strv_free(c->runner_failure_signatures);
+	memset(c, 0, sizeof(*c));
+}
+
+static int read_file(const char *path, char **ret, size_t *ret_len, struct dsh_error **err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return dsh_err_sys(err, errno, "open '%s'", path);
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return dsh_err_sys(err, errno, "stat '%s'", path);
+	if (!S_ISREG(st.st_mode))
+		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "'%s' is not a regular file", path);
+	if (st.st_size > CONFIG_MAX_BYTES)
+		return dsh_err(err, DSH_ERR_CONFIG, EFBIG, "'%s' is larger than %d bytes", path, CONFIG_MAX_BYTES);
+	_cleanup_free_ char *buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	size_t len = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return dsh_err_sys(err, errno, "read '%s'", path);
+		if (n == 0 || (len += (size_t)n) == (size_t)st.st_size)
+			break;
+	}
+	buf[len] = '\0';
+	*ret = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+struct ctx {
+	yaml_document_t *doc;
+	const char *origin;
+	struct dsh_error **err;
+};
+
+static int bad(struct ctx *x, yaml_node_t *n, const char *key, const char *fmt, const char *detail)
+{
+	int r = dsh_err(x->err, DSH_ERR_CONFIG, EINVAL, fmt, detail);
+	dsh_err_prefix(x->err, "%s:%zu: %s", x->origin, (size_t)n->start_mark.line + 1, key);
+	return r;
+}
+
+static int scalar(struct ctx *x, yaml_node_t *n, const char *key, const char **ret)
+{
+	if (n->type != YAML_SCALAR_NODE)
+		return bad(x, n, key, "%s", "expected a single value");
+	if (strlen((const char *)n->data.scalar.value) != n->data.scalar.length)
+		return bad(x, n, key, "%s", "the value contains a NUL character");
+	*ret = (const char *)n->data.scalar.value;
+	return 0;
+}
+
+static int string(struct ctx *x, yaml_node_t *n, const char *key, char **dst)
+{
+	const char *s;
+	int r = scalar(x, n, key, &s);
+	if (r < 0)
+		return r;
+	if (!*s)
+		return bad(x, n, key, "%s", "must not be empty");
+	char *v = strdup(s);
+	if (!v)
+		return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	free(*dst);
+	*dst = v;
+	return 0;
+}
+
+static int boolean(struct ctx *x, yaml_node_t *n, const char *key, bool *dst, bool on_off)
+{
+	const char *s;
+	int r = scalar(x, n, key, &s);
+	if (r < 0)
+		return r;
+	if (strcmp(s, "true") == 0 || (on_off && strcmp(s, "on") == 0))
+		*dst = true;
+	else if (strcmp(s, "false") == 0 || (on_off && strcmp(s, "off") == 0))
+		*dst = false;
+	else
+		return bad(x, n, key, on_off ? "expected 'on' or 'off', got '%s'" : "expected true or false, got '%s'", s);
+	return 0;
+}
+
+static int integer(struct ctx *x, yaml_node_t *n, const char *key, long long *dst)
+{
+	const char *s;
+	int r = scalar(x, n, key, &s);
+	if (r < 0)
+		return r;
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end)
+		return bad(x, n, key, "expected an integer, got '%s'", s);
+	*dst = v;
+	return 0;
+}
+
+/* A sequence of strings replaces *dst. */
+static int strings(struct ctx *x, yaml_node_t *n, const char *key, char ***dst)
+{
+	if (n->type != YAML_SEQUENCE_NODE)
+		return bad(x, n, key, "%s", "expected a list");
+	_cleanup_strv_ char **v = NULL;
+	for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++) {
+		yaml_node_t *item = yaml_document_get_node(x->doc, *i);
+		const char *s;
+		int r = scalar(x, item, key, &s);
+		if (r < 0)
+			return r;
+		if (dsh_strv_push(&v, s) < 0)
+			return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	}
+	dsh_strv_free(*dst);
+	*dst = v ? TAKE_PTR(v) : calloc(1, sizeof(char *));
+	return *dst ? 0 : dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+}
+
+static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node_t *v)
+{
+	if (strcmp(key, "mode") == 0) {
+		const char *s;
+		int r = scalar(x, v, key, &s);
+		if (r < 0)
+			return r;
+		if (dsh_mode_from_string(s, &c->mode) < 0)
+			return bad(x, v, key, "unknown mode '%s' (read-only, workspace-write, danger-full-access)", s);
+		return 0;
+	}
+	if (strcmp(key, "workspace") == 0)
+		return string(x, v, key, &c->workspace);
+	if (strcmp(key, "cwd") == 0)
+		return string(x, v, key, &c->cwd);
+	if (strcmp(key, "access") == 0) {
+		/* A list of rules, or one block of text with a rule per line. */
+		if (v->type == YAML_SCALAR_NODE) {
+			const char *s;
+			int r = scalar(x, v, key, &s);
+			if (r < 0)
+				return r;
+			dsh_strv_free(c->access);
+			c->access = NULL;
+			return dsh_strv_push(&c->access, s) < 0 ? dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory") : 0;
+		}
+		return strings(x, v, key, &c->access);
+	}
+	if (strcmp(key, "network") == 0)
+		return boolean(x, v, key, &c->network, true);
+	if (strcmp(key, "runnerCommand") == 0)
+		return strings(x, v, key, &c->runner_command);
+	if (strcmp(key, "runnerFailureSignatures") == 0)
+		return strings(x, v, key, &c->runner_failure_signatures);
+	if (strcmp(key, "probeTimeoutMs") == 0)
+		return integer(x, v, key, &c->probe_timeout_ms);
+	if (strcmp(key, "diffBasisMaxBytes") == 0)
+		return integer(x, v, key, &c->diff_basis_max_bytes);
+	if (strcmp(key, "maxMasks") == 0)
+		return integer(x, v, key, &c->max_masks);
+	if (strcmp(key, "protectSockets") == 0)
+		return boolean(x, v, key, &c->protect_sockets, false);
+	return bad(x, v, key, "%s", "unknown key");
+}
+
+int dsh_config_load_string(struct dsh_config *c, const char *yaml, size_t len, const char *origin,
+			   struct dsh_error **err)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	int r = 0;
+
+	if (!yaml_parser_initialize(&parser))
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL, "%s:%zu: %s", origin, (size_t)parser.problem_mark.line + 1,
+			    parser.problem ? parser.problem : "invalid YAML");
+		yaml_parser_delete(&parser);
+		return r;
+	}
+	struct ctx x = { &doc, origin, err };
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	if (!root) {
+		/* An empty file is an empty configuration. */
+	} else if (root->type != YAML_MAPPING_NODE) {
+		r = bad(&x, root, "configuration", "%s", "expected a mapping of keys to values");
+	} else {
+		_cleanup_strv_ char **seen = NULL;
+		for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; r >= 0 && pr < root->data.mapping.pairs.top; pr++) {
+			yaml_node_t *k = yaml_document_get_node(&doc, pr->key);
+			yaml_node_t *v = yaml_document_get_node(&doc, pr->value);
+			if (k->type != YAML_SCALAR_NODE) {
+				r = bad(&x, k, "configuration", "%s", "keys must be plain names");
+				break;
+			}
+			const char *key = (const char *)k->data.scalar.value;
+			if (dsh_strv_contains(seen, key)) {
+				r = bad(&x, k, key, "%s", "duplicate key");
+				break;
+			}
+			if (dsh_strv_push(&seen, key) < 0) {
+				r = dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+				break;
+			}
+			r = field(&x, c, key, v);
+		}
+	}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	return r;
+}
+
+int dsh_config_load_file(struct dsh_config *c, const char *path, struct dsh_error **err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r = read_file(path, &buf, &len, err);
+	if (r < 0) {
+		dsh_err_prefix(err, "configuration");
+		return r;
+	}
+	return dsh_config_load_string(c, buf, len, path, err);
+}
+
+int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct dsh_error **err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r = read_file(path, &buf, &len, err);
+	if (r < 0) {
+		dsh_err_prefix(err, "access file");
+		return r;
+	}
+	if (strlen(buf) != len)
+		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "access file '%s': contains a NUL character", path);
+	for (char *line = buf, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		const char *s = line + strspn(line, " \t\r");
+		if (*s == '\0' || *s == '#')
+			continue;
+		if (dsh_strv_push(&c->access, line) < 0)
+			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	}
+	return 0;
+}

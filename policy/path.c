@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "common/strbuf.h"
+#include "policy/path.h"
+#include "policy/policy.h"
+
+char *dsh_path_normalize(const char *base, const char *path)
+{
+	struct dsh_buf b = { 0 };
+	_cleanup_free_ char *joined = NULL;
+
+	if (path[0] != '/') {
+		if (!base || asprintf(&joined, "%s/%s", base, path) < 0)
+			return NULL;
+		path = joined;
+	}
+	dsh_buf_addc(&b, '/');
+	for (const char *p = path; *p;) {
+		while (*p == '/')
+			p++;
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (b.len > 1) {
+				while (b.len > 1 && b.s[b.len - 1] != '/')
+					b.len--;
+				if (b.len > 1)
+					b.len--;
+				b.s[b.len] = '\0';
+			}
+		} else {
+			if (b.len > 1)
+				dsh_buf_addc(&b, '/');
+			dsh_buf_addn(&b, p, n);
+		}
+		p = end;
+	}
+	return dsh_buf_steal(&b);
+}
+
+int dsh_path_canonicalize(const char *path, char **ret, struct dsh_error **err)
+{
+	_cleanup_free_ char *prefix = strdup(path);
+	if (!prefix)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+
+	/* Cut components off the end until what is left exists; "/" always does. */
+	size_t cut = strlen(prefix);
+	for (;;) {
+		char real[PATH_MAX];
+		if (realpath(prefix[0] ? prefix : "/", real)) {
+			const char *rest = path + cut;
+			char *out = NULL;
+			if (strcmp(real, "/") == 0 && *rest == '/')
+				out = strdup(rest);
+			else if (asprintf(&out, "%s%s", real, rest) < 0)
+				out = NULL;
+			if (!out)
+				return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+			*ret = out;
+			return 0;
+		}
+		if (errno != ENOENT && errno != ENOTDIR && errno != EACCES && errno != ELOOP)
+			return dsh_err_sys(err, errno, "resolve '%s'", prefix);
+		char *slash = strrchr(prefix, '/');
+		if (!slash || slash == prefix) {
+			prefix[1] = '\0';
+			cut = 0;
+		} else {
+			*slash = '\0';
+			cut = (size_t)(slash - prefix);
+		}
+	}
+}
+
+int dsh_path_resolve(const char *base, const char *path, char **ret, struct dsh_error **err)
+{
+	if (!path || !*path)
+		return dsh_err(err, DSH_ERR_USAGE, EINVAL, "empty path");
+	if (path[0] != '/' && (!base || base[0] != '/'))
+		return dsh_err(err, DSH_ERR_USAGE, EINVAL, "relative path '%s' without an absolute base", path);
+	_cleanup_free_ char *norm = dsh_path_normalize(base, path);
+	if (!norm)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	if (strlen(norm) >= PATH_MAX)
+		return dsh_err(err, DSH_ERR_USAGE, ENAMETOOLONG, "path '%.64s...' is longer than PATH_MAX", norm);
+	return dsh_path_canonicalize(norm, ret, err);
+}
+
+bool dsh_path_is_beneath(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+	if (n == 1 && root[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+int dsh_path_compare(const char *a, const char *b)
+{
+	/* '/' sorts before every other byte, so a parent precedes its children and "/a/b" < "/a-b". */
+	for (;; a++, b++) {
+		unsigned char ca = (unsigned char)*a, cb = (unsigned char)*b;
+		if (ca == cb) {
+			if (!ca)
+				return 0;
+			continue;
+		}
+		if (!ca)
+			return -1;
+		if (!cb)
+			return 1;
+		if (ca == '/')
+			return -1;
+		if (cb == '/')
+			return 1;
+		return ca < cb ? -1 : 1;
+	}
+}

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "policy/path.h"
+#include "policy/policy.h"
+#include "policy/rule.h"
+
+static int oom(struct dsh_error **err)
+{
+	return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+}
+
+/* Split every access entry into lines and parse each non-blank one. */
+static int parse_rules(struct dsh_policy *p, char *const *access, struct dsh_error **err)
+{
+	for (size_t i = 0; access && access[i]; i++) {
+		const char *s = access[i];
+		while (s) {
+			const char *nl = strchr(s, '\n');
+			_cleanup_free_ char *line = nl ? strndup(s, (size_t)(nl - s)) : strdup(s);
+			if (!line)
+				return oom(err);
+			s = nl ? nl + 1 : NULL;
+			if (strspn(line, " \t\r\v\f") == strlen(line))
+				continue;
+			struct dsh_rule *rules = realloc(p->rules, (p->n_rules + 1) * sizeof(*rules));
+			if (!rules)
+				return oom(err);
+			p->rules = rules;
+			int r = dsh_rule_parse(line, p->workspace, p->envp, (unsigned)p->n_rules,
+					       &p->rules[p->n_rules], err);
+			if (r < 0)
+				return r;
+			p->n_rules++;
+		}
+	}
+	return 0;
+}
+
+static int add_root(struct dsh_policy *p, const char *path, enum dsh_root_origin origin,
+		    const struct dsh_rule *rule, struct dsh_error **err)
+{
+	for (size_t i = 0; i < p->n_roots; i++)
+		if (strcmp(p->roots[i].path, path) == 0)
+			return 0;
+	struct dsh_root *roots = realloc(p->roots, (p->n_roots + 1) * sizeof(*roots));
+	if (!roots)
+		return oom(err);
+	p->roots = roots;
+	struct dsh_root *r = &p->roots[p->n_roots];
+	memset(r, 0, sizeof(*r));
+	r->path = strdup(path);
+	if (!r->path)
+		return oom(err);
+	r->origin = origin;
+	r->rule = rule;
+	p->n_roots++;
+	return 0;
+}
+
+static int cmp_roots(const void *a, const void *b)
+{
+	return dsh_path_compare(((const struct dsh_root *)a)->path, ((const struct dsh_root *)b)->path);
+}
+
+static const char *origin_name(const struct dsh_root *r)
+{
+	switch (r->origin) {
+	case DSH_ROOT_WORKSPACE:
+		return "the workspace";
+	case DSH_ROOT_TMP:
+		return "/tmp";
+	case DSH_ROOT_TMPDIR:
+		return "$TMPDIR";
+	case DSH_ROOT_RULE:
+		return "rw rule";
+	case DSH_ROOT_MODE:
+		return "mode danger-full-access";
+	}
+	return "?";
+}
+
+static int compute_roots(struct dsh_policy *p, struct dsh_error **err)
+{
+	int r = 0;
+	switch (p->mode) {
+	case DSH_MODE_READ_ONLY:
+		return 0;
+	case DSH_MODE_DANGER_FULL_ACCESS:
+		return add_root(p, "/", DSH_ROOT_MODE, NULL, err);
+	case DSH_MODE_WORKSPACE_WRITE:
+		break;
+	}
+	r = add_root(p, p->workspace, DSH_ROOT_WORKSPACE, NULL, err);
+	if (r >= 0) {
+		_cleanup_free_ char *tmp = NULL;
+		r = dsh_path_canonicalize("/tmp", &tmp, err);
+		if (r >= 0)
+			r = add_root(p, tmp, DSH_ROOT_TMP, NULL, err);
+	}
+	if (r >= 0 && p->tmpdir)
+		r = add_root(p, p->tmpdir, DSH_ROOT_TMPDIR, NULL, err);
+	for (size_t i = 0; r >= 0 && i < p->n_rules; i++)
+		if (p->rules[i].kind == DSH_RULE_RW)
+			r = add_root(p, p->rules[i].canonical, DSH_ROOT_RULE, &p->rules[i], err);
+	if (r < 0)
+		return r;
+	qsort(p->roots, p->n_roots, sizeof(*p->roots), cmp_roots);
+	return 0;
+}
+
+/* Nesting is decided by precedence, and said out loud (SPEC 1.2). */
+static int check_nesting(struct dsh_policy *p, struct dsh_error **err)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *rule = &p->rules[i];
+		if (rule->kind == DSH_RULE_DENY && dsh_rule_covers(rule, p->workspace)) {
+			int r = dsh_err(err, DSH_ERR_POLICY, EINVAL,
+					"the workspace %s lies inside rule \"%s\": the command could not even read it",
+					p->workspace, rule->text);
+			dsh_err_hint(err, "narrow the rule, or choose another workspace with --workspace");
+			return r;
+		}
+	}
+	if (p->mode == DSH_MODE_DANGER_FULL_ACCESS)
+		return 0;
+	for (size_t j = 0; j < p->n_roots; j++) {
+		struct dsh_root *root = &p->roots[j];
+		for (size_t i = 0; i < p->n_rules; i++) {
+			const struct dsh_rule *rule = &p->rules[i];
+			if (rule->kind == DSH_RULE_RW || !dsh_rule_covers(rule, root->path))
+				continue;
+			const char *what = root->rule ? root->rule->text : origin_name(root);
+			int r;
+			if (rule->kind == DSH_RULE_DENY && !root->dead_by) {
+				root->dead_by = rule;
+				r = dsh_strv_pushf(&p->warnings,
+						   "writable root %s (%s) lies inside rule \"%s\": it is neither readable nor writable",
+						   root->path, what, rule->text);
+			} else if (rule->kind == DSH_RULE_RO && !root->readonly_by) {
+				root->readonly_by = rule;
+				r = dsh_strv_pushf(&p->warnings,
+						   "writable root %s (%s) lies inside rule \"%s\": it is read-only there",
+						   root->path, what, rule->text);
+			} else {
+				continue;
+			}
+			if (r < 0)
+				return oom(err);
+		}
+	}
+	if (p->mode == DSH_MODE_READ_ONLY)
+		for (size_t i = 0; i < p->n_rules; i++)
+			if (p->rules[i].kind == DSH_RULE_RW &&
+			    dsh_strv_pushf(&p->warnings, "rule \"%s\" is ignored in read-only mode",
+					   p->rules[i].text) < 0)
+				return oom(err);
+	return 0;
+}
+
+static int validate_config(const struct dsh_config *c, struct dsh_error **err)
+{
+	size_t n_cmd = dsh_strv_len(c->runner_command), n_sig = dsh_strv_len(c->runner_failure_signatures);
+	if (n_cmd > 0 && n_sig == 0) {
+		int r = dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+				"runnerFailureSignatures: required and non-empty when runnerCommand is set");
+		dsh_err_hint(err, "list the stderr substrings that mean the runner itself refused");
+		return r;
+	}
+	if (n_cmd == 0 && n_sig > 0)
+		return dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+			       "runnerFailureSignatures: only allowed together with runnerCommand");
+	for (size_t i = 0; i < n_sig; i++) {
+		const char *s = c->runner_failure_signatures[i];
+		if (!*s)
+			return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "runnerFailureSignatures[%zu]: empty", i);
+		if (strpbrk(s, "\n\r"))
+			return dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+				       "runnerFailureSignatures[%zu]: must be a single line", i);
+	}
+	for (size_t i = 0; i < n_cmd; i++)
+		if (!*c->runner_command[i])
+			return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "runnerCommand[%zu]: empty", i);
+	if (c->probe_timeout_ms <= 0)
+		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "probeTimeoutMs: must be positive, got %lld",
+			       c->probe_timeout_ms);
+	if (c->max_masks <= 0)
+		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "maxMasks: must be positive, got %lld", c->max_masks);
+	if (c->diff_basis_max_bytes < 0)
+		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "diffBasisMaxBytes: must not be negative, got %lld",
+			       c->diff_basis_max_bytes);
+	return 0;
+}
+
+static int resolve_dir(const char *base, const char *path, const char *what, char **ret,
+		       struct dsh_error **err)
+{
+	int r = dsh_path_resolve(base, path, ret, err);
+	if (r < 0)
+		dsh_err_prefix(err, "%s", what);
+	return r;
+}
+
+int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cwd,
+		   struct dsh_policy **ret, struct dsh_error **err)
+{
+	if (!cwd || cwd[0] != '/')
+		return dsh_err(err, DSH_ERR_USAGE, EINVAL, "the current directory must be an absolute path");
+	int r = validate_config(c, err);
+	if (r < 0)
+		return r;
+
+	struct dsh_policy *p = calloc(1, sizeof(*p));
+	if (!p)
+		return oom(err);
+	p->mode = c->mode;
+	p->network = c->network;
+	p->probe_timeout_ms = c->probe_timeout_ms;
+	p->diff_basis_max_bytes = c->diff_basis_max_bytes;
+	p->max_masks = c->max_masks;
+	p->protect_sockets = c->protect_sockets;
+	p->backend = c->backend;
+	p->envp = dsh_strv_copy(envp);
+	p->runner_command = dsh_strv_copy(c->runner_command);
+	p->runner_failure_signatures = dsh_strv_copy(c->runner_failure_signatures);
+	if ((envp && !p->envp) || (c->runner_command && !p->runner_command) ||
+	    (c->runner_failure_signatures && !p->runner_failure_signatures)) {
+		r = oom(err);
+		goto fail;
+	}
+
+	r = resolve_dir(cwd, c->cwd ? c->cwd : ".", "cwd", &p->cwd, err);
+	if (r < 0)
+		goto fail;
+	r = resolve_dir(cwd, c->workspace ? c->workspace : ".", "workspace", &p->workspace, err);
+	if (r < 0)
+		goto fail;
+	const char *tmpdir = dsh_env_get(envp, "TMPDIR");
+	if (tmpdir && *tmpdir) {
+		r = resolve_dir(cwd, tmpdir, "TMPDIR", &p->tmpdir, err);
+		if (r < 0)
+			goto fail;
+	}
+	const char *v;
+	if ((v = dsh_env_get(envp, "HOME")) && *v == '/' && !(p->home = strdup(v))) {
+		r = oom(err);
+		goto fail;
+	}
+	if ((v = dsh_env_get(envp, "XDG_RUNTIME_DIR")) && *v == '/' && !(p->xdg_runtime_dir = strdup(v))) {
+		r = oom(err);
+		goto fail;
+	}
+	if ((v = dsh_env_get(envp, "SSH_AUTH_SOCK")) && *v == '/' && !(p->ssh_auth_sock = strdup(v))) {
+		r = oom(err);
+		goto fail;
+	}
+
+	r = parse_rules(p, c->access, err);
+	if (r < 0)
+		goto fail;
+	r = compute_roots(p, err);
+	if (r < 0)
+		goto fail;
+	r = check_nesting(p, err);
+	if (r < 0)
+		goto fail;
+	*ret = p;
+	return 0;
+fail:
+	dsh_policy_free(p);
+	return r;
+}
+
+void dsh_policy_free(struct dsh_policy *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n_rules; i++)
+		dsh_rule_clear(&p->rules[i]);
+	free(p->rules);
+	for (size_t i = 0; i < p->n_roots; i++)
+		free(p->roots[i].path);
+	free(p->roots);
+	free(p->workspace);
+	free(p->cwd);
+	free(p->tmpdir);
+	free(p->home);
+	free(p->xdg_runtime_dir);
+	free(p->ssh_auth_sock);
+	dsh_strv_free(p->warnings);
+	dsh_strv_free(p->runner_command);
+	dsh_strv_free(p->runner_failure_signatures);
+	dsh_strv_free(p->envp);
+	free(p);
+}
+
+char *const *dsh_policy_warnings(const struct dsh_policy *p)
+{
+	static char *const none[] = { NULL };
+	return p->warnings ? p->warnings : none;
+}

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "policy/glob.h"
+#include "policy/path.h"
+#include "policy/rule.h"
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+			return true;
+	return false;
+}
+
+/* The directory part of a pattern before its first component holding a wildcard. */
+static size_t literal_dir_len(const char *pattern)
+{
+	size_t last_slash = 0;
+	for (size_t i = 0; pattern[i]; i++) {
+		if (pattern[i] == '\\' && pattern[i + 1]) {
+			i++;
+			continue;
+		}
+		if (pattern[i] == '/')
+			last_slash = i;
+		else if (pattern[i] == '*' || pattern[i] == '?' || pattern[i] == '[')
+			return last_slash;
+	}
+	return strlen(pattern);
+}
+
+static int fail(struct dsh_error **err, const char *text, const char *fmt, const char *detail)
+{
+	int r = dsh_err(err, DSH_ERR_POLICY, EINVAL, fmt, detail);
+	dsh_err_prefix(err, "rule \"%s\"", text);
+	return r;
+}
+
+/* Canonicalise the literal directory of a resolved pattern; the wildcard rest is kept as written. */
+static int canonical_pattern(const char *resolved, bool glob, char **ret, char **ret_dir,
+			     struct dsh_error **err)
+{
+	size_t dl = glob ? literal_dir_len(resolved) : strlen(resolved);
+	_cleanup_free_ char *dir_pat = strndup(resolved, dl ? dl : 1);
+	_cleanup_free_ char *dir = dir_pat ? dsh_glob_unescape(dir_pat) : NULL;
+	_cleanup_free_ char *canon = NULL;
+	if (!dir)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	int r = dsh_path_canonicalize(dir, &canon, err);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *esc = dsh_glob_escape(canon);
+	if (!esc)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	const char *rest = resolved + (dl ? dl : 1);
+	if (dl == 0)
+		rest = resolved + 1; /* the wildcard starts in the first component: keep "/" */
+	char *out = NULL;
+	if (strcmp(esc, "/") == 0 && *rest != '/' && *rest)
+		r = asprintf(&out, "/%s", rest);
+	else if (strcmp(esc, "/") == 0 && *rest == '/')
+		r = asprintf(&out, "%s", rest);
+	else
+		r = asprintf(&out, "%s%s", esc, rest);
+	if (r < 0)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	*ret = out;
+	*ret_dir = TAKE_PTR(canon);
+	return 0;
+}
+
+int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, unsigned index,
+		   struct dsh_rule *r, struct dsh_error **err)
+{
+	memset(r, 0, sizeof(*r));
+	r->index = index;
+
+	while (is_space(*line))
+		line++;
+	size_t len = strlen(line);
+	while (len > 0 && is_space(line[len - 1]))
+		len--;
+	_cleanup_free_ char *text = strndup(line, len);
+	if (!text)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+
+	/* The prefix is exactly "rw", "r-" or "--", then whitespace. */
+	if (len >= 2 && strncmp(text, "rw", 2) == 0)
+		r->kind = DSH_RULE_RW;
+	else if (len >= 2 && strncmp(text, "r-", 2) == 0)
+		r->kind = DSH_RULE_RO;
+	else if (len >= 2 && strncmp(text, "--", 2) == 0)
+		r->kind = DSH_RULE_DENY;
+	else
+		return fail(err, text, "%s", "missing or unknown prefix (expected 'rw', 'r-' or '--' then a path)");
+	if (len == 2)
+		return fail(err, text, "%s", "nothing follows the prefix");
+	if (text[2] != ' ' && text[2] != '\t')
+		return fail(err, text, "%s", "unknown prefix (expected 'rw', 'r-' or '--' then whitespace and a path)");
+	const char *path = text + 2;
+	while (*path == ' ' || *path == '\t')
+		path++;
+	if (!*path)
+		return fail(err, text, "%s", "nothing follows the prefix");
+	if (has_control(path))
+		return fail(err, text, "%s", "the path contains a control character");
+	if (path[0] == '~') {
+		int ret = fail(err, text, "%s", "a path may not start with '~'");
+		dsh_err_hint(err, "write {{ env.HOME }} instead of ~");
+		return ret;
+	}
+
+	_cleanup_free_ char *expanded = NULL;
+	int ret = dsh_expand_env(path, envp, &expanded, err);
+	if (ret < 0) {
+		dsh_err_prefix(err, "rule \"%s\"", text);
+		return ret;
+	}
+	if (has_control(expanded))
+		return fail(err, text, "%s", "the expanded path contains a control character");
+	if (strlen(expanded) >= PATH_MAX)
+		return fail(err, text, "%s", "the path is longer than PATH_MAX after expansion");
+
+	r->glob = dsh_glob_has_magic(expanded);
+	if (r->kind == DSH_RULE_RW && (r->glob || strpbrk(expanded, "*?[")))
+		return fail(err, text, "%s", "an rw path must be concrete: it contains a wildcard");
+	if (r->glob) {
+		ret = dsh_glob_validate(expanded, err);
+		if (ret < 0) {
+			dsh_err_prefix(err, "rule \"%s\"", text);
+			return ret;
+		}
+	}
+
+	r->resolved = dsh_path_normalize(workspace, expanded);
+	if (!r->resolved)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	if (strlen(r->resolved) >= PATH_MAX)
+		return fail(err, text, "%s", "the path is longer than PATH_MAX after resolution");
+
+	if (r->kind == DSH_RULE_RW) {
+		/* rw paths are concrete: no glob escapes apply. */
+		ret = dsh_path_canonicalize(r->resolved, &r->canonical, err);
+		if (ret < 0)
+			goto fail_ctx;
+		r->literal_dir = strdup(r->canonical);
+		r->text = TAKE_PTR(text);
+		return r->literal_dir ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	}
+
+	ret = canonical_pattern(r->resolved, r->glob, &r->canonical, &r->literal_dir, err);
+	if (ret < 0)
+		goto fail_ctx;
+	ret = dsh_glob_compile(r->canonical, &r->match[0], err);
+	if (ret < 0)
+		goto fail_ctx;
+	r->n_match = 1;
+	if (strcmp(r->canonical, r->resolved) != 0) {
+		/* The spelling as written is protected too (SPEC 1.3). */
+		ret = dsh_glob_compile(r->resolved, &r->match[1], err);
+		if (ret < 0)
+			goto fail_ctx;
+		r->n_match = 2;
+	}
+	r->text = TAKE_PTR(text);
+	return 0;
+
+fail_ctx:
+	dsh_err_prefix(err, "rule \"%s\"", text);
+	dsh_rule_clear(r);
+	return ret;
+}
+
+void dsh_rule_clear(struct dsh_rule *r)
+{
+	free(r->text);
+	free(r->resolved);
+	free(r->canonical);
+	free(r->literal_dir);
+	for (size_t i = 0; i < r->n_match; i++)
+		dsh_glob_clear(&r->match[i]);
+	memset(r, 0, sizeof(*r));
+}
+
+bool dsh_rule_covers(const struct dsh_rule *r, const char *path)
+{
+	if (r->kind == DSH_RULE_RW)
+		return dsh_path_is_beneath(path, r->canonical);
+	for (size_t i = 0; i < r->n_match; i++)
+		if (dsh_glob_match(&r->match[i], path))
+			return true;
+	return false;
+}

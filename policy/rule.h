@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef DSH_POLICY_RULE_H
+#define DSH_POLICY_RULE_H
+
+#include "policy/policy.h"
+
+/*
+ * Parse one rule line (already split from a multi-line text; surrounding whitespace is trimmed
+ * here): prefix, {{ env.NAME }} expansion from envp, validation, lexical resolution against the
+ * workspace, canonicalisation of the longest existing literal prefix, and the matchers for every
+ * spelling.  Errors name the rule and the reason; nothing is ever reinterpreted to make it valid.
+ */
+int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, unsigned index,
+		   struct dsh_rule *ret, struct dsh_error **err);
+void dsh_rule_clear(struct dsh_rule *r);
+/* Expand {{ env.NAME }} (spaces inside the braces optional). */
+int dsh_expand_env(const char *s, char *const *envp, char **ret, struct dsh_error **err);
+
+#endif

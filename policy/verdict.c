@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "policy/policy.h"
+
+/*
+ * Precedence is by kind, never by order or specificity: -- > r- > rw / platform writable roots
+ * (SPEC 1.2).  Reads are decided by -- rules alone.
+ */
+int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *path,
+		       struct dsh_verdict *v)
+{
+	*v = (struct dsh_verdict){ .allow = false };
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].kind == DSH_RULE_DENY && dsh_rule_covers(&p->rules[i], path)) {
+			v->rule = &p->rules[i];
+			v->reason = "rule";
+			return 0;
+		}
+	if (op == DSH_OP_READ) {
+		v->allow = true;
+		v->reason = "readable";
+		return 0;
+	}
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].kind == DSH_RULE_RO && dsh_rule_covers(&p->rules[i], path)) {
+			v->rule = &p->rules[i];
+			v->reason = "rule";
+			return 0;
+		}
+	switch (p->mode) {
+	case DSH_MODE_READ_ONLY:
+		v->reason = "mode read-only";
+		return 0;
+	case DSH_MODE_DANGER_FULL_ACCESS:
+		v->allow = true;
+		v->reason = "mode danger-full-access";
+		return 0;
+	case DSH_MODE_WORKSPACE_WRITE:
+		break;
+	}
+	/* Roots are sorted parents first: the innermost containing root is the last match. */
+	for (size_t i = p->n_roots; i-- > 0;)
+		if (dsh_path_is_beneath(path, p->roots[i].path)) {
+			v->allow = true;
+			v->root = &p->roots[i];
+			v->reason = "writable root";
+			return 0;
+		}
+	v->reason = "outside the writable roots";
+	return 0;
+}
+
+char *dsh_verdict_explain(const struct dsh_verdict *v)
+{
+	char *s = NULL;
+	int r;
+	if (v->rule)
+		r = asprintf(&s, "rule \"%s\"", v->rule->text);
+	else if (v->root)
+		r = asprintf(&s, "writable root %s", v->root->path);
+	else
+		r = asprintf(&s, "%s", v->reason ? v->reason : "?");
+	return r < 0 ? NULL : s;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef DSH_SUPERVISOR_CAPS_H
+#define DSH_SUPERVISOR_CAPS_H
+
+/*
+ * Capabilities: the one chokepoint (libcap-ng and the securebits prctl).
+ *
+ * dsh_caps_drop_all() locks the securebits (no root magic on exec, no setuid fixups, no keep-caps,
+ * no ambient raise, each locked) and then clears every set: effective, permitted, inheritable,
+ * bounding and ambient.  The securebits and the bounding set need CAP_SETPCAP in the current user
+ * namespace: the linux-ns child (root of its own namespace) has it; an unprivileged caller of the
+ * landlock backend does not, and there the two steps are skipped and reported in *ret_partial
+ * (no_new_privs already makes file capabilities and setuid bits inert for it).
+ */
+
+#include <stdbool.h>
+
+#include "dshbox/error.h"
+
+struct dsh_caps_result {
+	bool securebits_locked;
+	bool bounding_cleared;
+};
+
+int dsh_caps_drop_all(struct dsh_caps_result *ret, struct dsh_error **err);
+/* True when no capability is left in any set (effective, permitted, inheritable, ambient;
+   and bounding when bounding_too). */
+bool dsh_caps_none_left(bool bounding_too);
+
+#endif

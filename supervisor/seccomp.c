@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+
+#include "common/cleanup.h"
+#include "supervisor/seccomp.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080 /* Linux 5.6; unshare() only: in clone() the low byte is the exit signal */
+#endif
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+
+#define R(n, c, d, e, w) { #n, __NR_##n, c, d, e, w }
+#define DENY(n, w) R(n, DSH_SC_ALWAYS, 0, EPERM, w)
+
+static const struct dsh_seccomp_rule rules[] = {
+	/* The mount family: the tree is complete and locked; nothing inside may change it. */
+	DENY(mount, "mount table is fixed (SPEC 3.7)"),
+	DENY(umount2, "mount table is fixed: uncovering a mask"),
+	DENY(pivot_root, "mount table is fixed"),
+	DENY(open_tree, "new mount API: cloning a subtree could uncover a mask"),
+	DENY(move_mount, "new mount API"),
+	DENY(fsopen, "new mount API"),
+	DENY(fsconfig, "new mount API"),
+	DENY(fsmount, "new mount API"),
+	DENY(fspick, "new mount API: reconfiguring a superblock (remount read-write)"),
+	DENY(mount_setattr, "new mount API: clearing read-only"),
+	/* Namespaces: a new user namespace gives back every capability and a fresh mount table. */
+	R(unshare, DSH_SC_UNSHARE_NS, 0, EPERM, "new namespaces (nested user namespaces regain capabilities)"),
+	R(clone, DSH_SC_CLONE_NS, 0, EPERM, "new namespaces through clone flags"),
+	R(clone3, DSH_SC_ALWAYS, 0, ENOSYS,
+	  "its flags live in memory a filter cannot read: ENOSYS makes libc fall back to clone()"),
+	DENY(setns, "joining another namespace"),
+	/* Kernel attack surface an ordinary build or script never needs. */
+	DENY(keyctl, "kernel keyrings are shared per user, not per sandbox"),
+	DENY(add_key, "kernel keyrings"),
+	DENY(request_key, "kernel keyrings"),
+	DENY(bpf, "eBPF: large kernel attack surface"),
+	DENY(perf_event_open, "performance events: side channels, attack surface"),
+	DENY(userfaultfd, "stalls kernel page faults: a classic exploit primitive"),
+	DENY(io_uring_setup, "io_uring: bypasses per-syscall filtering, large attack surface"),
+	DENY(io_uring_enter, "io_uring"),
+	DENY(io_uring_register, "io_uring"),
+	DENY(open_by_handle_at, "opens files by handle, around the mount tree (shocker)"),
+	DENY(name_to_handle_at, "file handles: pairs with open_by_handle_at"),
+	DENY(kexec_load, "replacing the kernel"),
+	DENY(kexec_file_load, "replacing the kernel"),
+	DENY(init_module, "kernel modules"),
+	DENY(finit_module, "kernel modules"),
+	DENY(delete_module, "kernel modules"),
+	DENY(acct, "process accounting writes a host file"),
+	DENY(swapon, "swap"),
+	DENY(swapoff, "swap"),
+	DENY(reboot, "reboot"),
+	DENY(quotactl, "quotas"),
+	/* Reaching other processes' memory. */
+	DENY(ptrace, "reading and writing other processes"),
+	DENY(process_vm_readv, "reading another process's memory"),
+	DENY(process_vm_writev, "writing another process's memory"),
+	DENY(pidfd_getfd, "stealing another process's descriptors"),
+	/* Terminal injection: typing commands into the caller's shell. */
+	R(ioctl, DSH_SC_IOCTL_REQ, TIOCSTI, EPERM, "TIOCSTI types into the caller's terminal"),
+	R(ioctl, DSH_SC_IOCTL_REQ, TIOCLINUX, EPERM, "TIOCLINUX pastes console selections"),
+	/* Sockets that leave every namespace. */
+	R(socket, DSH_SC_SOCKET_FAMILY, AF_VSOCK, EPERM, "AF_VSOCK reaches the hypervisor and other VMs"),
+	/* Execution domains: a personality can disable ASLR (ADDR_NO_RANDOMIZE) or READ_IMPLIES_EXEC. */
+	R(personality, DSH_SC_PERSONALITY, 0, EPERM, "only PER_LINUX (and the query)"),
+};
+
+const struct dsh_seccomp_rule *dsh_seccomp_rules(size_t *ret_n)
+{
+	*ret_n = ARRAY_SIZE(rules);
+	return rules;
+}
+
+const char *dsh_seccomp_cond_to_string(enum dsh_seccomp_cond c)
+{
+	switch (c) {
+	case DSH_SC_ALWAYS:
+		return "always";
+	case DSH_SC_CLONE_NS:
+		return "flags & CLONE_NEW*";
+	case DSH_SC_UNSHARE_NS:
+		return "flags & CLONE_NEW*";
+	case DSH_SC_IOCTL_REQ:
+		return "(request & 0xffffffff) ==";
+	case DSH_SC_SOCKET_FAMILY:
+		return "family ==";
+	case DSH_SC_SOCKET_NOT_UNIX:
+		return "family != AF_UNIX";
+	case DSH_SC_PERSONALITY:
+		return "persona not in {PER_LINUX, 0xffffffff}";
+	}
+	return "?";
+}
+
+/* Namespace flags of clone() (no CLONE_NEWTIME: its bit is part of the exit signal there). */
+static const uint64_t clone_ns_flags[] = {
+	CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+};
+
+static int add_rule(scmp_filter_ctx ctx, const struct dsh_seccomp_rule *r, struct dsh_error **err)
+{
+	uint32_t act = SCMP_ACT_ERRNO((uint32_t)r->errno_value);
+	int rc = 0;
+	switch (r->cond) {
+	case DSH_SC_ALWAYS:
+		rc = seccomp_rule_add(ctx, act, r->nr, 0);
+		break;
+	case DSH_SC_UNSHARE_NS:
+		rc = seccomp_rule_add(ctx, act, r->nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWTIME, CLONE_NEWTIME));
+		/* fall through: unshare also refuses every clone() namespace flag */
+		__attribute__((fallthrough));
+	case DSH_SC_CLONE_NS:
+		/* One rule per bit: libseccomp ORs rules, and "any of these bits" is an OR. */
+		for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(clone_ns_flags); i++)
+			rc = seccomp_rule_add(ctx, act, r->nr, 1,
+					      SCMP_A0(SCMP_CMP_MASKED_EQ, clone_ns_flags[i], clone_ns_flags[i]));
+		break;
+	case DSH_SC_IOCTL_REQ:
+		/* The kernel reads the request as a 32-bit int: compare the low 32 bits only, or
+		   TIOCSTI | (1 << 32) would pass a plain equality test and still inject. */
+		rc = seccomp_rule_add(ctx, act, r->nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, r->datum));
+		break;
+	case DSH_SC_SOCKET_FAMILY:
+		rc = seccomp_rule_add(ctx, act, r->nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, r->datum));
+		break;
+	case DSH_SC_SOCKET_NOT_UNIX:
+		rc = seccomp_rule_add(ctx, act, r->nr, 1, SCMP_A0(SCMP_CMP_NE, (uint64_t)AF_UNIX));
+		break;
+	case DSH_SC_PERSONALITY:
+		/* persona is an unsigned int; allowed: exactly 0 (PER_LINUX) and 0xffffffff (query).
+		   libseccomp takes one comparison per argument per rule and ORs rules, so: anything
+		   above 32 bits (harmless to the kernel, refused anyway), plus every 32-bit value that
+		   is neither all zeros nor all ones — such a value has, cyclically, a one followed by a
+		   zero: bit i set and bit i+1 clear, one masked test per i. */
+		rc = seccomp_rule_add(ctx, act, r->nr, 1, SCMP_A0(SCMP_CMP_GT, 0xffffffffULL));
+		for (unsigned i = 0; rc == 0 && i < 32; i++) {
+			uint64_t one = 1ULL << i, next = 1ULL << ((i + 1) % 32);
+			rc = seccomp_rule_add(ctx, act, r->nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, one | next, one));
+		}
+		break;
+	}
+	if (rc < 0)
+		return dsh_err_sys(err, -rc, "seccomp: rule for %s (%s)", r->name, dsh_seccomp_cond_to_string(r->cond));
+	return 0;
+}
+
+static int export_prog(scmp_filter_ctx ctx, struct dsh_seccomp_prog *ret, struct dsh_error **err)
+{
+	/* libseccomp 2.5 exports only to a descriptor: go through a memfd and read it back. */
+	_cleanup_close_ int fd = memfd_create("dshbox-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return dsh_err_sys(err, errno, "seccomp: memfd_create");
+	int rc = seccomp_export_bpf(ctx, fd);
+	if (rc < 0)
+		return dsh_err_sys(err, -rc, "seccomp_export_bpf");
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size % (off_t)sizeof(struct sock_filter) ||
+	    st.st_size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "seccomp: exported program has a bad size");
+	struct sock_filter *insns = malloc((size_t)st.st_size);
+	if (!insns)
+		return dsh_err_sys(err, ENOMEM, "seccomp program");
+	if (pread(fd, insns, (size_t)st.st_size, 0) != st.st_size) {
+		free(insns);
+		return dsh_err_sys(err, errno ? errno : EIO, "seccomp: read back the program");
+	}
+	ret->insns = insns;
+	ret->len = (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter));
+	return 0;
+}
+
+static void ctx_releasep(scmp_filter_ctx *c)
+{
+	if (*c)
+		seccomp_release(*c);
+}
+
+int dsh_seccomp_compile(const struct dsh_seccomp_opts *o, struct dsh_seccomp_prog *ret,
+			struct dsh_error **err)
+{
+	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return dsh_err_sys(err, ENOMEM, "seccomp_init");
+	/* Only the native architecture is in the filter: i386 (int 0x80) and x32 calls take the
+	   bad-architecture action, which is EPERM rather than libseccomp's default kill.  The
+	   program is loaded by dsh_seccomp_load() after no_new_privs has its own stage. */
+	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM));
+	if (rc >= 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (rc < 0)
+		return dsh_err_sys(err, -rc, "seccomp: filter attributes");
+	for (size_t i = 0; i < ARRAY_SIZE(rules); i++)
+		if ((rc = add_rule(ctx, &rules[i], err)) < 0)
+			return rc;
+	if (o && o->deny_inet) {
+		static const struct dsh_seccomp_rule inet = {
+			"socket", __NR_socket, DSH_SC_SOCKET_NOT_UNIX, 0, EPERM, "network off without a namespace",
+		};
+		if ((rc = add_rule(ctx, &inet, err)) < 0)
+			return rc;
+	}
+	return export_prog(ctx, ret, err);
+}
+
+int dsh_seccomp_load(const struct dsh_seccomp_prog *p, struct dsh_error **err)
+{
+	struct sock_fprog prog = { .len = p->len, .filter = p->insns };
+	if (!p->insns)
+		return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "seccomp: no program compiled");
+	if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) {
+		int e = errno;
+		dsh_err_sys(err, e, "seccomp: load filter");
+		if (e == EACCES)
+			dsh_err_hint(err, "set no_new_privs (PR_SET_NO_NEW_PRIVS) before seccomp");
+		return -e;
+	}
+	return 0;
+}
+
+void dsh_seccomp_prog_clear(struct dsh_seccomp_prog *p)
+{
+	free(p->insns);
+	p->insns = NULL;
+	p->len = 0;
+}
