@@ -190,8 +190,8 @@ static int check(struct ctx *c, enum dsh_op op, const char *canonical, const cha
 		_cleanup_free_ char *why = dsh_verdict_explain(&v);
 		const char *rule = v.rule ? v.rule->text : v.reason;
 		return fail(c, DSH_FENCE_DENIED, canonical, 0, rule ? rule : "denied",
-			    "denied for %s by %s (mode %s)", op == DSH_OP_READ ? "reading" : "writing",
-			    why ? why : (rule ? rule : "the policy"), dsh_mode_to_string(c->p->mode));
+			    "denied: %s (mode %s)", why ? why : (rule ? rule : "the policy"),
+			    dsh_mode_to_string(c->p->mode));
 	}
 	if (spelled && strcmp(spelled, canonical) != 0) {
 		for (size_t i = 0; i < c->p->n_rules; i++) {
@@ -200,9 +200,8 @@ static int check(struct ctx *c, enum dsh_op op, const char *canonical, const cha
 				continue;
 			if (dsh_rule_covers(rule, spelled))
 				return fail(c, DSH_FENCE_DENIED, canonical, 0, rule->text,
-					    "denied for %s by rule \"%s\" covering the path as spelled, %s (mode %s)",
-					    op == DSH_OP_READ ? "reading" : "writing", rule->text, spelled,
-					    dsh_mode_to_string(c->p->mode));
+					    "denied: rule \"%s\" covers the path as spelled, %s (mode %s)",
+					    rule->text, spelled, dsh_mode_to_string(c->p->mode));
 		}
 	}
 	return 0;
