@@ -575,8 +575,12 @@ static bool unchanged(const struct stat *a, const struct stat *b)
 	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-/* For edit: the file at the name is still the one read, with the same content. */
-static int recheck(struct ctx *c, const struct target *t, const struct old_state *old)
+/*
+ * For edit: the file at the name is still the one read (same inode, size, mtime, ctime), and with
+ * content also its bytes.  The full comparison runs before the temporary gets its name; the stat
+ * comparison again right before the rename, so the named temporary lives for the shortest time.
+ */
+static int recheck(struct ctx *c, const struct target *t, const struct old_state *old, bool content)
 {
 	struct stat now, now_fd;
 	if (fstatat(t->pfd, t->name, &now, AT_SYMLINK_NOFOLLOW) < 0)
@@ -584,6 +588,8 @@ static int recheck(struct ctx *c, const struct target *t, const struct old_state
 	if (fstat(old->fd, &now_fd) < 0 || !unchanged(&old->st, &now) || !unchanged(&old->st, &now_fd))
 		return fail(c, DSH_FENCE_CONFLICT, t->path, 0, NULL,
 			    "the file changed after it was read; read it again and redo the edit");
+	if (!content)
+		return 0;
 	_cleanup_free_ char *again = NULL;
 	size_t len = 0;
 	if (read_all(old->fd, 0, old->len + 1, &again, &len) < 0 || len != old->len ||
@@ -683,6 +689,14 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 			return fail_sys(c, t->path, e, "rename the new file into place");
 		}
 	} else {
+		if (old && old->data) {
+			r = recheck(c, t, old, true);
+			if (r < 0) {
+				if (!anonymous)
+					(void)unlinkat(t->pfd, tmpname, 0);
+				return r;
+			}
+		}
 		if (anonymous) {
 			for (int i = 0;; i++) {
 				if (linkat(AT_FDCWD, proc, t->pfd, tmpname, AT_SYMLINK_FOLLOW) == 0)
@@ -695,7 +709,7 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 			}
 		}
 		if (old && old->data) {
-			r = recheck(c, t, old);
+			r = recheck(c, t, old, false);
 			if (r < 0) {
 				(void)unlinkat(t->pfd, tmpname, 0);
 				return r;
