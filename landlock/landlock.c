@@ -4,6 +4,9 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/openat2.h>
 
 #include "common/cleanup.h"
 #include "landlock/landlock.h"
@@ -32,10 +35,14 @@ static int add_grant(int ruleset, const struct dsh_landlock_spec *s, const struc
 	_cleanup_close_ int own = -1;
 	int fd = g->fd;
 	if (g->path) {
-		own = open(g->path, O_PATH | O_CLOEXEC);
+		struct open_how how = { .flags = O_PATH | O_CLOEXEC };
+		if (g->no_symlinks)
+			how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+		own = (int)syscall(SYS_openat2, AT_FDCWD, g->path, &how, sizeof(how));
 		if (own < 0) {
-			if (errno == ENOENT || errno == ENOTDIR)
-				return 0; /* nothing there: granting nothing is the safe direction */
+			/* nothing there, or a symlink where none was: granting nothing is the safe direction */
+			if (errno == ENOENT || errno == ENOTDIR || (g->no_symlinks && errno == ELOOP))
+				return 0;
 			return dsh_err_sys(err, errno, "landlock: open '%s'", g->path);
 		}
 		fd = own;

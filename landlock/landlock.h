@@ -53,6 +53,7 @@ struct dsh_landlock_grant {
 	int fd;           /* an O_PATH descriptor owned by the caller, or -1 */
 	uint64_t access;  /* LANDLOCK_ACCESS_FS_*; masked to what is handled at build time */
 	unsigned rule;    /* the policy rule index that produced it, or DSH_LANDLOCK_NO_RULE */
+	bool no_symlinks; /* open with RESOLVE_NO_SYMLINKS; a symlink found there is skipped */
 };
 #define DSH_LANDLOCK_NO_RULE ((unsigned)-1)
 
@@ -75,6 +76,24 @@ int dsh_landlock_spec_add(struct dsh_landlock_spec *s, const char *path, int fd,
 			  struct dsh_error **err);
 int dsh_landlock_spec_add_rule(struct dsh_landlock_spec *s, const char *path, uint64_t access,
 			       unsigned rule, struct dsh_error **err);
+
+/*
+ * Express "everything but these" with an allow-only ruleset: walk from / down to each target and
+ * grant sibling_access on every entry met on the way that is neither a target nor a directory
+ * leading to one; a target gets its own access (0: nothing).  The directories on the way get no
+ * grant of their own (so they cannot be listed).  Symlinks get no grant (following one is checked
+ * at its target) and the grants are opened without following symlinks, so a sibling swapped for a
+ * link after the walk grants nothing.  A directory that cannot be listed ends the walk there
+ * (fewer grants, never more).  Targets are canonical absolute paths; *ret_n_grants counts grants.
+ */
+struct dsh_landlock_target {
+	const char *path;
+	uint64_t access;
+	unsigned rule;
+};
+int dsh_landlock_spec_add_siblings(struct dsh_landlock_spec *s, const struct dsh_landlock_target *targets,
+				   size_t n_targets, uint64_t sibling_access, size_t max_grants,
+				   struct dsh_error **err);
 
 /* Device nodes a command needs written (SPEC 3.6), never all of /dev. */
 extern const char *const dsh_landlock_devices[];

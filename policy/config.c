@@ -12,6 +12,7 @@
 #include "common/cleanup.h"
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
+#include "policy/config.h"
 
 /* A configuration file larger than this is refused: it is a policy, not a data set. */
 #define CONFIG_MAX_BYTES (4 * 1024 * 1024)
@@ -38,7 +39,7 @@ void dsh_config_clear(struct dsh_config *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static int read_file(const char *path, char **ret, size_t *ret_len, struct dsh_error **err)
+int dsh_read_small_file(const char *path, char **ret, size_t *ret_len, struct dsh_error **err)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
@@ -203,51 +204,57 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 	return bad(x, v, key, "%s", "unknown key");
 }
 
-int dsh_config_load_string(struct dsh_config *c, const char *yaml, size_t len, const char *origin,
-			   struct dsh_error **err)
+int dsh_config_apply_mapping(struct dsh_config *c, yaml_document_t *doc, yaml_node_t *map,
+			     const char *origin, struct dsh_error **err)
+{
+	struct ctx x = { doc, origin, err };
+	if (map->type != YAML_MAPPING_NODE)
+		return bad(&x, map, "configuration", "%s", "expected a mapping of keys to values");
+	_cleanup_strv_ char **seen = NULL;
+	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(doc, pr->key);
+		yaml_node_t *v = yaml_document_get_node(doc, pr->value);
+		if (k->type != YAML_SCALAR_NODE)
+			return bad(&x, k, "configuration", "%s", "keys must be plain names");
+		const char *key = (const char *)k->data.scalar.value;
+		if (dsh_strv_contains(seen, key))
+			return bad(&x, k, key, "%s", "duplicate key");
+		if (dsh_strv_push(&seen, key) < 0)
+			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+		int r = field(&x, c, key, v);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int dsh_yaml_load(const char *yaml, size_t len, const char *origin, yaml_document_t *doc,
+		  struct dsh_error **err)
 {
 	yaml_parser_t parser;
-	yaml_document_t doc;
-	int r = 0;
-
 	if (!yaml_parser_initialize(&parser))
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
-	if (!yaml_parser_load(&parser, &doc)) {
+	int r = 0;
+	if (!yaml_parser_load(&parser, doc))
 		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL, "%s:%zu: %s", origin, (size_t)parser.problem_mark.line + 1,
 			    parser.problem ? parser.problem : "invalid YAML");
-		yaml_parser_delete(&parser);
-		return r;
-	}
-	struct ctx x = { &doc, origin, err };
-	yaml_node_t *root = yaml_document_get_root_node(&doc);
-	if (!root) {
-		/* An empty file is an empty configuration. */
-	} else if (root->type != YAML_MAPPING_NODE) {
-		r = bad(&x, root, "configuration", "%s", "expected a mapping of keys to values");
-	} else {
-		_cleanup_strv_ char **seen = NULL;
-		for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; r >= 0 && pr < root->data.mapping.pairs.top; pr++) {
-			yaml_node_t *k = yaml_document_get_node(&doc, pr->key);
-			yaml_node_t *v = yaml_document_get_node(&doc, pr->value);
-			if (k->type != YAML_SCALAR_NODE) {
-				r = bad(&x, k, "configuration", "%s", "keys must be plain names");
-				break;
-			}
-			const char *key = (const char *)k->data.scalar.value;
-			if (dsh_strv_contains(seen, key)) {
-				r = bad(&x, k, key, "%s", "duplicate key");
-				break;
-			}
-			if (dsh_strv_push(&seen, key) < 0) {
-				r = dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
-				break;
-			}
-			r = field(&x, c, key, v);
-		}
-	}
-	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
+	return r;
+}
+
+int dsh_config_load_string(struct dsh_config *c, const char *yaml, size_t len, const char *origin,
+			   struct dsh_error **err)
+{
+	yaml_document_t doc;
+	int r = dsh_yaml_load(yaml, len, origin, &doc, err);
+	if (r < 0)
+		return r;
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	/* An empty file is an empty configuration. */
+	if (root)
+		r = dsh_config_apply_mapping(c, &doc, root, origin, err);
+	yaml_document_delete(&doc);
 	return r;
 }
 
@@ -255,7 +262,7 @@ int dsh_config_load_file(struct dsh_config *c, const char *path, struct dsh_erro
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
-	int r = read_file(path, &buf, &len, err);
+	int r = dsh_read_small_file(path, &buf, &len, err);
 	if (r < 0) {
 		dsh_err_prefix(err, "configuration");
 		return r;
@@ -267,7 +274,7 @@ int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct d
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
-	int r = read_file(path, &buf, &len, err);
+	int r = dsh_read_small_file(path, &buf, &len, err);
 	if (r < 0) {
 		dsh_err_prefix(err, "access file");
 		return r;

@@ -488,6 +488,7 @@ int dsh_glob_compile(const char *pattern, struct dsh_glob *g, struct dsh_error *
 	if (!dsh_glob_has_magic(pattern)) {
 		free(toks);
 		g->literal = dsh_glob_unescape(pattern);
+		g->literal_len = g->literal ? strlen(g->literal) : 0;
 		if (!g->literal) {
 			dsh_glob_clear(g);
 			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
@@ -504,8 +505,12 @@ int dsh_glob_compile(const char *pattern, struct dsh_glob *g, struct dsh_error *
 
 bool dsh_glob_match(const struct dsh_glob *g, const char *path)
 {
-	if (g->literal)
-		return dsh_path_is_beneath(path, g->literal);
+	if (g->literal) {
+		size_t n = g->literal_len;
+		if (n == 1)
+			return path[0] == '/';
+		return strncmp(path, g->literal, n) == 0 && (path[n] == '\0' || path[n] == '/');
+	}
 	return g->prog && prog_match(g->prog, path);
 }
 

@@ -19,6 +19,7 @@ struct dsh_glob {
 	char *pattern; /* absolute pattern, as matched (glob escapes kept) */
 	char *regex;   /* the one anchored POSIX ERE, shared with the Seatbelt generator */
 	char *literal; /* unescaped path when the pattern has no wildcard, else NULL */
+	size_t literal_len;
 	struct dsh_glob_prog *prog; /* the fast matcher, proven equal to regex by a differential test */
 	regex_t re;
 	bool re_compiled;

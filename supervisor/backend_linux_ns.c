@@ -1,17 +1,273 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "common/cleanup.h"
+#include "common/strbuf.h"
+#include "common/strv.h"
+#include "ns/plan.h"
+#include "ns/sys.h"
 #include "supervisor/backends.h"
+#include "supervisor/sandbox.h"
 
-/* Placeholder until this backend lands: it can enforce nothing, so it says so and refuses. */
-static int unavailable(const struct dsh_policy *p, struct dsh_error **err)
+/* The linux-ns backend (SPEC 3): user + mount + pid (+ net) namespaces and its own mount tree. */
+
+struct linux_ns_plan {
+	struct dsh_mount_plan *mounts;
+	bool new_net;
+	bool landlock;                    /* the Landlock stage runs (not in danger-full-access) */
+	struct dsh_landlock_spec ll;      /* its grants, opened inside the finished tree */
+	struct dsh_seccomp_prog seccomp;  /* compiled here, loaded as the last stage */
+};
+
+static bool new_net(const struct dsh_policy *p)
 {
-	(void)p;
-	return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend 'linux-ns' is not available in this build");
+	return !p->network && p->mode != DSH_MODE_DANGER_FULL_ACCESS;
+}
+
+/*
+ * What the kernel does, not what it claims.  In-process: ENOSYS from the new mount API or openat2
+ * means the kernel is too old.  Then a child sharing our memory (CLONE_VM: no page tables copied)
+ * is created in a new user + UTS namespace and uses a capability there (sethostname): hosts that
+ * allow the namespace but deny its capabilities (AppArmor's userns restriction) fail here.  No mount
+ * namespace: creating and tearing one down costs ~2 ms, which every auto run would pay.  CLONE_VFORK:
+ * we resume when the child has exited, without a wake-up through poll.  The child makes one
+ * non-blocking call, so probe_timeout_ms (still applied to the wait) cannot be reached in practice.
+ */
+struct probe_arg {
+	int result; /* 0 or errno */
+};
+
+static int probe_fn(void *arg)
+{
+	struct probe_arg *a = arg;
+	a->result = sethostname("dshbox-probe", 12) < 0 ? errno : 0;
+	return 0;
+}
+
+static int ln_probe(const struct dsh_policy *p, struct dsh_error **err)
+{
+	struct mount_attr a0 = { 0 };
+	if ((mount_setattr(-1, "", AT_EMPTY_PATH, &a0, sizeof(a0)) < 0 && errno == ENOSYS) ||
+	    (open_tree(-1, "", AT_EMPTY_PATH) < 0 && errno == ENOSYS) ||
+	    (fsopen("", 0) < 0 && errno == ENOSYS))
+		return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOSYS,
+			       "linux-ns: the new mount API (open_tree, mount_setattr, fsopen) is missing (Linux 5.12+)");
+	if (dsh_openat2(-1, "", O_PATH, 0, 0) < 0 && errno == ENOSYS)
+		return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOSYS, "linux-ns: openat2 is missing (Linux 5.6+)");
+
+	static char stack[16384] __attribute__((aligned(16)));
+	struct probe_arg arg = { .result = EIO };
+	int pidfd = -1;
+	pid_t pid = clone(probe_fn, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | CLONE_NEWUTS | CLONE_PIDFD | SIGCHLD,
+			  &arg, &pidfd);
+	if (pid < 0) {
+		int r = dsh_err_sys(err, errno, "linux-ns: clone(CLONE_NEWUSER|CLONE_NEWUTS)");
+		dsh_err_hint(err, "unprivileged user namespaces are off on this host (see kernel.unprivileged_userns_clone, "
+				  "user.max_user_namespaces, AppArmor's restrict_unprivileged_userns)");
+		return r;
+	}
+	long long timeout = p && p->probe_timeout_ms > 0 ? p->probe_timeout_ms : 5000;
+	struct pollfd pf = { pidfd, POLLIN, 0 };
+	int n;
+	do
+		n = poll(&pf, 1, timeout > 0x7fffffff ? 0x7fffffff : (int)timeout);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		kill(pid, SIGKILL);
+	waitpid(pid, NULL, __WCLONE | __WALL);
+	close(pidfd);
+	if (n == 0)
+		return dsh_err(err, DSH_ERR_UNSUPPORTED, ETIMEDOUT, "linux-ns: probe timed out after %lld ms", timeout);
+	if (arg.result != 0) {
+		int r = dsh_err_sys(err, arg.result, "linux-ns: capabilities in a new user namespace (sethostname)");
+		dsh_err_hint(err, "this host denies capabilities in unprivileged user namespaces (AppArmor's "
+				  "restrict_unprivileged_userns?); try --backend landlock");
+		return r;
+	}
+	return 0;
+}
+
+static void plan_free(void *plan)
+{
+	struct linux_ns_plan *lp = plan;
+	if (!lp)
+		return;
+	dsh_mount_plan_free(lp->mounts);
+	dsh_landlock_spec_clear(&lp->ll);
+	dsh_seccomp_prog_clear(&lp->seccomp);
+	free(lp);
+}
+
+static int ln_compile(const struct dsh_policy *p, void **ret_plan, struct dsh_error **err)
+{
+	struct linux_ns_plan *lp = calloc(1, sizeof(*lp));
+	if (!lp)
+		return dsh_err_sys(err, ENOMEM, "linux-ns plan");
+	int r = dsh_mount_plan_build(p, &lp->mounts, err);
+	if (r < 0) {
+		free(lp);
+		return r;
+	}
+	lp->new_net = new_net(p);
+	/* Landlock is the second wall, best effort (the mount tree is the first): skipped when the
+	   kernel has none, and in danger-full-access, where everything is writable anyway. */
+	int abi = dsh_landlock_abi();
+	lp->landlock = abi >= 1 && p->mode != DSH_MODE_DANGER_FULL_ACCESS;
+	if (lp->landlock)
+		r = dsh_landlock_spec_for_sandbox(p, abi, lp->mounts->dev ? DSH_LANDLOCK_PRIVATE_DEV_SHM : 0,
+						  &lp->ll, err);
+	if (r >= 0)
+		r = dsh_seccomp_compile(NULL, &lp->seccomp, err);
+	if (r < 0) {
+		plan_free(lp);
+		return r;
+	}
+	*ret_plan = lp;
+	return 0;
+}
+
+static const char *const denial_signatures[] = { "permission denied", "read-only file system", NULL };
+
+static int rule_report(const struct dsh_policy *p, const struct dsh_rule *r, struct dsh_rule_report *out)
+{
+	const char *how = NULL;
+	char *dyn = NULL;
+	out->level = DSH_ENFORCE_FULL;
+	switch (r->kind) {
+	case DSH_RULE_RW:
+		if (p->mode == DSH_MODE_READ_ONLY)
+			how = "ignored: mode read-only is never widened";
+		else if (p->mode == DSH_MODE_DANGER_FULL_ACCESS)
+			how = "nothing to do: everything is writable in danger-full-access";
+		else {
+			const struct dsh_root *root = NULL;
+			for (size_t i = 0; i < p->n_roots; i++)
+				if (p->roots[i].rule == r)
+					root = &p->roots[i];
+			if (root && root->dead_by) {
+				if (asprintf(&dyn, "none: inside rule \"%s\" (masked)", root->dead_by->text) < 0)
+					return -ENOMEM;
+			} else if (root && root->readonly_by) {
+				if (asprintf(&dyn, "read-only: inside rule \"%s\"", root->readonly_by->text) < 0)
+					return -ENOMEM;
+			} else if (r->canonical && dsh_path_is_beneath(r->canonical, "/tmp"))
+				how = "writable bind, at its path inside the private /tmp";
+			else
+				how = "writable bind (cloned before the read-only pass)";
+		}
+		break;
+	case DSH_RULE_RO:
+		how = r->glob ? "read-only self-bind (recursive) of each match found at start"
+			      : "read-only self-bind (recursive)";
+		break;
+	case DSH_RULE_DENY:
+		how = r->glob ? "mask of each match found at start (read and write fail with EACCES)"
+			      : "mask (read and write fail with EACCES; the name stays listable)";
+		break;
+	}
+	out->how = dyn ? dyn : strdup(how);
+	return out->how ? 0 : -ENOMEM;
+}
+
+static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_description *ret,
+		       struct dsh_error **err)
+{
+	const struct linux_ns_plan *lp = plan;
+	memset(ret, 0, sizeof(*ret));
+	ret->backend = "linux-ns";
+	ret->overall = DSH_ENFORCE_FULL;
+	ret->rules = calloc(p->n_rules ? p->n_rules : 1, sizeof(*ret->rules));
+	if (!ret->rules)
+		goto oom;
+	ret->n_rules = p->n_rules;
+	bool globs = false;
+	for (size_t i = 0; i < p->n_rules; i++) {
+		if (rule_report(p, &p->rules[i], &ret->rules[i]) < 0)
+			goto oom;
+		globs |= p->rules[i].glob && p->rules[i].kind != DSH_RULE_RW;
+	}
+	for (size_t i = 0; denial_signatures[i]; i++)
+		if (dsh_strv_push(&ret->denial_signatures, denial_signatures[i]) < 0)
+			goto oom;
+	if (dsh_strv_push(&ret->notes, "a masked path's name stays visible in its parent's listing") < 0)
+		goto oom;
+	if (globs && dsh_strv_push(&ret->notes, "globs are expanded when the run starts: files that appear later "
+						 "inside a writable root are not covered by the mount tree (the file "
+						 "fence still enforces them)") < 0)
+		goto oom;
+	if (p->mode != DSH_MODE_DANGER_FULL_ACCESS &&
+	    dsh_strv_push(&ret->notes, "/tmp is a private tmpfs: host files under /tmp outside the writable roots "
+				       "are invisible, and writes there never reach the host") < 0)
+		goto oom;
+	if (p->protect_sockets) {
+		_cleanup_strv_ char **socks = dsh_socket_candidates(p);
+		for (size_t i = 0; socks && socks[i]; i++)
+			if (dsh_strv_pushf(&ret->notes, "host daemon socket masked when present: %s", socks[i]) < 0)
+				goto oom;
+	}
+	for (size_t i = 0; lp && lp->mounts->notes && lp->mounts->notes[i]; i++)
+		if (dsh_strv_push(&ret->notes, lp->mounts->notes[i]) < 0)
+			goto oom;
+	return 0;
+oom:
+	dsh_description_clear(ret);
+	return dsh_err_sys(err, ENOMEM, "describe");
+}
+
+static int ln_render(const struct dsh_policy *p, const void *plan, char **ret, struct dsh_error **err)
+{
+	const struct linux_ns_plan *lp = plan;
+	struct dsh_buf b = { 0 };
+	dsh_buf_addf(&b, "backend: linux-ns\nmode: %s\n", dsh_mode_to_string(p->mode));
+	dsh_buf_addf(&b, "namespaces: user mount pid%s\n", lp->new_net ? " net (loopback only)" : "");
+	dsh_buf_addf(&b, "mounts: %zu\n", lp->mounts->n);
+	_cleanup_free_ char *m = dsh_mount_plan_render(lp->mounts);
+	if (!m) {
+		dsh_buf_free(&b);
+		return dsh_err_sys(err, ENOMEM, "render");
+	}
+	dsh_buf_add(&b, m);
+	*ret = dsh_buf_steal(&b);
+	if (!*ret)
+		return dsh_err_sys(err, ENOMEM, "render");
+	return 0;
+}
+
+static int ln_confine(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
+		      struct dsh_run_result *ret, struct dsh_error **err)
+{
+	struct linux_ns_plan *lp = plan;
+	struct dsh_sandbox_spec spec = {
+		.policy = p,
+		.mounts = lp->mounts,
+		.req = req,
+		.new_net = lp->new_net,
+		.uid = getuid(),
+		.gid = getgid(),
+		.landlock = lp->landlock ? &lp->ll : NULL,
+		.seccomp = &lp->seccomp,
+	};
+	return dsh_sandbox_run(&spec, ret, err);
 }
 
 const struct dsh_backend dsh_backend_linux_ns = {
 	.name = "linux-ns",
 	.id = DSH_BACKEND_LINUX_NS,
-	.probe = unavailable,
+	.probe = ln_probe,
+	.compile = ln_compile,
+	.describe = ln_describe,
+	.render = ln_render,
+	.confine = ln_confine,
+	.free = plan_free,
 };

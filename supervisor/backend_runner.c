@@ -1,17 +1,341 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The runner backend: runnerCommand + bubblewrap-dialect profile arguments + "--" + the command
+ * (SPEC 1.5, 4).  With no rules the arguments are the official ones, verbatim.  Any access rule
+ * together with runnerCommand is refused at confine time (exit 125): the dialect cannot be shown to
+ * express a rule exactly (docs/backends.md, "runner"), and a rule must fail, never vanish.
+ */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "common/cleanup.h"
+#include "common/strbuf.h"
+#include "common/strv.h"
 #include "supervisor/backends.h"
+#include "supervisor/runner_exec.h"
 
-/* Placeholder until this backend lands: it can enforce nothing, so it says so and refuses. */
-static int unavailable(const struct dsh_policy *p, struct dsh_error **err)
+struct runner_plan {
+	char **prefix;   /* runnerCommand + profile arguments + "--"; NULL when exec'd directly */
+	bool direct;     /* danger-full-access without rules: no confinement of its own (SPEC 1.1) */
+};
+
+static int push_all(char ***v, struct dsh_error **err, const char *const *args)
 {
-	(void)p;
-	return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend 'runner' is not available in this build");
+	for (size_t i = 0; args[i]; i++)
+		if (dsh_strv_push(v, args[i]) < 0)
+			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	return 0;
+}
+
+int dsh_runner_profile_args(const struct dsh_policy *p, char ***ret, struct dsh_error **err)
+{
+	static const char *const base[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
+					    "--proc", "/proc", "--die-with-parent", NULL };
+	_cleanup_strv_ char **v = NULL;
+	int r = push_all(&v, err, base);
+	if (r < 0)
+		return r;
+	if (!p->network && (r = push_all(&v, err, (const char *const[]){ "--unshare-net", NULL })) < 0)
+		return r;
+	if (p->mode == DSH_MODE_WORKSPACE_WRITE &&
+	    (r = push_all(&v, err, (const char *const[]){ "--tmpfs", "/tmp", "--bind", p->workspace,
+							   p->workspace, NULL })) < 0)
+		return r;
+	if (!v && !(v = calloc(1, sizeof(char *))))
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	*ret = TAKE_PTR(v);
+	return 0;
+}
+
+/* The path a literal pattern names: glob escapes removed. */
+static char *unescape(const char *s)
+{
+	struct dsh_buf b = { 0 };
+	for (; *s; s++) {
+		if (*s == '\\' && s[1])
+			s++;
+		dsh_buf_addc(&b, *s);
+	}
+	return dsh_buf_steal(&b);
+}
+
+int dsh_runner_rule_args(const struct dsh_rule *r, char ***v)
+{
+	if (r->glob)
+		return 0;
+	if (r->kind == DSH_RULE_RW) {
+		/* rw paths are concrete (policy/rule.c): the canonical path is the root */
+		if (!r->canonical)
+			return 0;
+		if (dsh_strv_push(v, "--bind-try") < 0 || dsh_strv_push(v, r->canonical) < 0 ||
+		    dsh_strv_push(v, r->canonical) < 0)
+			return -ENOMEM;
+		return 1;
+	}
+	if (r->n_match == 0)
+		return 0;
+	for (size_t i = 0; i < r->n_match; i++) {
+		_cleanup_free_ char *path = r->match[i].literal ? strdup(r->match[i].literal)
+								: unescape(r->match[i].pattern);
+		if (!path || dsh_strv_push(v, "--ro-bind-try") < 0 || dsh_strv_push(v, path) < 0 ||
+		    dsh_strv_push(v, path) < 0)
+			return -ENOMEM;
+	}
+	return 1;
+}
+
+static bool runner_direct(const struct dsh_policy *p)
+{
+	return p->mode == DSH_MODE_DANGER_FULL_ACCESS && p->n_rules == 0;
+}
+
+static int rn_probe(const struct dsh_policy *p, struct dsh_error **err)
+{
+	if (runner_direct(p))
+		return 0;
+	if (!p->runner_command || !p->runner_command[0]) {
+		int r = dsh_err(err, DSH_ERR_CONFIG, EINVAL, "backend 'runner' needs runnerCommand");
+		dsh_err_hint(err, "set runnerCommand (e.g. [bwrap]) and runnerFailureSignatures in the configuration");
+		return r;
+	}
+	_cleanup_free_ char *path = NULL;
+	return dsh_runner_find_program(p->runner_command[0], p->envp, &path, err);
+}
+
+static void rn_free(void *plan)
+{
+	struct runner_plan *rp = plan;
+	if (!rp)
+		return;
+	dsh_strv_free(rp->prefix);
+	free(rp);
+}
+
+static int rn_compile(const struct dsh_policy *p, void **ret_plan, struct dsh_error **err)
+{
+	struct runner_plan *rp = calloc(1, sizeof(*rp));
+	if (!rp)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	rp->direct = runner_direct(p);
+	if (!rp->direct) {
+		_cleanup_strv_ char **args = NULL;
+		int r = dsh_runner_profile_args(p, &args, err);
+		if (r >= 0 && p->runner_command)
+			r = push_all(&rp->prefix, err, (const char *const *)p->runner_command);
+		if (r >= 0)
+			r = push_all(&rp->prefix, err, (const char *const *)args);
+		if (r >= 0)
+			r = push_all(&rp->prefix, err, (const char *const[]){ "--", NULL });
+		if (r < 0) {
+			rn_free(rp);
+			return r;
+		}
+	}
+	*ret_plan = rp;
+	return 0;
+}
+
+static void add_quoted(struct dsh_buf *b, const char *s)
+{
+	if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == strlen(s)) {
+		dsh_buf_add(b, s);
+		return;
+	}
+	dsh_buf_addc(b, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			dsh_buf_add(b, "'\\''");
+		else
+			dsh_buf_addc(b, *s);
+	}
+	dsh_buf_addc(b, '\'');
+}
+
+static int rn_render(const struct dsh_policy *p, const void *plan, char **ret, struct dsh_error **err)
+{
+	struct runner_plan *own = NULL;
+	const struct runner_plan *rp = plan;
+	int r;
+	if (!rp) {
+		void *tmp = NULL;
+		if ((r = rn_compile(p, &tmp, err)) < 0)
+			return r;
+		rp = own = tmp;
+	}
+	struct dsh_buf b = { 0 };
+	if (!rp->direct && (!p->runner_command || !p->runner_command[0]))
+		dsh_buf_add(&b, "# runnerCommand is empty: backend 'runner' cannot run; it would receive\n");
+	if (rp->direct) {
+		dsh_buf_add(&b, "# danger-full-access without rules: the command is run directly\nCMD...\n");
+	} else {
+		for (size_t i = 0; rp->prefix && rp->prefix[i]; i++) {
+			if (i)
+				dsh_buf_addc(&b, ' ');
+			add_quoted(&b, rp->prefix[i]);
+		}
+		dsh_buf_add(&b, " CMD...\n");
+	}
+	for (size_t i = 0; i < p->n_rules; i++) {
+		_cleanup_strv_ char **args = NULL;
+		int k = dsh_runner_rule_args(&p->rules[i], &args);
+		dsh_buf_addf(&b, "# rule \"%s\": ", p->rules[i].text);
+		if (k < 0) {
+			b.oom = true;
+		} else if (k == 0) {
+			dsh_buf_add(&b, "no spelling in the bubblewrap dialect (a glob)");
+		} else {
+			dsh_buf_add(&b, "would be");
+			for (size_t j = 0; args[j]; j++) {
+				dsh_buf_addc(&b, ' ');
+				add_quoted(&b, args[j]);
+			}
+		}
+		dsh_buf_add(&b, "; refused: runnerCommand with access rules fails the run (exit 125)\n");
+	}
+	rn_free(own);
+	*ret = dsh_buf_steal(&b);
+	return *ret ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+}
+
+static int rn_describe(const struct dsh_policy *p, const void *plan, struct dsh_description *d,
+		       struct dsh_error **err)
+{
+	(void)plan;
+	memset(d, 0, sizeof(*d));
+	d->backend = "runner";
+	d->overall = p->n_rules ? DSH_ENFORCE_NONE : DSH_ENFORCE_FULL;
+	d->rules = calloc(p->n_rules ? p->n_rules : 1, sizeof(*d->rules));
+	if (!d->rules)
+		goto oom;
+	d->n_rules = p->n_rules;
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *r = &p->rules[i];
+		struct dsh_rule_report *rep = &d->rules[i];
+		_cleanup_strv_ char **args = NULL;
+		int k = dsh_runner_rule_args(r, &args);
+		if (k < 0)
+			goto oom;
+		_cleanup_free_ char *spelled = NULL;
+		if (k > 0) {
+			struct dsh_buf b = { 0 };
+			for (size_t j = 0; args[j]; j++) {
+				if (j)
+					dsh_buf_addc(&b, ' ');
+				add_quoted(&b, args[j]);
+			}
+			if (!(spelled = dsh_buf_steal(&b)))
+				goto oom;
+		}
+		const char *degrade = r->kind == DSH_RULE_DENY ? " (and even then only read-only: reads would not be denied)" : "";
+		rep->level = DSH_ENFORCE_NONE;
+		if (asprintf(&rep->how, "refused with runnerCommand (SPEC 1.5); the dialect would say %s%s",
+			     spelled ? spelled : "nothing (it has no globs)", degrade) < 0) {
+			rep->how = NULL;
+			goto oom;
+		}
+		rep->lost = strdup("the run is refused with exit 125 before the command starts");
+		if (!rep->lost)
+			goto oom;
+		if (dsh_strv_pushf(&d->warnings,
+				   "rule \"%s\": backend runner: runnerCommand cannot carry access rules, so every "
+				   "run fails with exit 125 (the bubblewrap dialect would %s)",
+				   r->text,
+				   r->glob ? "have no spelling for this glob"
+				   : r->kind == DSH_RULE_DENY ? "only make it read-only, with --ro-bind-try"
+				   : r->kind == DSH_RULE_RO ? "skip it while the path is missing (--ro-bind-try)"
+							    : "skip it while the path is missing (--bind-try)") < 0)
+			goto oom;
+	}
+	if (runner_direct(p)) {
+		if (dsh_strv_push(&d->notes, "danger-full-access without rules: the command runs directly, "
+					     "without the runner") < 0)
+			goto oom;
+	} else {
+		if (dsh_strv_push(&d->notes, "the runner receives the official bubblewrap arguments verbatim; "
+					     "/tmp is a private tmpfs") < 0 ||
+		    dsh_strv_push(&d->notes, "the runner's stderr passes through a pipe so that "
+					     "runnerFailureSignatures can be seen: the command's stderr is not a terminal") < 0 ||
+		    dsh_strv_push(&d->notes, "the runner decides the exit status when the command cannot be "
+					     "executed (bwrap: 1, with 'bwrap: execvp …' on stderr)") < 0)
+			goto oom;
+		if (p->mode == DSH_MODE_WORKSPACE_WRITE && p->tmpdir &&
+		    strcmp(p->tmpdir, "/tmp") != 0 && strncmp(p->tmpdir, "/tmp/", 5) != 0 &&
+		    dsh_strv_pushf(&d->notes, "$TMPDIR (%s) is not writable under the runner (its official "
+					      "arguments bind only the workspace)", p->tmpdir) < 0)
+			goto oom;
+		if (p->protect_sockets &&
+		    dsh_strv_push(&d->notes, "host daemon sockets are not masked under the runner "
+					     "(protectSockets needs linux-ns)") < 0)
+			goto oom;
+	}
+	if (dsh_strv_push(&d->denial_signatures, "permission denied") < 0 ||
+	    dsh_strv_push(&d->denial_signatures, "read-only file system") < 0)
+		goto oom;
+	return 0;
+oom:
+	dsh_description_clear(d);
+	return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+}
+
+static int rn_confine(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
+		      struct dsh_run_result *ret, struct dsh_error **err)
+{
+	struct runner_plan *rp = plan;
+	int r;
+	if (p->n_rules > 0) {
+		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+			    "runnerCommand cannot be combined with access rules (%zu given, first \"%s\"): "
+			    "the runner's dialect cannot enforce them exactly",
+			    p->n_rules, p->rules[0].text);
+		dsh_err_hint(err, "remove runnerCommand to use the built-in sandbox, or remove the access rules");
+		return r;
+	}
+	/* danger-full-access without rules: the none backend's direct exec, argv verbatim. */
+	if (rp->direct)
+		return dsh_backend_none.confine(p, NULL, req, ret, err);
+	_cleanup_strv_ char **argv = NULL;
+	_cleanup_free_ char *path = NULL;
+	if ((r = rn_probe(p, err)) < 0)
+		return r;
+	if ((r = push_all(&argv, err, (const char *const *)rp->prefix)) < 0)
+		return r;
+	if ((r = dsh_runner_find_program(p->runner_command[0], req->envp, &path, err)) < 0)
+		return r;
+	if ((r = push_all(&argv, err, (const char *const *)req->argv)) < 0)
+		return r;
+	struct dsh_runner_spawn s = {
+		.path = path,
+		.argv = argv,
+		.envp = req->envp,
+		.cwd = p->cwd,
+		.preserve_fds = req->preserve_fds,
+		.n_preserve_fds = req->n_preserve_fds,
+		.signatures = p->runner_failure_signatures,
+		.stderr_fd = 2,
+	};
+	int matched = -1;
+	if ((r = dsh_runner_run(&s, ret, &matched, err)) < 0)
+		return r;
+	if (matched >= 0) {
+		r = dsh_err(err, DSH_ERR_SYSTEM, EPROTO,
+			    "runner '%s' failed: its stderr matched runnerFailureSignatures entry \"%s\" (%s %d)",
+			    p->runner_command[0], p->runner_failure_signatures[matched],
+			    ret->signal ? "signal" : "exit", ret->signal ? ret->signal : ret->exit_code);
+		dsh_err_hint(err, "the runner refused to run the command; try it alone: %s --ro-bind / / true",
+			     p->runner_command[0]);
+		return r;
+	}
+	return 0;
 }
 
 const struct dsh_backend dsh_backend_runner = {
 	.name = "runner",
 	.id = DSH_BACKEND_RUNNER,
-	.probe = unavailable,
+	.probe = rn_probe,
+	.compile = rn_compile,
+	.describe = rn_describe,
+	.render = rn_render,
+	.confine = rn_confine,
+	.free = rn_free,
 };

@@ -1,19 +1,255 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The winacl backend (SPEC 6) as the library sees it: the plan (plan.c) built from the policy,
+ * described and rendered on every platform.  Running it is the Windows runner's job
+ * (winacl/runner_win.c, `make windows`); on this platform probe() and confine() refuse.
+ */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "common/cleanup.h"
+#include "common/strbuf.h"
+#include "common/strv.h"
 #include "dshbox/backend.h"
+#include "policy/policy.h"
+#include "winacl/plan.h"
 
 extern const struct dsh_backend dsh_backend_winacl;
 
-/* Placeholder until this backend lands: it can enforce nothing, so it says so and refuses. */
-static int unavailable(const struct dsh_policy *p, struct dsh_error **err)
+static int wa_probe(const struct dsh_policy *p, struct dsh_error **err)
 {
 	(void)p;
-	return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend 'winacl' is not available in this build");
+	int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP,
+			"backend 'winacl' runs only on Windows (dshbox-winrun.exe, built by 'make windows')");
+	dsh_err_hint(err, "'dshbox explain --backend winacl' shows its plan on any platform");
+	return r;
+}
+
+static char *unescape(const char *s)
+{
+	struct dsh_buf b = { 0 };
+	for (; *s; s++) {
+		if (*s == '\\' && s[1])
+			s++;
+		dsh_buf_addc(&b, *s);
+	}
+	return dsh_buf_steal(&b);
+}
+
+static const char *root_label(const struct dsh_root *r)
+{
+	/* (not a switch: the origin list grows with the policy engine) */
+	if (r->origin == DSH_ROOT_WORKSPACE)
+		return "workspace";
+	if (r->origin == DSH_ROOT_TMP)
+		return "/tmp";
+	if (r->origin == DSH_ROOT_TMPDIR)
+		return "$TMPDIR";
+	if (r->origin == DSH_ROOT_RULE)
+		return "rw rule";
+	return "root";
+}
+
+/* Everything the input points at, owned here. */
+struct wa_input {
+	struct dsh_winacl_input in;
+	const char **roots, **labels;
+	struct dsh_winacl_rule *rules;
+	char ***paths;
+	size_t n_rules;
+};
+
+static void wa_input_clear(struct wa_input *w)
+{
+	for (size_t i = 0; i < w->n_rules; i++)
+		dsh_strv_free(w->paths[i]);
+	free(w->paths);
+	free(w->rules);
+	free(w->roots);
+	free(w->labels);
+}
+
+static int wa_input_from_policy(const struct dsh_policy *p, struct wa_input *w, struct dsh_error **err)
+{
+	memset(w, 0, sizeof(*w));
+	w->roots = calloc(p->n_roots + 1, sizeof(char *));
+	w->labels = calloc(p->n_roots + 1, sizeof(char *));
+	w->rules = calloc(p->n_rules + 1, sizeof(*w->rules));
+	w->paths = calloc(p->n_rules + 1, sizeof(char **));
+	if (!w->roots || !w->labels || !w->rules || !w->paths)
+		goto oom;
+	w->n_rules = p->n_rules;
+	for (size_t i = 0; i < p->n_roots; i++) {
+		w->roots[i] = p->roots[i].path;
+		w->labels[i] = root_label(&p->roots[i]);
+	}
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *r = &p->rules[i];
+		w->rules[i].kind = r->kind;
+		w->rules[i].text = r->text;
+		w->rules[i].glob = r->glob;
+		if (r->glob)
+			continue;
+		for (size_t j = 0; j < r->n_match; j++) {
+			char *path = r->match[j].literal ? strdup(r->match[j].literal) : unescape(r->match[j].pattern);
+			if (!path || dsh_strv_push_take(&w->paths[i], path) < 0)
+				goto oom;
+		}
+		w->rules[i].paths = (const char *const *)w->paths[i];
+	}
+	w->in.mode = p->mode;
+	w->in.roots = w->roots;
+	w->in.root_labels = w->labels;
+	w->in.rules = w->rules;
+	w->in.n_rules = p->n_rules;
+	return 0;
+oom:
+	wa_input_clear(w);
+	return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+}
+
+static int wa_compile(const struct dsh_policy *p, void **ret_plan, struct dsh_error **err)
+{
+	struct wa_input w;
+	int r = wa_input_from_policy(p, &w, err);
+	if (r < 0)
+		return r;
+	struct dsh_winacl_plan *plan = calloc(1, sizeof(*plan));
+	if (!plan) {
+		wa_input_clear(&w);
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	}
+	r = dsh_winacl_plan_build(&w.in, plan, err);
+	wa_input_clear(&w);
+	if (r < 0) {
+		free(plan);
+		return r;
+	}
+	*ret_plan = plan;
+	return 0;
+}
+
+static void wa_free(void *plan)
+{
+	if (!plan)
+		return;
+	dsh_winacl_plan_clear(plan);
+	free(plan);
+}
+
+static int wa_render(const struct dsh_policy *p, const void *plan, char **ret, struct dsh_error **err)
+{
+	void *own = NULL;
+	int r;
+	if (!plan) {
+		if ((r = wa_compile(p, &own, err)) < 0)
+			return r;
+		plan = own;
+	}
+	*ret = dsh_winacl_plan_render(plan);
+	wa_free(own);
+	return *ret ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+}
+
+static int report(struct dsh_description *d, size_t i, const struct dsh_rule *r, enum dsh_enforcement level,
+		  const char *how, const char *lost)
+{
+	struct dsh_rule_report *rep = &d->rules[i];
+	rep->level = level;
+	rep->how = strdup(how);
+	rep->lost = lost ? strdup(lost) : NULL;
+	if (!rep->how || (lost && !rep->lost))
+		return -ENOMEM;
+	if (level != DSH_ENFORCE_FULL) {
+		if (dsh_strv_pushf(&d->warnings, "rule \"%s\": backend winacl: %s", r->text, lost) < 0)
+			return -ENOMEM;
+		if (level > d->overall)
+			d->overall = level;
+	}
+	return 0;
+}
+
+static int wa_describe(const struct dsh_policy *p, const void *plan, struct dsh_description *d,
+		       struct dsh_error **err)
+{
+	void *own = NULL;
+	int r;
+	memset(d, 0, sizeof(*d));
+	if (!plan) {
+		if ((r = wa_compile(p, &own, err)) < 0)
+			return r;
+		plan = own;
+	}
+	const struct dsh_winacl_plan *wp = plan;
+	d->backend = "winacl";
+	d->overall = DSH_ENFORCE_FULL;
+	d->rules = calloc(p->n_rules ? p->n_rules : 1, sizeof(*d->rules));
+	if (!d->rules)
+		goto oom;
+	d->n_rules = p->n_rules;
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *rule = &p->rules[i];
+		int k = 0;
+		if (rule->kind == DSH_RULE_RW) {
+			if (p->mode == DSH_MODE_WORKSPACE_WRITE)
+				k = report(d, i, rule, DSH_ENFORCE_FULL,
+					   "inheritable allow-write ACE for the sandbox SID on the root", NULL);
+			else
+				k = report(d, i, rule, DSH_ENFORCE_FULL, "ignored in this mode (SPEC 1.1)", NULL);
+		} else if (rule->glob) {
+			k = report(d, i, rule, DSH_ENFORCE_NONE, "refused by the Windows runner (exit 125)",
+				   "a glob has no ACE: the Windows runner refuses the run rather than run "
+				   "without it");
+		} else if (rule->kind == DSH_RULE_RO) {
+			k = report(d, i, rule, DSH_ENFORCE_FULL,
+				   "inheritable deny-write ACE for the sandbox SID (write-restricted token)", NULL);
+		} else {
+			k = report(d, i, rule, DSH_ENFORCE_PARTIAL,
+				   "inheritable deny-write ACE for the sandbox SID (write-restricted token)",
+				   "degrades to read-only: a write-restricted token checks the sandbox SID for "
+				   "writes only, so reads are not denied");
+		}
+		if (k < 0)
+			goto oom;
+	}
+	for (size_t i = 0; wp->notes && wp->notes[i]; i++)
+		if (dsh_strv_push(&d->notes, wp->notes[i]) < 0)
+			goto oom;
+	if (dsh_strv_push(&d->notes, "not run on this platform: the plan is generated and tested here; "
+				     "dshbox-winrun.exe (make windows) applies it on Windows only") < 0 ||
+	    dsh_strv_push(&d->notes, "the ACEs are added to the host's files for the run and removed after "
+				     "it; a killed runner leaves them (they name only a SID no token holds "
+				     "any more)") < 0 ||
+	    dsh_strv_push(&d->notes, "files created later under a denied directory inherit its deny ACE") < 0)
+		goto oom;
+	if (dsh_strv_push(&d->denial_signatures, "access is denied") < 0 ||
+	    dsh_strv_push(&d->denial_signatures, "permission denied") < 0)
+		goto oom;
+	wa_free(own);
+	return 0;
+oom:
+	wa_free(own);
+	dsh_description_clear(d);
+	return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+}
+
+static int wa_confine(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
+		      struct dsh_run_result *ret, struct dsh_error **err)
+{
+	(void)plan;
+	(void)req;
+	(void)ret;
+	return wa_probe(p, err);
 }
 
 const struct dsh_backend dsh_backend_winacl = {
 	.name = "winacl",
 	.id = DSH_BACKEND_WINACL,
-	.probe = unavailable,
+	.probe = wa_probe,
+	.compile = wa_compile,
+	.describe = wa_describe,
+	.render = wa_render,
+	.confine = wa_confine,
+	.free = wa_free,
 };

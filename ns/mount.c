@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "common/cleanup.h"
+#include "ns/mount.h"
+#include "ns/sys.h"
+
+/*
+ * The chokepoint: every mount-family call of dshbox is one of these wrappers.  Each returns a
+ * descriptor or 0, or fills err with the call's name ("open_tree: Permission denied") for the
+ * caller to prefix with the entry.
+ */
+
+static int m_open_tree(int dfd, const char *path, unsigned flags, struct dsh_error **err)
+{
+	int fd = open_tree(dfd, path, flags | OPEN_TREE_CLOEXEC | (path[0] ? 0 : AT_EMPTY_PATH));
+	if (fd < 0)
+		return dsh_err_sys(err, errno, "open_tree");
+	return fd;
+}
+
+static int m_move(int from, int to_dfd, const char *to_path, struct dsh_error **err)
+{
+	unsigned flags = MOVE_MOUNT_F_EMPTY_PATH | (to_path[0] ? 0 : MOVE_MOUNT_T_EMPTY_PATH);
+	if (move_mount(from, "", to_dfd, to_path, flags) < 0)
+		return dsh_err_sys(err, errno, "move_mount");
+	return 0;
+}
+
+static int m_setattr(int dfd, const char *path, bool recursive, unsigned long long set,
+		     unsigned long long clr, struct dsh_error **err)
+{
+	struct mount_attr a = { .attr_set = set, .attr_clr = clr };
+	unsigned flags = (recursive ? AT_RECURSIVE : 0) | (path[0] ? 0 : AT_EMPTY_PATH);
+	if (mount_setattr(dfd, path, flags, &a, sizeof(a)) < 0)
+		return dsh_err_sys(err, errno, "mount_setattr");
+	return 0;
+}
+
+/* A new filesystem instance as a detached mount; opts are "key=value" strings or "flag". */
+static int m_fsmount(const char *type, const char *const *opts, unsigned attrs, struct dsh_error **err)
+{
+	_cleanup_close_ int fs = fsopen(type, FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return dsh_err_sys(err, errno, "fsopen %s", type);
+	for (size_t i = 0; opts && opts[i]; i++) {
+		char key[64];
+		const char *eq = strchr(opts[i], '=');
+		int r;
+		if (eq) {
+			snprintf(key, sizeof(key), "%.*s", (int)(eq - opts[i]), opts[i]);
+			r = fsconfig(fs, FSCONFIG_SET_STRING, key, eq + 1, 0);
+		} else {
+			r = fsconfig(fs, FSCONFIG_SET_FLAG, opts[i], NULL, 0);
+		}
+		if (r < 0)
+			return dsh_err_sys(err, errno, "fsconfig %s %s", type, opts[i]);
+	}
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return dsh_err_sys(err, errno, "fsconfig %s create", type);
+	int m = fsmount(fs, FSMOUNT_CLOEXEC, attrs);
+	if (m < 0)
+		return dsh_err_sys(err, errno, "fsmount %s", type);
+	return m;
+}
+
+int dsh_mount_make_private(struct dsh_error **err)
+{
+	struct mount_attr a = { .propagation = MS_PRIVATE };
+	if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &a, sizeof(a)) < 0)
+		return dsh_err_sys(err, errno, "make / private: mount_setattr");
+	return 0;
+}
+
+/* ---- entries ---- */
+
+struct applier {
+	const struct dsh_mount_plan *plan;
+	int *clones;          /* per entry: the writable root's clone, taken before the read-only pass */
+	int dev_nodes[6];     /* host device nodes, cloned before the read-only pass */
+	int proc_clone;       /* the host's /proc, for the fallback */
+	int mask_file;        /* a detached tmpfs holding the one empty mode-000 file */
+	int mask_dir;         /* a detached read-only tmpfs of mode 000 */
+	struct dsh_mount_outcome *out;
+};
+
+static const char *const dev_node_names[6] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+/*
+ * Open the entry's target now (after its parents' mounts are in place), never following a
+ * symlink, and check it is the file the plan saw.  Returns the descriptor, or -ENOENT (with no
+ * error set) for an optional entry that does not exist here.
+ */
+static int open_target_st(const struct dsh_mount_entry *e, struct stat *ret_st, struct dsh_error **err)
+{
+	int fd = dsh_openat2(AT_FDCWD, e->path, O_PATH | O_CLOEXEC | O_NOFOLLOW, 0,
+			     RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0) {
+		int e2 = errno;
+		if (e2 == ENOENT && !e->have_id)
+			return -ENOENT;
+		if (e2 == ELOOP)
+			return dsh_err(err, DSH_ERR_SYSTEM, ELOOP, "openat2: a symlink is in the path now; it changed since planning");
+		return dsh_err_sys(err, e2, "openat2");
+	}
+	if (e->have_id || ret_st) {
+		struct stat st;
+		if (fstat(fd, &st) < 0) {
+			int e2 = errno;
+			close(fd);
+			return dsh_err_sys(err, e2, "fstat");
+		}
+		if (ret_st)
+			*ret_st = st;
+		if (e->have_id && (st.st_dev != e->dev || st.st_ino != e->ino)) {
+			close(fd);
+			return dsh_err(err, DSH_ERR_SYSTEM, ESTALE,
+				       "the path changed since planning (device/inode %lu:%lu, planned %lu:%lu)",
+				       (unsigned long)st.st_dev, (unsigned long)st.st_ino, (unsigned long)e->dev,
+				       (unsigned long)e->ino);
+		}
+	}
+	return fd;
+}
+
+static int open_target(const struct dsh_mount_entry *e, struct dsh_error **err)
+{
+	return open_target_st(e, NULL, err);
+}
+
+/* mkdir -p below dfd, staying on dfd's filesystem (RESOLVE_NO_XDEV): never the host's. */
+static int mkdir_within(int dfd, const char *rel, bool last_is_dir, struct dsh_error **err)
+{
+	int cur = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return dsh_err_sys(err, errno, "dup");
+	_cleanup_free_ char *copy = strdup(rel);
+	if (!copy) {
+		close(cur);
+		return dsh_err_sys(err, ENOMEM, "mkdir");
+	}
+	char *save = NULL;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		bool last = save == NULL || *save == '\0';
+		if (last && !last_is_dir) {
+			int f = openat(cur, c, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+			if (f < 0 && errno != EISDIR) {
+				int e = errno;
+				close(cur);
+				return dsh_err_sys(err, e, "create %s", c);
+			}
+			if (f >= 0)
+				close(f);
+			break;
+		}
+		if (mkdirat(cur, c, 0755) < 0 && errno != EEXIST) {
+			int e = errno;
+			close(cur);
+			return dsh_err_sys(err, e, "mkdir %s", c);
+		}
+		int next = dsh_openat2(cur, c, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+				       RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_BENEATH);
+		int e = errno;
+		close(cur);
+		if (next < 0)
+			return dsh_err_sys(err, e, "open %s", c);
+		cur = next;
+	}
+	close(cur);
+	return 0;
+}
+
+static int apply_tmp(struct applier *a, const struct dsh_mount_entry *e, struct dsh_error **err)
+{
+	static const char *const opts[] = { "mode=1777", NULL };
+	unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (a->plan->tmp_writable ? 0 : MOUNT_ATTR_RDONLY);
+	_cleanup_close_ int m = m_fsmount("tmpfs", opts, attrs, err);
+	if (m < 0)
+		return m;
+	_cleanup_close_ int t = open_target(e, err);
+	if (t < 0)
+		return t;
+	return m_move(m, t, "", err);
+}
+
+/* A writable root under /tmp: its parents made inside the private tmpfs, then the clone bound there. */
+static int apply_bind_rw_tmp(struct applier *a, size_t i, const struct dsh_mount_entry *e, struct dsh_error **err)
+{
+	_cleanup_close_ int tmp = dsh_openat2(AT_FDCWD, "/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+					      RESOLVE_NO_SYMLINKS);
+	if (tmp < 0)
+		return dsh_err_sys(err, errno, "open /tmp");
+	struct stat st;
+	if (fstat(a->clones[i], &st) < 0)
+		return dsh_err_sys(err, errno, "fstat");
+	const char *rel = e->path + strlen("/tmp/");
+	int r = mkdir_within(tmp, rel, S_ISDIR(st.st_mode), err);
+	if (r < 0)
+		return r;
+	_cleanup_close_ int t = dsh_openat2(tmp, rel, O_PATH | O_CLOEXEC | O_NOFOLLOW, 0,
+					    RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_BENEATH);
+	if (t < 0)
+		return dsh_err_sys(err, errno, "openat2");
+	return m_move(a->clones[i], t, "", err);
+}
+
+static int apply_dev(struct applier *a, const struct dsh_mount_entry *e, struct dsh_error **err)
+{
+	static const char *const dev_opts[] = { "mode=0755", "size=64k", NULL };
+	static const char *const shm_opts[] = { "mode=1777", NULL };
+	static const char *const pts_opts[] = { "newinstance", "ptmxmode=0666", "mode=0620", NULL };
+	_cleanup_close_ int m = m_fsmount("tmpfs", dev_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
+	if (m < 0)
+		return m;
+	_cleanup_close_ int t = open_target(e, err);
+	if (t < 0)
+		return t;
+	int r = m_move(m, t, "", err);
+	if (r < 0)
+		return r;
+	/* From here on, every name is made inside the new tmpfs, reached only through its descriptor. */
+	_cleanup_close_ int d = dsh_openat2(AT_FDCWD, "/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0,
+					    RESOLVE_NO_SYMLINKS);
+	if (d < 0)
+		return dsh_err_sys(err, errno, "open /dev");
+	for (size_t k = 0; k < ARRAY_SIZE(dev_node_names); k++) {
+		if (a->dev_nodes[k] < 0)
+			continue;
+		int f = openat(d, dev_node_names[k], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
+		if (f < 0)
+			return dsh_err_sys(err, errno, "create /dev/%s", dev_node_names[k]);
+		close(f);
+		if ((r = m_move(a->dev_nodes[k], d, dev_node_names[k], err)) < 0)
+			return dsh_err_prefix(err, "/dev/%s", dev_node_names[k]);
+	}
+	if (mkdirat(d, "pts", 0755) < 0 || mkdirat(d, "shm", 01777) < 0)
+		return dsh_err_sys(err, errno, "mkdir /dev/pts, /dev/shm");
+	_cleanup_close_ int pts = m_fsmount("devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
+	if (pts < 0)
+		return pts;
+	if ((r = m_move(pts, d, "pts", err)) < 0)
+		return dsh_err_prefix(err, "/dev/pts");
+	_cleanup_close_ int shm = m_fsmount("tmpfs", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
+	if (shm < 0)
+		return shm;
+	if ((r = m_move(shm, d, "shm", err)) < 0)
+		return dsh_err_prefix(err, "/dev/shm");
+	static const char *const links[][2] = {
+		{ "pts/ptmx", "ptmx" }, { "/proc/self/fd", "fd" }, { "/proc/self/fd/0", "stdin" },
+		{ "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(links); k++)
+		if (symlinkat(links[k][0], d, links[k][1]) < 0)
+			return dsh_err_sys(err, errno, "symlink /dev/%s", links[k][1]);
+	/* Nothing more is ever made in /dev itself; the devices stay writable on a read-only mount. */
+	return m_setattr(d, "", false, MOUNT_ATTR_RDONLY, 0, err);
+}
+
+static int apply_proc(struct applier *a, const struct dsh_mount_entry *e, struct dsh_error **err)
+{
+	_cleanup_close_ int t = open_target(e, err);
+	if (t < 0)
+		return t;
+	_cleanup_error_ struct dsh_error *perr = NULL;
+	_cleanup_close_ int m = m_fsmount("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &perr);
+	if (m < 0) {
+		/* A hardened host may refuse a fresh procfs: fall back to the host's, said in the outcome. */
+		if (a->proc_clone < 0) {
+			*err = TAKE_PTR(perr);
+			return -(*err)->code;
+		}
+		int r = m_setattr(a->proc_clone, "", false, 0, MOUNT_ATTR_RDONLY, err);
+		if (r < 0)
+			return r;
+		if (a->out)
+			a->out->proc_fallback = true;
+		return m_move(a->proc_clone, t, "", err);
+	}
+	int r = m_move(m, t, "", err);
+	if (r < 0)
+		return r;
+	/* The kernel knobs stay read-only even though the procfs itself is writable. */
+	static const char *const ro[] = { "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus" };
+	for (size_t k = 0; k < ARRAY_SIZE(ro); k++) {
+		_cleanup_error_ struct dsh_error *ignore = NULL;
+		_cleanup_close_ int c = m_open_tree(AT_FDCWD, ro[k], OPEN_TREE_CLONE | AT_RECURSIVE, &ignore);
+		if (c < 0) {
+			if (ignore->code == ENOENT)
+				continue;
+			*err = TAKE_PTR(ignore);
+			return dsh_err_prefix(err, "%s", ro[k]);
+		}
+		if ((r = m_setattr(c, "", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+				   0, err)) < 0 ||
+		    (r = m_move(c, AT_FDCWD, ro[k], err)) < 0)
+			return dsh_err_prefix(err, "%s", ro[k]);
+	}
+	return 0;
+}
+
+static int apply_bind_ro(const struct dsh_mount_entry *e, struct dsh_error **err)
+{
+	_cleanup_close_ int t = open_target(e, err);
+	if (t == -ENOENT)
+		return 0;
+	if (t < 0)
+		return t;
+	_cleanup_close_ int c = m_open_tree(t, "", OPEN_TREE_CLONE | AT_RECURSIVE, err);
+	if (c < 0)
+		return c;
+	int r = m_setattr(c, "", true, MOUNT_ATTR_RDONLY, 0, err);
+	if (r < 0)
+		return r;
+	return m_move(c, t, "", err);
+}
+
+static int mask_sources(struct applier *a, struct dsh_error **err)
+{
+	static const char *const opts[] = { "mode=000", "size=4k", "nr_inodes=2", NULL };
+	const unsigned attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	if (a->mask_dir < 0) {
+		a->mask_dir = m_fsmount("tmpfs", opts, attrs, err);
+		if (a->mask_dir < 0)
+			return dsh_err_prefix(err, "mask source");
+	}
+	if (a->mask_file < 0) {
+		static const char *const fopts[] = { "mode=0700", "size=4k", "nr_inodes=4", NULL };
+		_cleanup_close_ int src = m_fsmount("tmpfs", fopts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err);
+		if (src < 0)
+			return dsh_err_prefix(err, "file mask source");
+		int f = openat(src, "mask", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+		if (f < 0)
+			return dsh_err_sys(err, errno, "file mask source: create");
+		close(f);
+		if (fchmodat(src, "mask", 0, 0) < 0)
+			return dsh_err_sys(err, errno, "file mask source: chmod");
+		/* The file alone, read-only once: every mask is a clone of this, flags included. */
+		int c = m_open_tree(src, "mask", OPEN_TREE_CLONE, err);
+		if (c < 0)
+			return dsh_err_prefix(err, "file mask source");
+		if (m_setattr(c, "", false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0,
+			      err) < 0) {
+			close(c);
+			return dsh_err_prefix(err, "file mask source");
+		}
+		a->mask_file = c;
+		TAKE_FD(src); /* detached: kept open until init exits (see the end of dsh_mount_plan_apply) */
+	}
+	return 0;
+}
+
+static int apply_mask(struct applier *a, const struct dsh_mount_entry *e, struct dsh_error **err)
+{
+	struct stat st;
+	_cleanup_close_ int t = open_target_st(e, &st, err);
+	if (t == -ENOENT)
+		return 0;
+	if (t < 0)
+		return t;
+	int r = mask_sources(a, err);
+	if (r < 0)
+		return r;
+	_cleanup_close_ int c = -1;
+	if (S_ISDIR(st.st_mode)) {
+		c = m_open_tree(a->mask_dir, "", OPEN_TREE_CLONE, err);
+		if (c < 0)
+			return c;
+	} else {
+		c = m_open_tree(a->mask_file, "", OPEN_TREE_CLONE, err);
+		if (c < 0)
+			return c;
+	}
+	return m_move(c, t, "", err);
+}
+
+static int apply_entry(struct applier *a, size_t i, struct dsh_error **err)
+{
+	const struct dsh_mount_entry *e = &a->plan->entries[i];
+	switch (e->action) {
+	case DSH_MOUNT_RO_ROOT:
+		return 0; /* done in its own round */
+	case DSH_MOUNT_TMP:
+		return apply_tmp(a, e, err);
+	case DSH_MOUNT_BIND_RW: {
+		_cleanup_close_ int t = open_target(e, err);
+		if (t < 0)
+			return t;
+		return m_move(a->clones[i], t, "", err);
+	}
+	case DSH_MOUNT_BIND_RW_TMP:
+		return apply_bind_rw_tmp(a, i, e, err);
+	case DSH_MOUNT_DEV:
+		return apply_dev(a, e, err);
+	case DSH_MOUNT_PROC:
+		return apply_proc(a, e, err);
+	case DSH_MOUNT_BIND_RO:
+		return apply_bind_ro(e, err);
+	case DSH_MOUNT_MASK_DIR:
+	case DSH_MOUNT_MASK_FILE:
+		return apply_mask(a, e, err);
+	}
+	return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "unknown action");
+}
+
+static int entry_error(const struct dsh_mount_plan *plan, size_t i, struct dsh_error **err)
+{
+	const struct dsh_mount_entry *e = &plan->entries[i];
+	return dsh_err_prefix(err, "mount %zu/%zu '%s' (%s, %s)", i + 1, plan->n, e->path,
+			      dsh_mount_action_to_string(e->action), e->why);
+}
+
+int dsh_mount_plan_apply(const struct dsh_mount_plan *plan, struct dsh_mount_outcome *out,
+			 struct dsh_error **err)
+{
+	struct applier a = { .plan = plan, .proc_clone = -1, .mask_file = -1, .mask_dir = -1, .out = out };
+	int r = 0;
+	for (size_t k = 0; k < ARRAY_SIZE(a.dev_nodes); k++)
+		a.dev_nodes[k] = -1;
+	a.clones = malloc((plan->n ? plan->n : 1) * sizeof(int));
+	if (!a.clones)
+		return dsh_err_sys(err, ENOMEM, "mount");
+	for (size_t i = 0; i < plan->n; i++)
+		a.clones[i] = -1;
+
+	/* Round 1: what must keep its own flags is cloned before the tree turns read-only. */
+	for (size_t i = 0; i < plan->n && r >= 0; i++) {
+		const struct dsh_mount_entry *e = &plan->entries[i];
+		if (e->action == DSH_MOUNT_BIND_RW || e->action == DSH_MOUNT_BIND_RW_TMP) {
+			_cleanup_close_ int t = open_target(e, err);
+			r = t < 0 ? t : m_open_tree(t, "", OPEN_TREE_CLONE | AT_RECURSIVE, err);
+			if (r >= 0)
+				a.clones[i] = r;
+			if (r < 0)
+				r = entry_error(plan, i, err);
+		} else if (e->action == DSH_MOUNT_DEV) {
+			for (size_t k = 0; k < ARRAY_SIZE(dev_node_names); k++) {
+				char p[32];
+				snprintf(p, sizeof(p), "/dev/%s", dev_node_names[k]);
+				a.dev_nodes[k] = open_tree(AT_FDCWD, p, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+			}
+		} else if (e->action == DSH_MOUNT_PROC) {
+			a.proc_clone = open_tree(AT_FDCWD, "/proc", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		}
+	}
+	/* Round 2: the whole tree read-only. */
+	if (r >= 0 && plan->ro_root) {
+		r = m_setattr(AT_FDCWD, "/", true, MOUNT_ATTR_RDONLY, 0, err);
+		if (r < 0)
+			r = dsh_err_prefix(err, "mount 1/%zu '/' (ro-root)", plan->n);
+	}
+	/* Round 3: every entry in plan order, parents before children. */
+	for (size_t i = 0; i < plan->n && r >= 0; i++) {
+		r = apply_entry(&a, i, err);
+		if (r < 0)
+			r = entry_error(plan, i, err);
+	}
+	/*
+	 * Clones that were attached are closed.  Detached mounts still held (the mask sources, an unused
+	 * clone of /proc) are not: closing the last reference to a detached mount unmounts it, which
+	 * waits for an RCU grace period (milliseconds on a busy machine).  They close when init exits,
+	 * which nobody waits for.
+	 */
+	for (size_t i = 0; i < plan->n; i++)
+		if (a.clones[i] >= 0 && r >= 0)
+			close(a.clones[i]);
+	free(a.clones);
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/cleanup.h"
+#include "common/strbuf.h"
+#include "common/strv.h"
+#include "ns/plan.h"
+#include "ns/walk.h"
+
+static const char *const action_names[] = {
+	[DSH_MOUNT_RO_ROOT] = "ro-root",
+	[DSH_MOUNT_TMP] = "tmpfs-tmp",
+	[DSH_MOUNT_BIND_RW] = "bind-rw",
+	[DSH_MOUNT_BIND_RW_TMP] = "bind-rw-tmp",
+	[DSH_MOUNT_DEV] = "dev",
+	[DSH_MOUNT_PROC] = "proc",
+	[DSH_MOUNT_BIND_RO] = "bind-ro",
+	[DSH_MOUNT_MASK_DIR] = "mask-dir",
+	[DSH_MOUNT_MASK_FILE] = "mask-file",
+};
+
+const char *dsh_mount_action_to_string(enum dsh_mount_action a)
+{
+	return (size_t)a < ARRAY_SIZE(action_names) ? action_names[a] : "?";
+}
+
+static bool is_mask(enum dsh_mount_action a)
+{
+	return a == DSH_MOUNT_MASK_DIR || a == DSH_MOUNT_MASK_FILE;
+}
+
+static int add_entry(struct dsh_mount_plan *plan, const char *path, enum dsh_mount_action action,
+		     const struct dsh_rule *rule, const char *why)
+{
+	if (plan->n == plan->cap) {
+		size_t cap = plan->cap ? plan->cap * 2 : 16;
+		struct dsh_mount_entry *e = realloc(plan->entries, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		plan->entries = e;
+		plan->cap = cap;
+	}
+	struct dsh_mount_entry *e = &plan->entries[plan->n];
+	memset(e, 0, sizeof(*e));
+	e->path = strdup(path);
+	if (rule) {
+		if (asprintf(&e->why, "rule \"%s\"", rule->text) < 0)
+			e->why = NULL;
+	} else {
+		e->why = strdup(why);
+	}
+	if (!e->path || !e->why) {
+		free(e->path);
+		free(e->why);
+		return -ENOMEM;
+	}
+	e->action = action;
+	e->rule = rule;
+	plan->n++;
+	return 0;
+}
+
+static void entry_clear(struct dsh_mount_entry *e)
+{
+	free(e->path);
+	free(e->why);
+	memset(e, 0, sizeof(*e));
+}
+
+static int note(struct dsh_mount_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int note(struct dsh_mount_plan *plan, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	int r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	return dsh_strv_push_take(&plan->notes, s);
+}
+
+static const char *root_why(const struct dsh_root *r)
+{
+	switch (r->origin) {
+	case DSH_ROOT_WORKSPACE:
+		return "workspace";
+	case DSH_ROOT_TMP:
+		return "/tmp";
+	case DSH_ROOT_TMPDIR:
+		return "$TMPDIR";
+	case DSH_ROOT_RULE:
+		return "rule";
+	case DSH_ROOT_MODE:
+		return "mode danger-full-access";
+	}
+	return "?";
+}
+
+char **dsh_socket_candidates(const struct dsh_policy *p)
+{
+	char **v = NULL;
+	static const char *const fixed[] = {
+		"/var/run/docker.sock", "/run/docker.sock", "/run/podman", "/run/containerd/containerd.sock",
+	};
+	static const char *const runtime[] = {
+		"bus", "docker.sock", "podman", "gnupg", "keyring", "ssh-agent.socket", "openssh_agent", "gcr/ssh",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
+		if (dsh_strv_push(&v, fixed[i]) < 0)
+			goto fail;
+	if (p->xdg_runtime_dir && p->xdg_runtime_dir[0] == '/')
+		for (size_t i = 0; i < ARRAY_SIZE(runtime); i++)
+			if (dsh_strv_pushf(&v, "%s/%s", p->xdg_runtime_dir, runtime[i]) < 0)
+				goto fail;
+	if (p->ssh_auth_sock && p->ssh_auth_sock[0] == '/' && dsh_strv_push(&v, p->ssh_auth_sock) < 0)
+		goto fail;
+	return v;
+fail:
+	dsh_strv_free(v);
+	return NULL;
+}
+
+/* The entry's path as seen now: its kind (for masks) and identity. ENOENT when absent. */
+static int probe_entry(struct dsh_mount_entry *e)
+{
+	struct stat st;
+	if (lstat(e->path, &st) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	if (is_mask(e->action))
+		e->action = S_ISDIR(st.st_mode) ? DSH_MOUNT_MASK_DIR : DSH_MOUNT_MASK_FILE;
+	e->have_id = true;
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	return 0;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct dsh_mount_entry *x = a, *y = b;
+	int c = dsh_path_compare(x->path, y->path);
+	if (c)
+		return c;
+	if (x->action != y->action)
+		return x->action < y->action ? -1 : 1;
+	/* Same path and action from two rules: the earlier rule first (stable, deterministic). */
+	unsigned xi = x->rule ? x->rule->index : 0, yi = y->rule ? y->rule->index : 0;
+	return xi < yi ? -1 : xi > yi;
+}
+
+static bool under_replaced(const struct dsh_mount_plan *plan, const char *path)
+{
+	return (plan->proc && dsh_path_is_beneath(path, "/proc")) ||
+	       (plan->dev && dsh_path_is_beneath(path, "/dev"));
+}
+
+/* Literal r- and -- rules, the sockets: one entry each. */
+static int add_literal(struct dsh_mount_plan *plan, const struct dsh_rule *r, const char *path,
+		       const char *why)
+{
+	enum dsh_mount_action a = (!r || r->kind == DSH_RULE_DENY) ? DSH_MOUNT_MASK_FILE : DSH_MOUNT_BIND_RO;
+	return add_entry(plan, path, a, r, why);
+}
+
+static int add_globs(struct dsh_mount_plan *plan, const struct dsh_policy *p, enum dsh_rule_kind kind,
+		     struct dsh_pathset *masked, struct dsh_error **err)
+{
+	size_t max = p->max_masks > 0 ? (size_t)p->max_masks : 0;
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *r = &p->rules[i];
+		if (r->kind != kind || !r->glob)
+			continue;
+		struct dsh_walk_result res = { 0 };
+		size_t left = max > plan->glob_matches ? max - plan->glob_matches : 0;
+		int ret = dsh_glob_walk(r, masked, left, &res, err);
+		plan->dirs_read += res.dirs_read;
+		if (ret < 0) {
+			dsh_walk_result_clear(&res);
+			if (ret == -E2BIG)
+				dsh_err_hint(err, "narrow the pattern, or raise maxMasks (now %lld)", p->max_masks);
+			return dsh_err_prefix(err, "rule \"%s\"", r->text);
+		}
+		for (size_t k = 0; k < res.n && ret >= 0; k++) {
+			struct dsh_walk_match *m = &res.m[k];
+			if (kind == DSH_RULE_DENY && m->is_dir && dsh_pathset_add(masked, m->path) < 0)
+				ret = -ENOMEM;
+			enum dsh_mount_action a = kind == DSH_RULE_RO ? DSH_MOUNT_BIND_RO
+					       : m->is_dir ? DSH_MOUNT_MASK_DIR : DSH_MOUNT_MASK_FILE;
+			if (ret >= 0)
+				ret = add_entry(plan, m->path, a, r, NULL);
+			if (ret >= 0) {
+				struct dsh_mount_entry *e = &plan->entries[plan->n - 1];
+				e->have_id = true;
+				e->dev = m->dev;
+				e->ino = m->ino;
+			}
+		}
+		plan->glob_matches += res.n;
+		dsh_walk_result_clear(&res);
+		if (ret < 0)
+			return dsh_err_sys(err, -ret, "rule \"%s\"", r->text);
+	}
+	return 0;
+}
+
+static bool root_is_tmp_itself(const struct dsh_policy *p)
+{
+	/* An agent that works in /tmp itself sees the host's /tmp (a private one would hide its work). */
+	if (p->workspace && strcmp(p->workspace, "/tmp") == 0)
+		return true;
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].kind == DSH_RULE_RW && p->rules[i].canonical &&
+		    strcmp(p->rules[i].canonical, "/tmp") == 0)
+			return true;
+	return false;
+}
+
+static int add_roots(struct dsh_mount_plan *plan, const struct dsh_policy *p)
+{
+	const char *last = NULL;
+	for (size_t i = 0; i < p->n_roots; i++) {
+		const struct dsh_root *root = &p->roots[i];
+		const char *why = root->origin == DSH_ROOT_RULE && root->rule ? NULL : root_why(root);
+		const struct dsh_rule *rule = root->origin == DSH_ROOT_RULE ? root->rule : NULL;
+		int r = 0;
+		if (root->dead_by)
+			r = note(plan, "writable root %s (%s) not bound: inside rule \"%s\"", root->path,
+				 rule ? rule->text : why, root->dead_by->text);
+		else if (root->readonly_by)
+			r = note(plan, "writable root %s (%s) stays read-only: inside rule \"%s\"", root->path,
+				 rule ? rule->text : why, root->readonly_by->text);
+		else if (plan->private_tmp && strcmp(root->path, "/tmp") == 0)
+			plan->tmp_writable = true;
+		else if (strcmp(root->path, "/") == 0)
+			plan->ro_root = false; /* a writable "/": nothing is made read-only (said in a note) */
+		else if (last && dsh_path_is_beneath(root->path, last))
+			r = note(plan, "writable root %s (%s) is inside writable root %s", root->path,
+				 rule ? rule->text : why, last);
+		else {
+			bool in_tmp = plan->private_tmp && dsh_path_is_beneath(root->path, "/tmp");
+			r = add_entry(plan, root->path, in_tmp ? DSH_MOUNT_BIND_RW_TMP : DSH_MOUNT_BIND_RW, rule, why);
+			if (r >= 0) {
+				last = plan->entries[plan->n - 1].path;
+				r = probe_entry(&plan->entries[plan->n - 1]);
+				if (r < 0) {
+					plan->n--;
+					int e = -r;
+					entry_clear(&plan->entries[plan->n]);
+					last = NULL;
+					r = note(plan, "writable root %s (%s) not bound: %s", root->path,
+						 rule ? rule->text : why, strerror(e));
+				}
+			}
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Sort, then drop what precedence or a mask makes moot, each with a note. */
+static int normalise(struct dsh_mount_plan *plan)
+{
+	qsort(plan->entries, plan->n, sizeof(*plan->entries), entry_cmp);
+	size_t out = 0;
+	const struct dsh_mount_entry *mask = NULL;   /* the innermost mask whose subtree we are in */
+	const char *tmp_bind = NULL;                 /* the bind-rw-tmp whose subtree we are in */
+	for (size_t i = 0; i < plan->n; i++) {
+		struct dsh_mount_entry *e = &plan->entries[i];
+		char *drop = NULL;
+		int r = 0;
+		if (mask && dsh_path_is_beneath(e->path, mask->path)) {
+			if (strcmp(e->path, mask->path) == 0)
+				r = asprintf(&drop, "dropped %s %s (%s): beaten by mask (%s)", dsh_mount_action_to_string(e->action),
+					     e->path, e->why, mask->why);
+			else
+				r = asprintf(&drop, "dropped %s %s (%s): hidden by mask %s (%s)",
+					     dsh_mount_action_to_string(e->action), e->path, e->why, mask->path, mask->why);
+		} else if (out > 0 && strcmp(plan->entries[out - 1].path, e->path) == 0 &&
+			   plan->entries[out - 1].action == e->action) {
+			r = asprintf(&drop, "dropped %s %s (%s): same as (%s)", dsh_mount_action_to_string(e->action),
+				     e->path, e->why, plan->entries[out - 1].why);
+		} else if (plan->private_tmp && e->action != DSH_MOUNT_TMP && e->action != DSH_MOUNT_BIND_RW_TMP &&
+			   dsh_path_is_beneath(e->path, "/tmp") &&
+			   !(tmp_bind && dsh_path_is_beneath(e->path, tmp_bind))) {
+			r = asprintf(&drop, "dropped %s %s (%s): not visible, /tmp is private",
+				     dsh_mount_action_to_string(e->action), e->path, e->why);
+		}
+		if (r < 0)
+			return -ENOMEM;
+		if (drop) {
+			r = dsh_strv_push_take(&plan->notes, drop);
+			entry_clear(e);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (e->action == DSH_MOUNT_BIND_RW_TMP)
+			tmp_bind = e->path;
+		/* A mask on a path some earlier entry also names wins over it (precedence: -- > r- > rw). */
+		if (is_mask(e->action)) {
+			while (out > 0 && strcmp(plan->entries[out - 1].path, e->path) == 0 &&
+			       plan->entries[out - 1].action != DSH_MOUNT_RO_ROOT) {
+				struct dsh_mount_entry *prev = &plan->entries[out - 1];
+				if (note(plan, "dropped %s %s (%s): beaten by mask (%s)",
+					 dsh_mount_action_to_string(prev->action), prev->path, prev->why, e->why) < 0)
+					return -ENOMEM;
+				entry_clear(prev);
+				out--;
+			}
+		}
+		if (i != out)
+			plan->entries[out] = *e;
+		if (plan->entries[out].action == DSH_MOUNT_MASK_DIR)
+			mask = &plan->entries[out];
+		/* Bind-rw-tmp paths point into entries[], which only moves entries down: refresh. */
+		if (plan->entries[out].action == DSH_MOUNT_BIND_RW_TMP)
+			tmp_bind = plan->entries[out].path;
+		out++;
+	}
+	plan->n = out;
+	return 0;
+}
+
+int dsh_mount_plan_build(const struct dsh_policy *p, struct dsh_mount_plan **ret, struct dsh_error **err)
+{
+	struct dsh_mount_plan *plan = calloc(1, sizeof(*plan));
+	if (!plan)
+		return dsh_err_sys(err, ENOMEM, "mount plan");
+	int r = 0;
+	bool danger = p->mode == DSH_MODE_DANGER_FULL_ACCESS;
+	_cleanup_free_ char *mode_why = NULL;
+	if (asprintf(&mode_why, "mode %s", dsh_mode_to_string(p->mode)) < 0)
+		goto oom;
+
+	plan->ro_root = !danger;
+	plan->proc = true;
+	plan->dev = !danger;
+	plan->private_tmp = !danger && !root_is_tmp_itself(p);
+	if (add_entry(plan, "/proc", DSH_MOUNT_PROC, NULL, "fresh procfs") < 0)
+		goto oom;
+	if (plan->dev && add_entry(plan, "/dev", DSH_MOUNT_DEV, NULL, "minimal /dev") < 0)
+		goto oom;
+	if (!danger) {
+		if ((r = add_roots(plan, p)) < 0)
+			goto fail_sys;
+		if (plan->private_tmp &&
+		    add_entry(plan, "/tmp", DSH_MOUNT_TMP, NULL,
+			      plan->tmp_writable ? "private /tmp, writable" : "private /tmp, read-only") < 0)
+			goto oom;
+		if (!plan->private_tmp)
+			if ((r = note(plan, "/tmp is the host's: the workspace or an rw rule is /tmp itself")) < 0)
+				goto fail_sys;
+		if (!plan->ro_root && (r = note(plan, "/ is a writable root: the whole tree stays writable")) < 0)
+			goto fail_sys;
+	}
+	if (plan->ro_root && add_entry(plan, "/", DSH_MOUNT_RO_ROOT, NULL, mode_why) < 0)
+		goto oom;
+
+	/* Literal denies first: their directories are where the glob walker never goes.  Each is
+	   looked at once (lstat): its kind, its identity, and whether the walker must skip it. */
+	struct dsh_pathset masked = { 0 };
+	for (size_t i = 0; i < p->n_rules && r >= 0; i++) {
+		const struct dsh_rule *rule = &p->rules[i];
+		if (rule->kind == DSH_RULE_RW || rule->glob)
+			continue;
+		r = add_literal(plan, rule, rule->canonical, NULL);
+		if (r < 0)
+			break;
+		struct dsh_mount_entry *e = &plan->entries[plan->n - 1];
+		int pr = probe_entry(e);
+		if (pr == 0 && e->action == DSH_MOUNT_MASK_DIR)
+			r = dsh_pathset_add(&masked, rule->canonical);
+		e->have_id = pr == 0 ? e->have_id : false; /* absent: the pass below says why */
+	}
+	if (r >= 0 && p->protect_sockets) {
+		_cleanup_strv_ char **socks = dsh_socket_candidates(p);
+		if (!socks) {
+			dsh_pathset_clear(&masked);
+			goto oom;
+		}
+		for (size_t i = 0; socks[i] && r >= 0; i++) {
+			char real[PATH_MAX];
+			if (!realpath(socks[i], real))
+				continue; /* absent: nothing to mask */
+			r = add_literal(plan, NULL, real, "protectSockets");
+		}
+	}
+	if (r < 0) {
+		dsh_pathset_clear(&masked);
+		goto fail_sys;
+	}
+	r = add_globs(plan, p, DSH_RULE_DENY, &masked, err);
+	if (r >= 0)
+		r = add_globs(plan, p, DSH_RULE_RO, &masked, err);
+	dsh_pathset_clear(&masked);
+	if (r < 0) {
+		dsh_mount_plan_free(plan);
+		return r;
+	}
+
+	/* Identity of every r-/-- target now; absent ones are dropped (no placeholder is ever made). */
+	size_t out = 0;
+	for (size_t i = 0; i < plan->n; i++) {
+		struct dsh_mount_entry *e = &plan->entries[i];
+		if ((e->action == DSH_MOUNT_BIND_RO || is_mask(e->action)) && !e->have_id) {
+			int pr = probe_entry(e);
+			if (pr < 0 && under_replaced(plan, e->path)) {
+				pr = 0; /* checked inside, where /proc and /dev are the sandbox's own */
+				e->have_id = false;
+			}
+			if (pr < 0) {
+				r = note(plan, "skipped %s %s (%s): %s", e->action == DSH_MOUNT_BIND_RO ? "bind-ro" : "mask",
+					 e->path, e->why,
+					 pr == -ENOENT ? "does not exist (the file fence still applies the rule)"
+					 : pr == -ELOOP ? "is a symlink (its target is what a read reaches)"
+							: strerror(-pr));
+				entry_clear(e);
+				if (r < 0)
+					goto fail_sys;
+				continue;
+			}
+		}
+		if (under_replaced(plan, e->path) && e->action != DSH_MOUNT_PROC && e->action != DSH_MOUNT_DEV)
+			e->have_id = false;
+		if (i != out)
+			plan->entries[out] = *e;
+		out++;
+	}
+	plan->n = out;
+	if ((r = normalise(plan)) < 0)
+		goto fail_sys;
+	*ret = plan;
+	return 0;
+oom:
+	r = -ENOMEM;
+fail_sys:
+	dsh_mount_plan_free(plan);
+	return dsh_err_sys(err, -r, "mount plan");
+}
+
+void dsh_mount_plan_free(struct dsh_mount_plan *plan)
+{
+	if (!plan)
+		return;
+	for (size_t i = 0; i < plan->n; i++)
+		entry_clear(&plan->entries[i]);
+	free(plan->entries);
+	dsh_strv_free(plan->notes);
+	free(plan);
+}
+
+char *dsh_mount_plan_render(const struct dsh_mount_plan *plan)
+{
+	struct dsh_buf b = { 0 };
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct dsh_mount_entry *e = &plan->entries[i];
+		dsh_buf_addf(&b, "%3zu  %-11s  %s  (%s)\n", i + 1, dsh_mount_action_to_string(e->action), e->path,
+			     e->why);
+	}
+	for (size_t i = 0; plan->notes && plan->notes[i]; i++)
+		dsh_buf_addf(&b, "note: %s\n", plan->notes[i]);
+	return dsh_buf_steal(&b);
+}

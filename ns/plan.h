@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef DSH_NS_PLAN_H
+#define DSH_NS_PLAN_H
+
+/*
+ * The mount plan (SPEC 3.1, 3.3): the policy compiled into a sorted list of entries, each with the
+ * path, the action and the rule (or default) that produced it.  Building it reads the filesystem
+ * (stat, the glob walker) but changes nothing; ns/mount.c applies it.  Normalisation is
+ * deterministic: entries sorted component-wise parents first (dsh_path_compare: /a, /a/b, /a-b),
+ * and every entry dropped (hidden by a mask, beaten by precedence, absent) leaves a note.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "dshbox/error.h"
+#include "policy/policy.h"
+
+/* In apply order for one path: the order of this list is the tie-break of the sort. */
+enum dsh_mount_action {
+	DSH_MOUNT_RO_ROOT,      /* "/": the whole tree read-only, recursively */
+	DSH_MOUNT_TMP,          /* a private tmpfs on /tmp (host /tmp invisible) */
+	DSH_MOUNT_BIND_RW,      /* a writable root: cloned before the read-only pass, moved back */
+	DSH_MOUNT_BIND_RW_TMP,  /* a writable root under /tmp: bound at its path inside the private /tmp */
+	DSH_MOUNT_DEV,          /* a minimal /dev */
+	DSH_MOUNT_PROC,         /* a fresh procfs for the new pid namespace */
+	DSH_MOUNT_BIND_RO,      /* r-: self-bound read-only, recursively */
+	DSH_MOUNT_MASK_DIR,     /* --: an empty read-only tmpfs of mode 000 */
+	DSH_MOUNT_MASK_FILE,    /* --: an empty mode-000 file bound over it */
+};
+#define DSH_MOUNT_ACTION_COUNT (DSH_MOUNT_MASK_FILE + 1)
+const char *dsh_mount_action_to_string(enum dsh_mount_action a);
+
+struct dsh_mount_entry {
+	char *path;                   /* the host path, and its name inside (path-transparent) */
+	enum dsh_mount_action action;
+	const struct dsh_rule *rule;  /* the rule that produced it, or NULL for a default */
+	char *why;                    /* rule "-- KEY", workspace, mode read-only, ... */
+	bool have_id;                 /* dev/ino as seen while planning; re-checked when applied */
+	dev_t dev;
+	ino_t ino;
+};
+
+struct dsh_mount_plan {
+	struct dsh_mount_entry *entries;
+	size_t n, cap;
+	char **notes;        /* one line per dropped entry or fact worth telling (--dry-run shows them) */
+	bool ro_root;        /* the tree is read-only outside the writable roots */
+	bool private_tmp;    /* /tmp is a private tmpfs */
+	bool tmp_writable;   /* ... writable (workspace-write) */
+	bool proc;           /* a fresh procfs is mounted on /proc */
+	bool dev;            /* a minimal /dev replaces the host's */
+	size_t glob_matches; /* masks and read-only binds that came from glob matches */
+	size_t dirs_read;    /* directories the glob walker read */
+};
+
+/* Build the plan for p.  Fails on a scan error or more glob matches than p->max_masks. */
+int dsh_mount_plan_build(const struct dsh_policy *p, struct dsh_mount_plan **ret, struct dsh_error **err);
+void dsh_mount_plan_free(struct dsh_mount_plan *plan);
+/* The plan as text, one entry per line (--dry-run). */
+char *dsh_mount_plan_render(const struct dsh_mount_plan *plan);
+
+/* The well-known host daemon sockets (SPEC 3.11) for this policy, existing or not. */
+char **dsh_socket_candidates(const struct dsh_policy *p);
+
+#endif

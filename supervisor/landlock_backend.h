@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef DSH_SUPERVISOR_LANDLOCK_BACKEND_H
+#define DSH_SUPERVISOR_LANDLOCK_BACKEND_H
+
+#include "dshbox/backend.h"
+#include "landlock/landlock.h"
+#include "supervisor/seccomp.h"
+
+/* The landlock backend's plan: everything heavy is done before fork. */
+struct dsh_landlock_plan {
+	struct dsh_landlock_spec spec;
+	struct dsh_seccomp_prog seccomp;
+};
+
+int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan **ret, struct dsh_error **err);
+void dsh_landlock_plan_free(struct dsh_landlock_plan *plan);
+int dsh_landlock_confine(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
+			 struct dsh_run_result *ret, struct dsh_error **err);
+
+#endif

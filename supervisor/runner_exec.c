@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Spawning an external runner: its stderr is the one stream dshbox must watch (a runner's refusal
+ * looks like output), so it goes through a pipe and is relayed byte for byte to the caller's stderr
+ * while the failure signatures are searched in it.  stdin and stdout stay the caller's own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "supervisor/runner_exec.h"
+#include "supervisor/sandbox.h"
+
+/* ---- signature scanning ---- */
+
+static unsigned char lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+}
+
+void dsh_sigscan_init(struct dsh_sigscan *s, char *const *sigs)
+{
+	memset(s, 0, sizeof(*s));
+	s->sigs = sigs;
+	s->matched = -1;
+	for (size_t i = 0; sigs && sigs[i]; i++)
+		if (strlen(sigs[i]) > s->max_len)
+			s->max_len = strlen(sigs[i]);
+}
+
+/* Whether needle occurs in hay[0..n), case-insensitively (ASCII). */
+static bool contains_ci(const char *hay, size_t n, const char *needle)
+{
+	size_t m = strlen(needle);
+	if (m == 0 || m > n)
+		return false;
+	unsigned char first = lower((unsigned char)needle[0]), other = first;
+	if (first >= 'a' && first <= 'z')
+		other = (unsigned char)(first - 32);
+	const unsigned char *h = (const unsigned char *)hay, *end = h + n - m + 1;
+	while (h < end) {
+		/* jump to the next candidate first byte (either case) */
+		const unsigned char *a = memchr(h, first, (size_t)(end - h));
+		const unsigned char *b = other != first ? memchr(h, other, (size_t)(end - h)) : NULL;
+		const unsigned char *c = !a ? b : !b ? a : a < b ? a : b;
+		if (!c)
+			return false;
+		size_t j = 1;
+		while (j < m && lower(c[j]) == lower((unsigned char)needle[j]))
+			j++;
+		if (j == m)
+			return true;
+		h = c + 1;
+	}
+	return false;
+}
+
+static void scan(struct dsh_sigscan *s, const char *buf, size_t n)
+{
+	for (size_t i = 0; s->sigs[i]; i++)
+		if (contains_ci(buf, n, s->sigs[i])) {
+			s->matched = (int)i;
+			return;
+		}
+}
+
+void dsh_sigscan_feed(struct dsh_sigscan *s, const char *buf, size_t n)
+{
+	if (s->matched >= 0 || s->max_len == 0 || n == 0)
+		return;
+	size_t keep = s->max_len - 1;
+	/* Matches that straddle the previous chunk: the kept tail plus the head of this one. */
+	if (s->window_len > 0) {
+		size_t head = n < keep ? n : keep;
+		char *w = realloc(s->window, s->window_len + head);
+		if (w) {
+			s->window = w;
+			memcpy(w + s->window_len, buf, head);
+			scan(s, w, s->window_len + head);
+			if (s->matched >= 0)
+				return;
+		}
+	}
+	/* Matches inside this chunk, scanned where it lies. */
+	scan(s, buf, n);
+	if (s->matched >= 0 || keep == 0)
+		return;
+	/* Keep the last keep bytes seen (this chunk may be shorter than that). */
+	size_t total = s->window_len + n;
+	size_t from_old = total > keep ? (n >= keep ? 0 : keep - n) : s->window_len;
+	char *w = malloc(keep);
+	if (!w)
+		return; /* no window: straddling matches are missed, chunks are still scanned */
+	size_t len = 0;
+	if (from_old) {
+		memcpy(w, s->window + s->window_len - from_old, from_old);
+		len = from_old;
+	}
+	size_t from_new = n < keep - len ? n : keep - len;
+	memcpy(w + len, buf + n - from_new, from_new);
+	len += from_new;
+	free(s->window);
+	s->window = w;
+	s->window_len = len;
+}
+
+void dsh_sigscan_clear(struct dsh_sigscan *s)
+{
+	free(s->window);
+	s->window = NULL;
+	s->window_len = 0;
+}
+
+/* ---- finding the runner ---- */
+
+int dsh_runner_find_program(const char *name, char *const *envp, char **ret, struct dsh_error **err)
+{
+	if (!name || !*name)
+		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "runnerCommand: empty program name");
+	if (strchr(name, '/')) {
+		if (access(name, X_OK) < 0)
+			return dsh_err_sys(err, errno, "runner '%s'", name);
+		*ret = strdup(name);
+		return *ret ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	}
+	const char *path = dsh_env_get(envp, "PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;;) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		_cleanup_free_ char *cand = NULL;
+		if (asprintf(&cand, "%.*s/%s", (int)len, len ? p : ".", name) < 0)
+			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+		struct stat st;
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+			*ret = TAKE_PTR(cand);
+			return 0;
+		}
+		if (!colon)
+			break;
+		p = colon + 1;
+	}
+	int r = dsh_err(err, DSH_ERR_CONFIG, ENOENT, "runner '%s' not found in PATH", name);
+	dsh_err_hint(err, "install it, or give runnerCommand an absolute path");
+	return r;
+}
+
+/* ---- running ---- */
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
+
+static void write_all(int fd, const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, buf, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* the caller's stderr is gone: keep draining, stop relaying */
+		buf += w;
+		n -= (size_t)w;
+	}
+}
+
+/* In the child: never returns.  Reports errno on the CLOEXEC pipe when it cannot exec. */
+static void child(const struct dsh_runner_spawn *s, int err_pipe, int stderr_w, const sigset_t *oldmask)
+{
+	int e;
+	if (stderr_w >= 0 && dup2(stderr_w, 2) < 0)
+		goto fail;
+	if (s->cwd && chdir(s->cwd) < 0)
+		goto fail;
+	/* Descriptors above 2 do not reach the runner unless preserved (SPEC 3.7); the error pipe is
+	   close-on-exec already. */
+	if (dsh_fds_close_on_exec(s->preserve_fds, s->n_preserve_fds, NULL) < 0)
+		goto fail;
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	execve(s->path, s->argv, s->envp);
+fail:
+	e = errno;
+	while (write(err_pipe, &e, sizeof(e)) < 0 && errno == EINTR)
+		;
+	_exit(127);
+}
+
+int dsh_runner_run(const struct dsh_runner_spawn *s, struct dsh_run_result *ret, int *ret_matched,
+		   struct dsh_error **err)
+{
+	int r = 0;
+	*ret_matched = -1;
+	memset(ret, 0, sizeof(*ret));
+
+	sigset_t mask, oldmask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+		sigaddset(&mask, forwarded[i]);
+	if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0)
+		return dsh_err_sys(err, errno, "runner: sigprocmask");
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+	sigaction(SIGPIPE, &ign, &old_pipe);
+
+	_cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	int errp[2] = { -1, -1 }, outp[2] = { -1, -1 };
+	struct dsh_sigscan scan;
+	dsh_sigscan_init(&scan, s->signatures);
+	pid_t pid = -1;
+	if (sfd < 0) {
+		r = dsh_err_sys(err, errno, "runner: signalfd");
+		goto out;
+	}
+	if (pipe2(errp, O_CLOEXEC) < 0 || (s->signatures && pipe2(outp, O_CLOEXEC) < 0)) {
+		r = dsh_err_sys(err, errno, "runner: pipe2");
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		r = dsh_err_sys(err, errno, "runner: fork");
+		goto out;
+	}
+	if (pid == 0)
+		child(s, errp[1], outp[1], &oldmask);
+	close(errp[1]);
+	errp[1] = -1;
+	if (outp[1] >= 0) {
+		close(outp[1]);
+		outp[1] = -1;
+	}
+
+	int exec_errno = 0;
+	ssize_t n;
+	while ((n = read(errp[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR)
+		;
+	bool started = n == 0;
+
+	int status = 0;
+	bool reaped = false;
+	while (!reaped || outp[0] >= 0) {
+		struct pollfd fds[2] = { { sfd, POLLIN, 0 }, { outp[0], POLLIN, 0 } };
+		if (reaped) {
+			/* The runner is gone: take what is already in the pipe, never wait for a
+			   descendant that kept it open. */
+			int fl = fcntl(outp[0], F_GETFL);
+			fcntl(outp[0], F_SETFL, fl | O_NONBLOCK);
+			fds[0].fd = -1;
+		}
+		if (!reaped && poll(fds, outp[0] >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = dsh_err_sys(err, errno, "runner: poll");
+			break;
+		}
+		if (outp[0] >= 0 && (reaped || (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))) {
+			char buf[65536];
+			ssize_t got = read(outp[0], buf, sizeof(buf));
+			if (got > 0) {
+				write_all(s->stderr_fd, buf, (size_t)got);
+				dsh_sigscan_feed(&scan, buf, (size_t)got);
+			} else if (got == 0 || (errno != EINTR && (errno != EAGAIN || reaped))) {
+				close(outp[0]);
+				outp[0] = -1;
+			}
+		}
+		if (!reaped && (fds[0].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				/* A signal the terminal generated (SI_KERNEL) reached the runner's process
+				   group, the runner included: passing it on would deliver it twice. */
+				if (si.ssi_signo != SIGCHLD && si.ssi_code != SI_KERNEL)
+					kill(pid, (int)si.ssi_signo);
+			}
+			pid_t w;
+			while ((w = waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR)
+				;
+			if (w == pid)
+				reaped = true;
+		}
+	}
+	if (!reaped) {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (r == 0 && !started) {
+		r = dsh_err_sys(err, exec_errno, "runner '%s'", s->path);
+		goto out;
+	}
+	if (WIFSIGNALED(status))
+		ret->signal = WTERMSIG(status);
+	else
+		ret->exit_code = WEXITSTATUS(status);
+	*ret_matched = scan.matched;
+out:
+	dsh_sigscan_clear(&scan);
+	for (int i = 0; i < 2; i++) {
+		if (errp[i] >= 0)
+			close(errp[i]);
+		if (outp[i] >= 0)
+			close(outp[i]);
+	}
+	/* Drop signals that arrived for the child and were not passed on, then restore the mask. */
+	struct timespec zero = { 0, 0 };
+	while (sigtimedwait(&mask, NULL, &zero) > 0)
+		;
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	return r;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef DSH_SUPERVISOR_SANDBOX_H
+#define DSH_SUPERVISOR_SANDBOX_H
+
+/*
+ * The run lifecycle of the linux-ns backend (SPEC 3.2, 3.7, 3.8).
+ *
+ *   dshbox (supervisor, host namespaces, no threads, not dumpable)
+ *     └─ init: clone(NEWUSER|NEWNS|NEWPID[|NEWNET]) — pid 1 of the sandbox; runs the INIT stages
+ *          (id maps, propagation, network, mounts), then forks
+ *          └─ the command: runs the COMMAND stages (lock, chdir, fds, no_new_privs, ..., exec)
+ *
+ * Every stage is a row of one const table (supervisor/stages.c).  A failing stage writes one record
+ * naming itself into a CLOEXEC pipe; end-of-file on that pipe means the exec succeeded.  init reaps
+ * zombies, forwards SIGINT/TERM/HUP/QUIT/USR1/USR2/WINCH to the command and, when the command ends,
+ * hands its wait status to the supervisor and exits: the pid namespace dies with it.  init has
+ * PDEATHSIG=SIGKILL, so the sandbox also dies with the supervisor.
+ */
+
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "dshbox/backend.h"
+#include "ns/mount.h"
+#include "landlock/landlock.h"
+#include "ns/plan.h"
+#include "policy/policy.h"
+#include "supervisor/seccomp.h"
+
+struct dsh_sandbox_spec {
+	const struct dsh_policy *policy;
+	const struct dsh_mount_plan *mounts;
+	const struct dsh_run_request *req;
+	bool new_net;           /* own network namespace, loopback only */
+	uid_t uid;              /* the caller's ids, mapped to themselves */
+	gid_t gid;
+	/* The landlock backend: a plain fork, the namespace stages skipped, and an init that is a
+	   child subreaper and kills whatever the command left behind (no pid namespace does it). */
+	bool no_namespaces;
+	const struct dsh_landlock_spec *landlock; /* built before fork; NULL: no Landlock stage */
+	const struct dsh_seccomp_prog *seccomp;   /* compiled before fork; NULL: no seccomp stage */
+};
+
+/* Where a stage runs: in init before the command is forked, or in the command before exec. */
+enum dsh_stage_where {
+	DSH_STAGE_INIT,
+	DSH_STAGE_COMMAND,
+};
+
+struct dsh_stage_ctx {
+	const struct dsh_sandbox_spec *spec;
+	sigset_t caller_mask;       /* the signal mask the command gets back */
+	struct dsh_mount_outcome mount_outcome;
+	int report_fd;              /* the setup pipe (CLOEXEC): records on failure, EOF on exec */
+	int exec_errno;             /* set by the exec stage when every candidate failed */
+	int exec_exit;              /* 126 or 127 */
+};
+
+struct dsh_stage {
+	const char *name;
+	enum dsh_stage_where where;
+	bool needs_ns;  /* skipped when the spec has no_namespaces */
+	int (*run)(struct dsh_stage_ctx *c, struct dsh_error **err);
+};
+
+/* The table, in order, terminated by a row with name == NULL. */
+extern const struct dsh_stage dsh_stages[];
+
+/* Run the command in a new sandbox and wait for it. */
+int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *ret, struct dsh_error **err);
+
+/* Look argv[0] up in envp's PATH and execve it; returns only on failure (126/127 in *ret_exit). */
+int dsh_exec_command(char *const *argv, char *const *envp, int *ret_exit, struct dsh_error **err);
+
+/* Mark every descriptor above 2 close-on-exec, except those listed (which lose the flag). */
+int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err);
+
+#endif

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "common/cleanup.h"
+#include "supervisor/backends.h"
+#include "supervisor/select.h"
+
+bool dsh_policy_has_deny_rules(const struct dsh_policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].kind != DSH_RULE_RW)
+			return true;
+	return false;
+}
+
+int dsh_backend_select(const struct dsh_policy *p, const struct dsh_backend **ret, struct dsh_error **err)
+{
+	bool danger = p->mode == DSH_MODE_DANGER_FULL_ACCESS;
+	if (p->backend != DSH_BACKEND_AUTO) {
+		const struct dsh_backend *b = dsh_backend_get(p->backend);
+		if (!b)
+			return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend '%s' is not built into this dshbox",
+				       dsh_backend_id_to_string(p->backend));
+		/* linux-ns reports its own clone failure with a hint; the others say up front. */
+		if (b->id != DSH_BACKEND_LINUX_NS && b->probe) {
+			int r = b->probe(p, err);
+			if (r < 0)
+				return r;
+		}
+		if (!b->confine)
+			return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend '%s' cannot run commands here", b->name);
+		*ret = b;
+		return 0;
+	}
+	if (danger && !dsh_policy_has_deny_rules(p)) {
+		*ret = &dsh_backend_none;
+		return 0;
+	}
+	static const enum dsh_backend_id order[] = { DSH_BACKEND_LINUX_NS, DSH_BACKEND_LANDLOCK };
+	_cleanup_error_ struct dsh_error *first = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
+		const struct dsh_backend *b = dsh_backend_get(order[i]);
+		if (!b || !b->probe || !b->confine)
+			continue;
+		struct dsh_error *e = NULL;
+		if (b->probe(p, &e) == 0) {
+			*ret = b;
+			return 0;
+		}
+		if (!first)
+			first = e;
+		else
+			dsh_error_free(e);
+	}
+	if (danger) {
+		*ret = &dsh_backend_none;
+		return 0;
+	}
+	int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "no backend can enforce this policy here%s%s",
+			first ? ": " : "", first ? first->msg : "");
+	dsh_err_hint(err, "%s", first && first->hint ? first->hint
+				: "enable unprivileged user namespaces or Landlock, or choose --mode danger-full-access");
+	return r;
+}
+
+static json_t *strv_json(char *const *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && v && v[i]; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_description *d, char **ret,
+			struct dsh_error **err)
+{
+	json_t *o = json_object();
+	if (!o)
+		return dsh_err_sys(err, ENOMEM, "report");
+	enum dsh_enforcement overall = d->overall;
+	json_object_set_new(o, "backend", json_string(d->backend));
+	json_object_set_new(o, "enforcement", json_string(dsh_enforcement_to_string(overall)));
+	json_object_set_new(o, "mode", json_string(dsh_mode_to_string(p->mode)));
+	json_object_set_new(o, "network", json_boolean(p->network || p->mode == DSH_MODE_DANGER_FULL_ACCESS));
+	json_t *rules = json_array();
+	for (size_t i = 0; i < p->n_rules && i < d->n_rules; i++) {
+		const struct dsh_rule *r = &p->rules[i];
+		const struct dsh_rule_report *rr = &d->rules[i];
+		json_t *proc = json_pack("{s:s, s:s}", "enforcement", dsh_enforcement_to_string(rr->level), "how",
+					 rr->how ? rr->how : "");
+		if (proc && rr->lost)
+			json_object_set_new(proc, "lost", json_string(rr->lost));
+		json_t *fence = json_pack("{s:s, s:s}", "enforcement", "full", "how",
+					  "verdict on the canonical path before every operation (check, fs, serve)");
+		json_t *jr = json_pack("{s:s, s:s, s:s, s:o, s:o}", "rule", r->text, "kind",
+				       dsh_rule_kind_to_string(r->kind), "path", r->canonical ? r->canonical : "",
+				       "process", proc ? proc : json_null(), "file_fence", fence ? fence : json_null());
+		if (jr)
+			json_array_append_new(rules, jr);
+	}
+	json_object_set_new(o, "rules", rules);
+	json_object_set_new(o, "denial_signatures", strv_json(d->denial_signatures));
+	json_object_set_new(o, "runner_failure",
+			    json_pack("{s:i, s:s}", "exit_code", 125, "stderr_prefix", "dshbox: error: "));
+	json_object_set_new(o, "warnings", strv_json(d->warnings));
+	json_object_set_new(o, "notes", strv_json(d->notes));
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!s)
+		return dsh_err_sys(err, ENOMEM, "report");
+	*ret = s;
+	return 0;
+}

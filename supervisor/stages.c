@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/close_range.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "ns/mount.h"
+#include "ns/net.h"
+#include "ns/userns.h"
+#include "supervisor/caps.h"
+#include "supervisor/sandbox.h"
+
+
+/* ---- INIT stages: pid 1 of the sandbox, full capabilities in its own user namespace ---- */
+
+static int st_id_maps(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	return dsh_userns_map_self(c->spec->uid, c->spec->gid, err);
+}
+
+static int st_propagation(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	(void)c;
+	return dsh_mount_make_private(err);
+}
+
+static int st_network(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (!c->spec->new_net)
+		return 0;
+	return dsh_net_loopback_up(err);
+}
+
+static int st_mounts(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	return dsh_mount_plan_apply(c->spec->mounts, &c->mount_outcome, err);
+}
+
+/*
+ * Taken by init itself, before the command is forked: init and the command share the locked
+ * namespaces, so the command's exit tears nothing down on the way to its status.
+ */
+static int st_lock(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	/*
+	 * Keep the outer mount namespace alive until init exits: dropping its last reference here would
+	 * unmount its whole tree on the critical path (an RCU grace period per teardown).  The
+	 * descriptor is CLOEXEC; the command cannot setns into it without capabilities there.
+	 */
+	int keep = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC); // cppcheck-suppress resourceLeak
+	if (keep < 0)
+		return dsh_err_sys(err, errno, "open /proc/self/ns/mnt");
+	return dsh_userns_lock(c->spec->uid, c->spec->gid, err);
+}
+
+/* ---- COMMAND stages: the forked command, before exec ---- */
+
+static int st_chdir(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	/* Always by name, after the mounts: the old cwd may lie on a mount now covered by a clone. */
+	const char *cwd = c->spec->policy->cwd ? c->spec->policy->cwd : "/";
+	if (chdir(cwd) < 0)
+		return dsh_err_sys(err, errno, "chdir '%s'", cwd);
+	return 0;
+}
+
+static int st_fds(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	return dsh_fds_close_on_exec(c->spec->req->preserve_fds, c->spec->req->n_preserve_fds, err);
+}
+
+static int st_no_new_privs(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	(void)c;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return dsh_err_sys(err, errno, "prctl(PR_SET_NO_NEW_PRIVS)");
+	return 0;
+}
+
+/*
+ * Every capability from every set (the command is root of the nested user namespace until here),
+ * the securebits locked: uid 0 (dshbox run by root) must not regain capabilities at execve, or a
+ * mode-000 mask would be readable.  Without CAP_SETPCAP (the landlock backend run by an ordinary
+ * user) the bounding set and securebits stay; no_new_privs makes them moot.
+ */
+static int st_caps(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	(void)c;
+	return dsh_caps_drop_all(NULL, err);
+}
+
+/* The second wall (SPEC 3.7): opened by path now, inside the finished tree. */
+static int st_landlock(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (!c->spec->landlock)
+		return 0;
+	return dsh_landlock_apply(c->spec->landlock, err);
+}
+
+/* Last before exec: after it, even the stages above could not run. */
+static int st_seccomp(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (!c->spec->seccomp)
+		return 0;
+	return dsh_seccomp_load(c->spec->seccomp, err);
+}
+
+static int st_exec(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	sigprocmask(SIG_SETMASK, &c->caller_mask, NULL);
+	int r = dsh_exec_command(c->spec->req->argv, c->spec->req->envp, &c->exec_exit, err);
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	return r;
+}
+
+/*
+ * The fixed sequence (STYLE 5); seccomp stays the last row before exec.  Rows marked needs_ns are
+ * skipped by the landlock backend, which makes no namespace.
+ */
+const struct dsh_stage dsh_stages[] = {
+	{ "id maps", DSH_STAGE_INIT, true, st_id_maps },
+	{ "propagation", DSH_STAGE_INIT, true, st_propagation },
+	{ "network", DSH_STAGE_INIT, true, st_network },
+	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
+	{ "lock", DSH_STAGE_INIT, true, st_lock },
+	{ "chdir", DSH_STAGE_COMMAND, false, st_chdir },
+	{ "fds", DSH_STAGE_COMMAND, false, st_fds },
+	{ "caps", DSH_STAGE_COMMAND, false, st_caps },
+	{ "no_new_privs", DSH_STAGE_COMMAND, false, st_no_new_privs },
+	{ "landlock", DSH_STAGE_COMMAND, false, st_landlock },
+	{ "seccomp", DSH_STAGE_COMMAND, false, st_seccomp },
+	{ "exec", DSH_STAGE_COMMAND, false, st_exec },
+	{ NULL, DSH_STAGE_INIT, false, NULL },
+};
+
+/* ---- helpers shared with the none backend ---- */
+
+int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err)
+{
+	/* Walk the gaps between the kept descriptors, lowest first. */
+	unsigned lo = 3;
+	for (;;) {
+		unsigned next = UINT_MAX;
+		for (size_t i = 0; i < n_keep; i++)
+			if (keep[i] >= (int)lo && (unsigned)keep[i] < next)
+				next = (unsigned)keep[i];
+		if (next > lo && close_range(lo, next - 1, CLOSE_RANGE_CLOEXEC) < 0)
+			return dsh_err_sys(err, errno, "close_range");
+		if (next == UINT_MAX)
+			break;
+		int fl = fcntl((int)next, F_GETFD);
+		if (fl < 0 || fcntl((int)next, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+			return dsh_err_sys(err, errno, "--preserve-fd %u", next);
+		lo = next + 1;
+	}
+	return 0;
+}
+
+int dsh_exec_command(char *const *argv, char *const *envp, int *ret_exit, struct dsh_error **err)
+{
+	const char *name = argv[0];
+	*ret_exit = 127;
+	if (!name || !*name)
+		return dsh_err(err, DSH_ERR_USAGE, ENOENT, "empty command name");
+	if (strchr(name, '/')) {
+		execve(name, argv, envp);
+		int e = errno;
+		*ret_exit = e == ENOENT || e == ENOTDIR ? 127 : 126;
+		return dsh_err_sys(err, e, "'%s'", name);
+	}
+	const char *path = dsh_env_get(envp, "PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	int seen = ENOENT;
+	char buf[PATH_MAX];
+	for (const char *p = path;; ) {
+		const char *colon = strchr(p, ':');
+		size_t n = colon ? (size_t)(colon - p) : strlen(p);
+		int len = n == 0 ? snprintf(buf, sizeof(buf), "%s", name)
+				 : snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, name);
+		if (len > 0 && (size_t)len < sizeof(buf)) {
+			execve(buf, argv, envp);
+			if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP && errno != ENAMETOOLONG)
+				seen = errno; /* found but not runnable: remembered, the search goes on */
+		}
+		if (!colon)
+			break;
+		p = colon + 1;
+	}
+	*ret_exit = seen == ENOENT ? 127 : 126;
+	if (seen == ENOENT)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOENT, "'%s': command not found", name);
+	return dsh_err_sys(err, seen, "'%s'", name);
+}

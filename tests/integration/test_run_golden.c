@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Golden `dshbox run --dry-run` plans (STYLE 14) for representative policies, the scratch path
+ * replaced by @SCRATCH@.  Golden files change only on purpose: DSHBOX_UPDATE_GOLDEN=1 rewrites them.
+ * Also the --report JSON (SPEC 2).
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/strbuf.h"
+#include "tests/lib/harness.h"
+
+static char *env[] = { "PATH=/usr/bin:/bin", NULL };
+
+static char *replace_all(const char *s, const char *from, const char *to)
+{
+	struct dsh_buf b = { 0 };
+	size_t fl = strlen(from);
+	for (const char *p = s; *p;) {
+		const char *m = strstr(p, from);
+		if (!m) {
+			dsh_buf_add(&b, p);
+			break;
+		}
+		dsh_buf_addn(&b, p, (size_t)(m - p));
+		dsh_buf_add(&b, to);
+		p = m + fl;
+	}
+	char *r = dsh_buf_steal(&b);
+	return r ? r : strdup("");
+}
+
+static void make_tree(const char *root)
+{
+	const char *files[] = { "ws/src/main.c", "ws/id.pem", "ws/deep/er/key.pem", "ws/.git/hooks/pre-commit",
+				"ws/a/node_modules/p/index.js", "ws/node_modules/q/index.js", "ws/secret/sub/k",
+				"ws/mise.local.toml", "ws/a/b/f", "ws/a-b/f", "data/ro/k", "data/ro/j", "home/.ssh/id",
+				"etc/conf" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *p = NULL;
+		cr_assert(asprintf(&p, "%s/%s", root, files[i]) > 0);
+		dsh_test_write_file(p, "x\n");
+		free(p);
+	}
+	char *cfg = NULL;
+	cr_assert(asprintf(&cfg, "%s/cfg.yml", root) > 0);
+	dsh_test_write_file(cfg, "protectSockets: false\n");
+	free(cfg);
+}
+
+struct golden_case {
+	const char *name;
+	const char *args[16]; /* @ at the start of an argument is replaced by the scratch root */
+};
+
+static const struct golden_case cases[] = {
+	{ "default", { NULL } },
+	{ "read-only", { "--mode", "read-only", "--access", "-- @/home/.ssh", "--access", "r- @/etc", NULL } },
+	{ "masks-and-globs",
+	  { "--access", "-- *.pem", "--access", "-- **/*.pem", "--access", "-- **/node_modules", "--access",
+	    "r- .git/hooks", "--access", "-- mise.*.toml", "--access", "-- secret", "--access", "r- secret/sub", NULL } },
+	{ "precedence",
+	  { "--access", "rw @/data", "--access", "r- @/data/ro", "--access", "-- @/data/ro/k", "--access",
+	    "rw @/home", "--access", "-- @/home/.ssh", NULL } },
+	{ "component-order", { "--access", "-- a-b", "--access", "-- a/b", "--access", "r- a", NULL } },
+	{ "danger-with-rules", { "--mode", "danger-full-access", "--access", "-- @/home/.ssh", "--access", "r- @/etc", NULL } },
+	{ "danger-no-rules", { "--mode", "danger-full-access", NULL } },
+	{ "network-off", { "--network", "off", NULL } },
+};
+
+Test(run_golden, dry_run_plans)
+{
+	bool update = getenv("DSHBOX_UPDATE_GOLDEN") && strcmp(getenv("DSHBOX_UPDATE_GOLDEN"), "1") == 0;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *root = dsh_test_mkdtemp();
+		make_tree(root);
+		char *argv[40];
+		char *owned[40];
+		int n = 0, no = 0;
+		argv[n++] = (char *)dsh_test_dshbox();
+		argv[n++] = "run";
+		argv[n++] = "--dry-run";
+		argv[n++] = "--backend";
+		argv[n++] = "auto";
+		char *cfg = NULL, *ws = NULL;
+		cr_assert(asprintf(&cfg, "%s/cfg.yml", root) > 0 && asprintf(&ws, "%s/ws", root) > 0);
+		argv[n++] = "--config";
+		argv[n++] = owned[no++] = cfg;
+		argv[n++] = "--workspace";
+		argv[n++] = owned[no++] = ws;
+		for (size_t k = 0; cases[i].args[k]; k++) {
+			const char *a = cases[i].args[k];
+			char *at = strchr(a, '@');
+			if (at) {
+				char *s = NULL;
+				cr_assert(asprintf(&s, "%.*s%s%s", (int)(at - a), a, root, at + 1) > 0);
+				argv[n++] = owned[no++] = s;
+			} else {
+				argv[n++] = (char *)a;
+			}
+		}
+		argv[n++] = "--";
+		argv[n++] = "true";
+		argv[n] = NULL;
+		struct dsh_proc r;
+		cr_assert_eq(dsh_proc_run(argv, env, NULL, &r), 0);
+		cr_expect_eq(r.exit_code, 0, "%s: %s", cases[i].name, r.err);
+		_cleanup_free_ char *got = replace_all(r.out, root, "@SCRATCH@");
+		_cleanup_free_ char *file = NULL;
+		cr_assert(asprintf(&file, "%s/tests/golden/run/%s.txt", DSH_TOP, cases[i].name) > 0);
+		if (update) {
+			dsh_test_write_file(file, got);
+		} else {
+			_cleanup_free_ char *want = dsh_test_read_file(file);
+			cr_expect_not_null(want, "missing golden file %s (DSHBOX_UPDATE_GOLDEN=1 writes it)", file);
+			if (want)
+				cr_expect_str_eq(got, want, "%s: the plan differs from %s", cases[i].name, file);
+		}
+		dsh_proc_clear(&r);
+		for (int k = 0; k < no; k++)
+			free(owned[k]);
+		dsh_test_rmtree(root);
+		free(root);
+	}
+}
+
+Test(run_golden, report_json)
+{
+	char *root = dsh_test_mkdtemp();
+	make_tree(root);
+	_cleanup_free_ char *ws = NULL, *report = NULL, *cfg = NULL;
+	cr_assert(asprintf(&ws, "%s/ws", root) > 0 && asprintf(&report, "%s/report.json", root) > 0 &&
+		  asprintf(&cfg, "%s/cfg.yml", root) > 0);
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--config", cfg, "--workspace", ws, "--access", "-- *.pem",
+			 "--access", "r- .git/hooks", "--report", report, "--", "/bin/true", NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(argv, env, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_str_eq(r.err, "");
+	json_error_t je;
+	json_t *o = json_load_file(report, 0, &je);
+	cr_assert_not_null(o, "report is not JSON: %s", je.text);
+	cr_expect_str_eq(json_string_value(json_object_get(o, "backend")), "linux-ns");
+	cr_expect_str_eq(json_string_value(json_object_get(o, "enforcement")), "full");
+	json_t *rules = json_object_get(o, "rules");
+	cr_assert_eq(json_array_size(rules), 2);
+	json_t *r0 = json_array_get(rules, 0);
+	cr_expect_str_eq(json_string_value(json_object_get(r0, "rule")), "-- *.pem");
+	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(r0, "process"), "enforcement")), "full");
+	cr_expect_not_null(strstr(json_string_value(json_object_get(json_object_get(r0, "process"), "how")), "mask"));
+	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(r0, "file_fence"), "enforcement")), "full");
+	json_t *sigs = json_object_get(o, "denial_signatures");
+	cr_expect_geq(json_array_size(sigs), 2);
+	cr_expect_eq(json_integer_value(json_object_get(json_object_get(o, "runner_failure"), "exit_code")), 125);
+	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(o, "runner_failure"), "stderr_prefix")),
+			 "dshbox: error: ");
+	json_decref(o);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(root);
+	free(root);
+}

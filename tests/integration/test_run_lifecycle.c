@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The run lifecycle as a user sees it (SPEC 2, 3.8): exit status passed through, a signal death
+ * reproduced, signals forwarded, nothing left behind when the command or the supervisor dies,
+ * 126/127 like env(1), 125 with one error line for a setup failure, descriptors above 2 closed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "tests/lib/harness.h"
+
+static char *env[] = { "PATH=/usr/bin:/bin", NULL };
+
+static void run(struct dsh_proc *r, const char *stdin_data, const char *shell)
+{
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--", "/bin/sh", "-c", (char *)shell, NULL };
+	cr_assert_eq(dsh_proc_run(argv, env, stdin_data, r), 0);
+}
+
+Test(run_lifecycle, exit_codes_pass_through)
+{
+	static const int codes[] = { 0, 1, 42 };
+	for (size_t i = 0; i < 3; i++) {
+		char cmd[32];
+		snprintf(cmd, sizeof(cmd), "exit %d", codes[i]);
+		struct dsh_proc r;
+		run(&r, NULL, cmd);
+		cr_expect_eq(r.exit_code, codes[i], "exit %d came back as %d (%s)", codes[i], r.exit_code, r.err);
+		cr_expect_str_eq(r.err, "", "nothing of dshbox's own on stderr");
+		dsh_proc_clear(&r);
+	}
+}
+
+Test(run_lifecycle, signal_deaths_reproduced)
+{
+	static const int sigs[] = { SIGKILL, SIGSEGV };
+	for (size_t i = 0; i < 2; i++) {
+		char cmd[64];
+		snprintf(cmd, sizeof(cmd), "kill -%d $$", sigs[i]);
+		struct dsh_proc r;
+		run(&r, NULL, cmd);
+		cr_expect_eq(r.signal, sigs[i], "the command died of %d; dshbox ended with exit %d signal %d", sigs[i],
+			     r.exit_code, r.signal);
+		cr_expect_str_eq(r.err, "");
+		dsh_proc_clear(&r);
+	}
+}
+
+Test(run_lifecycle, stdin_stdout_are_the_callers)
+{
+	struct dsh_proc r;
+	run(&r, "hello through\n", "cat");
+	cr_expect_str_eq(r.out, "hello through\n");
+	cr_expect_eq(r.exit_code, 0);
+	dsh_proc_clear(&r);
+}
+
+/* dshbox with its stdout on a pipe we keep reading; extra_fd (if >= 0) stays open in it as fd 7. */
+static pid_t spawn(char *const argv[], int *ret_out, int extra_fd)
+{
+	int p[2];
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(p[1], 1);
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 2);
+		if (extra_fd >= 0)
+			dup2(extra_fd, 7);
+		execve(argv[0], argv, env);
+		_exit(127);
+	}
+	close(p[1]);
+	*ret_out = p[0];
+	return pid;
+}
+
+/* Read from fd until the text contains needle (or EOF / 10 s). */
+static bool read_until(int fd, const char *needle, char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	while (!strstr(buf, needle)) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+		if (poll(&pf, 1, 10000) != 1)
+			return false;
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+		if (n <= 0)
+			return false;
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+	return true;
+}
+
+/* Whether fd reaches EOF within ms: every process holding the pipe's write end is gone. */
+static bool eof_within(int fd, int ms)
+{
+	for (;;) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+		if (poll(&pf, 1, ms) != 1)
+			return false;
+		char b[256];
+		ssize_t n = read(fd, b, sizeof(b));
+		if (n == 0)
+			return true;
+		if (n < 0)
+			return false;
+	}
+}
+
+Test(run_lifecycle, sigterm_reaches_the_command)
+{
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--", "/bin/sh", "-c",
+			 "trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done", NULL };
+	int out;
+	pid_t pid = spawn(argv, &out, -1);
+	char buf[256];
+	cr_assert(read_until(out, "ready", buf, sizeof(buf)), "no 'ready' from the command: %s", buf);
+	kill(pid, SIGTERM);
+	cr_expect(read_until(out, "got-term", buf, sizeof(buf)), "the command's TERM trap did not run: %s", buf);
+	int st;
+	waitpid(pid, &st, 0);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 7, "exit status of the trap (7) not passed through: %#x", st);
+	close(out);
+}
+
+Test(run_lifecycle, background_child_dies_with_the_command)
+{
+	/* The background sleep holds our pipe: EOF comes only when it is gone. */
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--", "/bin/sh", "-c", "sleep 1000 & echo started", NULL };
+	int out;
+	pid_t pid = spawn(argv, &out, -1);
+	int st;
+	waitpid(pid, &st, 0);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	cr_expect(eof_within(out, 5000), "a background child of the command outlived it");
+	close(out);
+}
+
+Test(run_lifecycle, sandbox_dies_with_the_supervisor)
+{
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--", "/bin/sh", "-c", "echo ready; sleep 1000", NULL };
+	int out;
+	pid_t pid = spawn(argv, &out, -1);
+	char buf[256];
+	cr_assert(read_until(out, "ready", buf, sizeof(buf)));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_expect(eof_within(out, 5000), "the sandbox outlived its SIGKILLed supervisor");
+	close(out);
+}
+
+Test(run_lifecycle, missing_command_127_unrunnable_126)
+{
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--", "no-such-command-dshbox", NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(argv, env, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 127, "exit %d: %s", r.exit_code, r.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "dshbox: error: "), 1, "%s", r.err);
+	cr_expect(strstr(r.err, "no-such-command-dshbox"), "%s", r.err);
+	dsh_proc_clear(&r);
+
+	char *argv2[] = { (char *)dsh_test_dshbox(), "run", "--", "/etc/hostname", NULL };
+	cr_assert_eq(dsh_proc_run(argv2, env, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 126, "exit %d: %s", r.exit_code, r.err);
+	dsh_proc_clear(&r);
+}
+
+Test(run_lifecycle, setup_failure_is_125_with_one_line)
+{
+	/* A cwd under the host's /tmp does not exist inside (the sandbox's /tmp is private). */
+	char dir[] = "/tmp/dshbox-cwd.XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	chmod(dir, 0755);
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--cwd", dir, "--", "/bin/echo", "ran", NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(argv, env, NULL, &r), 0);
+	rmdir(dir);
+	cr_expect_eq(r.exit_code, 125, "exit %d: %s", r.exit_code, r.err);
+	cr_expect_str_eq(r.out, "", "the command must not have run");
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "dshbox: error: "), 1, "%s", r.err);
+	cr_expect(strstr(r.err, "setup stage 'chdir'"), "the error names the stage: %s", r.err);
+	dsh_proc_clear(&r);
+}
+
+Test(run_lifecycle, descriptors_closed_unless_preserved)
+{
+	char *dir = dsh_test_mkdtemp();
+	_cleanup_free_ char *file = NULL;
+	cr_assert(asprintf(&file, "%s/fd7", dir) > 0);
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0);
+
+	char *kept[] = { (char *)dsh_test_dshbox(), "run", "--preserve-fd", "7", "--", "/bin/sh", "-c",
+			 "echo through-7 >&7 && echo ok", NULL };
+	int out;
+	pid_t pid = spawn(kept, &out, fd);
+	int st;
+	waitpid(pid, &st, 0);
+	char buf[256];
+	read_until(out, "ok", buf, sizeof(buf));
+	close(out);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "--preserve-fd 7: status %#x", st);
+	_cleanup_free_ char *content = dsh_test_read_file(file);
+	cr_expect_str_eq(content ? content : "", "through-7\n");
+
+	char *closed[] = { (char *)dsh_test_dshbox(), "run", "--", "/bin/sh", "-c", "echo leak >&7", NULL };
+	pid = spawn(closed, &out, fd);
+	waitpid(pid, &st, 0);
+	close(out);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) != 0, "fd 7 was open in the command without --preserve-fd");
+	close(fd);
+	dsh_test_rmtree(dir);
+	free(dir);
+}

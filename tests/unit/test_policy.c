@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "policy/path.h"
+#include "policy/policy.h"
+#include "tests/lib/harness.h"
+
+static struct dsh_policy *load(const char *workspace, enum dsh_mode mode, char **env, const char *const *rules)
+{
+	struct dsh_config c;
+	dsh_config_init(&c);
+	c.mode = mode;
+	c.workspace = strdup(workspace);
+	for (size_t i = 0; rules && rules[i]; i++)
+		dsh_strv_push(&c.access, rules[i]);
+	struct dsh_policy *p = NULL;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_policy_new(&c, env, "/", &p, &err), 0, "%s", err ? err->msg : "");
+	dsh_config_clear(&c);
+	return p;
+}
+
+static bool allowed(struct dsh_policy *p, enum dsh_op op, const char *path)
+{
+	struct dsh_verdict v;
+	cr_assert_eq(dsh_policy_verdict(p, op, path, &v), 0);
+	return v.allow;
+}
+
+Test(policy, normalize_is_lexical)
+{
+	const char *cases[][3] = {
+		{ "/ws", "a/./b//c/", "/ws/a/b/c" }, { "/ws", "../../..", "/" },    { "/ws", "/x/../y", "/y" },
+		{ NULL, "/", "/" },                   { "/", "a", "/a" },           { "/ws", "a/..", "/ws" },
+		{ "/ws", "./config/../.env", "/ws/.env" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *n = dsh_path_normalize(cases[i][0], cases[i][1]);
+		cr_expect_str_eq(n, cases[i][2], "%s + %s", cases[i][0], cases[i][1]);
+	}
+}
+
+Test(policy, path_order_puts_parents_first)
+{
+	cr_expect_lt(dsh_path_compare("/a", "/a/b"), 0);
+	cr_expect_lt(dsh_path_compare("/a/b", "/a-b"), 0);
+	cr_expect_gt(dsh_path_compare("/a-b", "/a/z"), 0);
+	cr_expect_eq(dsh_path_compare("/a", "/a"), 0);
+	cr_expect(dsh_path_is_beneath("/a/b", "/a"));
+	cr_expect_not(dsh_path_is_beneath("/a-b", "/a"));
+	cr_expect_not(dsh_path_is_beneath("/ab", "/a"));
+	cr_expect(dsh_path_is_beneath("/anything", "/"));
+}
+
+Test(policy, a_deny_rule_through_a_symlink_protects_both_spellings)
+{
+	char *tree = dsh_test_mkdtemp();
+	char real[512], link[512], secret[512];
+	snprintf(real, sizeof(real), "%s/real", tree);
+	snprintf(link, sizeof(link), "%s/link", tree);
+	snprintf(secret, sizeof(secret), "%s/real/secret/key", tree);
+	dsh_test_write_file(secret, "k");
+	cr_assert_eq(symlink(real, link), 0);
+
+	char rule[600];
+	snprintf(rule, sizeof(rule), "-- %s/secret", link);
+	const char *rules[] = { rule, NULL };
+	char *env[] = { NULL };
+	struct dsh_policy *p = load(tree, DSH_MODE_WORKSPACE_WRITE, env, rules);
+	cr_expect_eq(p->rules[0].n_match, 2, "both spellings compiled");
+	char canon[600], spelled[600];
+	snprintf(canon, sizeof(canon), "%s/real/secret/key", tree);
+	snprintf(spelled, sizeof(spelled), "%s/link/secret/key", tree);
+	cr_expect_not(allowed(p, DSH_OP_READ, canon));
+	cr_expect_not(allowed(p, DSH_OP_READ, spelled));
+	dsh_policy_free(p);
+	dsh_test_rmtree(tree);
+	free(tree);
+}
+
+Test(policy, writable_roots_are_canonical_deduplicated_and_sorted)
+{
+	char *tree = dsh_test_mkdtemp();
+	char ws[512], alias[512], rule1[600], rule2[600];
+	snprintf(ws, sizeof(ws), "%s/ws", tree);
+	snprintf(alias, sizeof(alias), "%s/alias", tree);
+	mkdir(ws, 0755);
+	cr_assert_eq(symlink(ws, alias), 0);
+	snprintf(rule1, sizeof(rule1), "rw %s", alias);
+	snprintf(rule2, sizeof(rule2), "rw %s/../ws", ws);
+	const char *rules[] = { rule1, rule2, "rw /var/tmp", NULL };
+	char *env[] = { "TMPDIR=/tmp", NULL };
+	struct dsh_policy *p = load(ws, DSH_MODE_WORKSPACE_WRITE, env, rules);
+	/* workspace == both rw rules; /tmp == TMPDIR: three roots remain. */
+	cr_expect_eq(p->n_roots, 3, "roots: %zu", p->n_roots);
+	for (size_t i = 1; i < p->n_roots; i++)
+		cr_expect_lt(dsh_path_compare(p->roots[i - 1].path, p->roots[i].path), 0);
+	dsh_policy_free(p);
+	dsh_test_rmtree(tree);
+	free(tree);
+}
+
+Test(policy, nested_roots_are_warned_by_precedence)
+{
+	const char *rules[] = { "rw /srv/data", "rw /srv/ro/cache", "-- /srv/data", "r- /srv/ro", NULL };
+	char *env[] = { NULL };
+	struct dsh_policy *p = load("/srv/ws", DSH_MODE_WORKSPACE_WRITE, env, rules);
+	char *const *w = dsh_policy_warnings(p);
+	cr_assert_eq(dsh_strv_len(w), 2);
+	cr_expect(strstr(w[0], "/srv/data") && strstr(w[0], "neither readable nor writable"), "%s", w[0]);
+	cr_expect(strstr(w[1], "/srv/ro/cache") && strstr(w[1], "read-only there"), "%s", w[1]);
+	cr_expect_not(allowed(p, DSH_OP_WRITE, "/srv/data/x"));
+	cr_expect_not(allowed(p, DSH_OP_WRITE, "/srv/ro/cache/x"));
+	cr_expect(allowed(p, DSH_OP_READ, "/srv/ro/cache/x"));
+	dsh_policy_free(p);
+}
+
+Test(policy, read_only_ignores_rw_and_danger_keeps_denies)
+{
+	const char *rules[] = { "rw /srv/cache", "-- /srv/secret", "r- /etc", NULL };
+	char *env[] = { NULL };
+	struct dsh_policy *p = load("/srv/ws", DSH_MODE_READ_ONLY, env, rules);
+	cr_expect_eq(p->n_roots, 0);
+	cr_expect_not(allowed(p, DSH_OP_WRITE, "/srv/cache/x"));
+	cr_expect_not(allowed(p, DSH_OP_WRITE, "/srv/ws/x"));
+	dsh_policy_free(p);
+
+	p = load("/srv/ws", DSH_MODE_DANGER_FULL_ACCESS, env, rules);
+	cr_expect(allowed(p, DSH_OP_WRITE, "/var/anything"));
+	cr_expect_not(allowed(p, DSH_OP_READ, "/srv/secret/x"));
+	cr_expect_not(allowed(p, DSH_OP_WRITE, "/etc/hosts"));
+	dsh_policy_free(p);
+}
+
+Test(policy, config_access_as_list_or_block_are_the_same)
+{
+	const char *list = "access:\n  - \"rw {{ env.HOME }}/.cache\"\n  - \"-- **/*.pem\"\n";
+	const char *block = "access: |-\n  rw {{ env.HOME }}/.cache\n\n  -- **/*.pem\n";
+	char *env[] = { "HOME=/home/u", NULL };
+	struct dsh_policy *ps[2];
+	const char *docs[2] = { list, block };
+	for (int i = 0; i < 2; i++) {
+		struct dsh_config c;
+		dsh_config_init(&c);
+		c.workspace = strdup("/ws");
+		_cleanup_error_ struct dsh_error *err = NULL;
+		cr_assert_eq(dsh_config_load_string(&c, docs[i], strlen(docs[i]), "test.yml", &err), 0, "%s",
+			     err ? err->msg : "");
+		cr_assert_eq(dsh_policy_new(&c, env, "/", &ps[i], &err), 0, "%s", err ? err->msg : "");
+		dsh_config_clear(&c);
+	}
+	cr_assert_eq(ps[0]->n_rules, 2);
+	cr_assert_eq(ps[1]->n_rules, 2);
+	for (int i = 0; i < 2; i++)
+		cr_expect_str_eq(ps[0]->rules[i].canonical, ps[1]->rules[i].canonical);
+	dsh_policy_free(ps[0]);
+	dsh_policy_free(ps[1]);
+}
+
+Test(policy, config_fields_are_read)
+{
+	const char *doc = "mode: read-only\nworkspace: /srv/ws\nnetwork: off\nprobeTimeoutMs: 250\n"
+			  "diffBasisMaxBytes: 100\nmaxMasks: 7\nprotectSockets: false\ncwd: /srv\n"
+			  "runnerCommand: [bwrap, --verbose]\nrunnerFailureSignatures: [\"bwrap: \"]\n";
+	struct dsh_config c;
+	dsh_config_init(&c);
+	_cleanup_error_ struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_config_load_string(&c, doc, strlen(doc), "t.yml", &err), 0, "%s", err ? err->msg : "");
+	cr_expect_eq(c.mode, DSH_MODE_READ_ONLY);
+	cr_expect_str_eq(c.workspace, "/srv/ws");
+	cr_expect_not(c.network);
+	cr_expect_eq(c.probe_timeout_ms, 250);
+	cr_expect_eq(c.diff_basis_max_bytes, 100);
+	cr_expect_eq(c.max_masks, 7);
+	cr_expect_not(c.protect_sockets);
+	cr_expect_str_eq(c.cwd, "/srv");
+	cr_expect_eq(dsh_strv_len(c.runner_command), 2);
+	cr_expect_str_eq(c.runner_failure_signatures[0], "bwrap: ");
+	dsh_config_clear(&c);
+}
+
+Test(policy, tmpdir_is_a_writable_root)
+{
+	char *env[] = { "TMPDIR=/var/./tmp/../tmp", NULL };
+	struct dsh_policy *p = load("/srv/ws", DSH_MODE_WORKSPACE_WRITE, env, NULL);
+	cr_expect_str_eq(p->tmpdir, "/var/tmp");
+	cr_expect(allowed(p, DSH_OP_WRITE, "/var/tmp/x"));
+	cr_expect(allowed(p, DSH_OP_WRITE, "/tmp/x"));
+	cr_expect_not(allowed(p, DSH_OP_WRITE, "/var/x"));
+	dsh_policy_free(p);
+}

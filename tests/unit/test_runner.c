@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The runner backend: the exact argv a runner receives, rules refused at confine time, stderr
+ * relayed unchanged while runnerFailureSignatures are searched in it, exit status passed through.
+ * A fake runner (a shell script that records its argv, then runs what follows "--") stands in for
+ * bwrap here; tests/integration/test_runner.c runs the real one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "common/strv.h"
+#include "supervisor/backends.h"
+#include "supervisor/runner_exec.h"
+#include "tests/lib/harness.h"
+#include "tests/unit/test_backend_fixture.h"
+
+extern char **environ;
+
+static void expect_argv(char **got, const char *const *want)
+{
+	size_t i = 0;
+	for (; want[i]; i++) {
+		cr_assert_not_null(got[i], "argv ends at %zu, want \"%s\"", i, want[i]);
+		cr_expect_str_eq(got[i], want[i], "argv[%zu]", i);
+	}
+	cr_expect_null(got[i], "argv has extra \"%s\" at %zu", got[i] ? got[i] : "", i);
+}
+
+Test(runner, official_args_read_only)
+{
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_READ_ONLY, "/ws");
+	char **args = NULL;
+	struct dsh_error *e = NULL;
+	cr_assert_eq(dsh_runner_profile_args(&p, &args, &e), 0);
+	expect_argv(args, (const char *const[]){ "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc",
+						 "/proc", "--die-with-parent", NULL });
+	dsh_strv_free(args);
+	fx_clear(&p);
+}
+
+Test(runner, official_args_workspace_write_network_off)
+{
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_WORKSPACE_WRITE, "/w s");
+	p.network = false;
+	char **args = NULL;
+	struct dsh_error *e = NULL;
+	cr_assert_eq(dsh_runner_profile_args(&p, &args, &e), 0);
+	expect_argv(args, (const char *const[]){ "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc",
+						 "/proc", "--die-with-parent", "--unshare-net", "--tmpfs", "/tmp",
+						 "--bind", "/w s", "/w s", NULL });
+	dsh_strv_free(args);
+	fx_clear(&p);
+}
+
+Test(runner, rule_dialect)
+{
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_WORKSPACE_WRITE, "/ws");
+	fx_literal(&p, DSH_RULE_RW, "rw /opt/x", "/opt/x", NULL);
+	fx_literal(&p, DSH_RULE_RO, "r- /ws/a\\[1]", "/ws/a\\[1]", NULL);
+	fx_literal(&p, DSH_RULE_DENY, "-- link/k", "/real/k", "/ws/link/k");
+	fx_glob(&p, DSH_RULE_DENY, "-- **/*.pem", "/ws/**/*.pem", "^/ws/(.*/)?[^/]*\\.pem(/.*)?$");
+	char **v = NULL;
+	cr_assert_eq(dsh_runner_rule_args(&p.rules[0], &v), 1);
+	cr_assert_eq(dsh_runner_rule_args(&p.rules[1], &v), 1);
+	cr_assert_eq(dsh_runner_rule_args(&p.rules[2], &v), 1);
+	cr_assert_eq(dsh_runner_rule_args(&p.rules[3], &v), 0);
+	expect_argv(v, (const char *const[]){ "--bind-try", "/opt/x", "/opt/x", "--ro-bind-try", "/ws/a\\[1]",
+					      "/ws/a\\[1]", "--ro-bind-try", "/real/k", "/real/k", "--ro-bind-try",
+					      "/ws/link/k", "/ws/link/k", NULL });
+	dsh_strv_free(v);
+
+	const struct dsh_backend *b = &dsh_backend_runner;
+	struct dsh_description d;
+	struct dsh_error *e = NULL;
+	cr_assert_eq(b->describe(&p, NULL, &d, &e), 0);
+	cr_expect_eq(d.n_rules, 4);
+	cr_expect_eq(d.overall, DSH_ENFORCE_NONE);
+	cr_assert_eq(dsh_strv_len(d.warnings), 4);
+	for (size_t i = 0; i < 4; i++) {
+		cr_expect_eq(d.rules[i].level, DSH_ENFORCE_NONE);
+		char want[128];
+		snprintf(want, sizeof(want), "rule \"%s\": backend runner: ", p.rules[i].text);
+		cr_expect(strncmp(d.warnings[i], want, strlen(want)) == 0, "%s", d.warnings[i]);
+	}
+	cr_expect(strstr(d.warnings[2], "read-only"), "%s", d.warnings[2]);
+	cr_expect(strstr(d.warnings[3], "glob"), "%s", d.warnings[3]);
+	dsh_description_clear(&d);
+	fx_clear(&p);
+}
+
+Test(runner, describe_without_rules)
+{
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_WORKSPACE_WRITE, "/ws");
+	const struct dsh_backend *b = &dsh_backend_runner;
+	struct dsh_description d;
+	struct dsh_error *e = NULL;
+	cr_assert_eq(b->describe(&p, NULL, &d, &e), 0);
+	cr_expect_eq(d.overall, DSH_ENFORCE_FULL);
+	cr_expect_eq(dsh_strv_len(d.warnings), 0);
+	cr_expect(dsh_strv_contains(d.denial_signatures, "permission denied"));
+	cr_expect(dsh_strv_contains(d.denial_signatures, "read-only file system"));
+	dsh_description_clear(&d);
+	fx_clear(&p);
+}
+
+/* ---- the signature scanner ---- */
+
+Test(runner, sigscan_chunks_and_case)
+{
+	char *sigs[] = { "bwrap: creating new namespace failed", "Permission Denied by runner", NULL };
+	const char *text = "noise\nBWRAP: Creating New NAMESPACE failed: Operation not permitted\n";
+	for (size_t chunk = 1; chunk <= strlen(text); chunk++) {
+		struct dsh_sigscan s;
+		dsh_sigscan_init(&s, sigs);
+		for (size_t off = 0; off < strlen(text); off += chunk) {
+			size_t n = strlen(text) - off < chunk ? strlen(text) - off : chunk;
+			dsh_sigscan_feed(&s, text + off, n);
+		}
+		cr_expect_eq(s.matched, 0, "chunk size %zu", chunk);
+		dsh_sigscan_clear(&s);
+	}
+	struct dsh_sigscan s;
+	dsh_sigscan_init(&s, sigs);
+	dsh_sigscan_feed(&s, "bwrap: creating new namespace", 29);
+	dsh_sigscan_feed(&s, " succeeded\npermission denied by", 31);
+	cr_expect_eq(s.matched, -1);
+	dsh_sigscan_feed(&s, " RUNNER", 7);
+	cr_expect_eq(s.matched, 1);
+	dsh_sigscan_clear(&s);
+}
+
+/* ---- running a fake runner ---- */
+
+struct tree {
+	char *dir, *runner, *argv_file;
+};
+
+static void fake_runner(struct tree *t, const char *extra)
+{
+	t->dir = dsh_test_mkdtemp();
+	cr_assert(asprintf(&t->runner, "%s/fake-runner", t->dir) > 0);
+	cr_assert(asprintf(&t->argv_file, "%s/argv", t->dir) > 0);
+	char *script = NULL;
+	cr_assert(asprintf(&script,
+			   "#!/bin/sh\n"
+			   "for a in \"$@\"; do printf '%%s\\n' \"$a\"; done > '%s'\n"
+			   "%s\n"
+			   "while [ \"$1\" != \"--\" ]; do shift; done; shift\n"
+			   "exec \"$@\"\n",
+			   t->argv_file, extra ? extra : "") > 0);
+	dsh_test_write_file(t->runner, script);
+	chmod(t->runner, 0755);
+	free(script);
+}
+
+static void tree_clear(struct tree *t)
+{
+	dsh_test_rmtree(t->dir);
+	free(t->dir), free(t->runner), free(t->argv_file);
+}
+
+/* Run the backend's confine with stderr redirected to a file; returns confine's result. */
+static int confine_capture(struct dsh_policy *p, char *const *argv, struct dsh_run_result *res, char **ret_err_text,
+			   struct dsh_error **e, const char *dir)
+{
+	const struct dsh_backend *b = &dsh_backend_runner;
+	void *plan = NULL;
+	cr_assert_eq(b->compile(p, &plan, e), 0);
+	char *errfile = NULL;
+	cr_assert(asprintf(&errfile, "%s/stderr", dir) > 0);
+	int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0);
+	int saved = dup(2);
+	dup2(fd, 2);
+	close(fd);
+	struct dsh_run_request req = { .argv = argv, .envp = environ };
+	int r = b->confine(p, plan, &req, res, e);
+	dup2(saved, 2);
+	close(saved);
+	*ret_err_text = dsh_test_read_file(errfile);
+	free(errfile);
+	b->free(plan);
+	return r;
+}
+
+Test(runner, confine_passes_the_official_argv)
+{
+	struct tree t;
+	fake_runner(&t, NULL);
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_WORKSPACE_WRITE, t.dir);
+	p.runner_command = fx_strv((const char *const[]){ t.runner, "--extra", NULL });
+	p.runner_failure_signatures = fx_strv((const char *const[]){ "fake-runner: refused", NULL });
+	char *argv[] = { "sh", "-c", "echo 'to stderr: fine' >&2; exit 7", NULL };
+	struct dsh_run_result res;
+	struct dsh_error *e = NULL;
+	char *errtext = NULL;
+	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
+	cr_expect_eq(res.exit_code, 7);
+	cr_expect_eq(res.signal, 0);
+	cr_expect_str_eq(errtext, "to stderr: fine\n");
+	char *got = dsh_test_read_file(t.argv_file), *want = NULL;
+	cr_assert(asprintf(&want,
+			   "--extra\n--ro-bind\n/\n/\n--dev\n/dev\n--unshare-pid\n--proc\n/proc\n--die-with-parent\n"
+			   "--tmpfs\n/tmp\n--bind\n%s\n%s\n--\nsh\n-c\necho 'to stderr: fine' >&2; exit 7\n",
+			   t.dir, t.dir) > 0);
+	cr_expect_str_eq(got, want);
+	free(got), free(want), free(errtext);
+	fx_clear(&p);
+	tree_clear(&t);
+}
+
+Test(runner, confine_refuses_any_rule_before_running)
+{
+	struct tree t;
+	fake_runner(&t, NULL);
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_WORKSPACE_WRITE, t.dir);
+	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	p.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	fx_literal(&p, DSH_RULE_RO, "r- .git", "/ws/.git", NULL);
+	char *argv[] = { "true", NULL };
+	struct dsh_run_result res;
+	struct dsh_error *e = NULL;
+	char *errtext = NULL;
+	cr_assert_lt(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0);
+	cr_assert_not_null(e);
+	cr_expect(strstr(e->msg, "runnerCommand cannot be combined with access rules"), "%s", e->msg);
+	cr_expect(strstr(e->msg, "r- .git"), "%s", e->msg);
+	cr_expect_not_null(e->hint);
+	cr_expect_eq(access(t.argv_file, F_OK), -1, "the runner ran although the run was refused");
+	dsh_error_free(e);
+	free(errtext);
+	fx_clear(&p);
+	tree_clear(&t);
+}
+
+Test(runner, confine_reports_a_runner_failure)
+{
+	struct tree t;
+	fake_runner(&t, "echo 'noise'; echo 'FAKE-RUNNER: Refused to set up' >&2; exit 1");
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
+	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	p.runner_failure_signatures = fx_strv((const char *const[]){ "unrelated", "fake-runner: refused", NULL });
+	char *argv[] = { "true", NULL };
+	struct dsh_run_result res;
+	struct dsh_error *e = NULL;
+	char *errtext = NULL;
+	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), -EPROTO);
+	cr_assert_not_null(e);
+	cr_expect(strstr(e->msg, "runnerFailureSignatures entry \"fake-runner: refused\""), "%s", e->msg);
+	/* relayed unchanged, before dshbox's own line */
+	cr_expect_str_eq(errtext, "FAKE-RUNNER: Refused to set up\n");
+	dsh_error_free(e);
+	free(errtext);
+	fx_clear(&p);
+	tree_clear(&t);
+}
+
+Test(runner, confine_passes_a_signal_through)
+{
+	struct tree t;
+	fake_runner(&t, NULL);
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
+	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	p.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	char *argv[] = { "sh", "-c", "kill -TERM $$", NULL };
+	struct dsh_run_result res;
+	struct dsh_error *e = NULL;
+	char *errtext = NULL;
+	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
+	cr_expect_eq(res.signal, SIGTERM);
+	free(errtext);
+	fx_clear(&p);
+	tree_clear(&t);
+}
+
+Test(runner, missing_runner_is_a_dshbox_failure)
+{
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_READ_ONLY, "/");
+	p.runner_command = fx_strv((const char *const[]){ "dshbox-no-such-runner", NULL });
+	p.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	struct dsh_error *e = NULL;
+	cr_expect_eq(dsh_backend_runner.probe(&p, &e), -ENOENT);
+	cr_expect(e && strstr(e->msg, "dshbox-no-such-runner"));
+	cr_expect(e && e->hint);
+	dsh_error_free(e);
+	fx_clear(&p);
+}
+
+Test(runner, stderr_relayed_byte_for_byte)
+{
+	/* 1 MiB of every byte value (NUL, invalid UTF-8, CR) from the runner's stderr, unchanged. */
+	struct tree t;
+	fake_runner(&t, NULL);
+	char *blob = NULL, *gen = NULL;
+	cr_assert(asprintf(&blob, "%s/blob", t.dir) > 0);
+	FILE *f = fopen(blob, "w");
+	cr_assert_not_null(f);
+	for (int i = 0; i < (1 << 20); i++)
+		fputc((i * 7 + (i >> 8)) & 0xff, f);
+	fclose(f);
+	cr_assert(asprintf(&gen, "cat '%s' >&2", blob) > 0);
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
+	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	p.runner_failure_signatures = fx_strv((const char *const[]){ "never printed", NULL });
+	char *argv[] = { "sh", "-c", gen, NULL };
+	struct dsh_run_result res;
+	struct dsh_error *e = NULL;
+	char *errtext = NULL;
+	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
+	cr_expect_eq(res.exit_code, 0);
+	free(errtext);
+	/* compare as files: the captured stderr may hold NUL bytes */
+	char *errfile = NULL, *cmp = NULL;
+	cr_assert(asprintf(&errfile, "%s/stderr", t.dir) > 0);
+	cr_assert(asprintf(&cmp, "cmp -s '%s' '%s'", blob, errfile) > 0);
+	cr_expect_eq(system(cmp), 0, "the relayed stderr differs from what the runner wrote");
+	free(blob), free(gen), free(errfile), free(cmp);
+	fx_clear(&p);
+	tree_clear(&t);
+}
+
+Test(runner, a_signal_sent_to_dshbox_reaches_the_runner)
+{
+	/* SIGTERM sent to this process alone (as `kill PID` does) is passed on to the runner. */
+	struct tree t;
+	fake_runner(&t, NULL);
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
+	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	p.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	pid_t me = getpid(), killer = fork();
+	cr_assert_geq(killer, 0);
+	if (killer == 0) {
+		/* once the runner has started (it records its argv first), signal the caller */
+		for (int i = 0; i < 1000 && access(t.argv_file, F_OK) < 0; i++)
+			usleep(10000);
+		usleep(100000);
+		kill(me, SIGTERM);
+		_exit(0);
+	}
+	char *argv[] = { "sleep", "30", NULL };
+	struct dsh_run_result res;
+	struct dsh_error *e = NULL;
+	char *errtext = NULL;
+	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
+	cr_expect_eq(res.signal, SIGTERM, "exit %d signal %d", res.exit_code, res.signal);
+	waitpid(killer, NULL, 0);
+	free(errtext);
+	fx_clear(&p);
+	tree_clear(&t);
+}
+
+static bool occurs_ci(const char *text, size_t n, const char *sig)
+{
+	size_t m = strlen(sig);
+	for (size_t i = 0; i + m <= n; i++)
+		if (strncasecmp(text + i, sig, m) == 0)
+			return true;
+	return false;
+}
+
+Test(runner, sigscan_random_chunks_against_a_plain_search)
+{
+	unsigned long long x = 88172645463325252ull;
+#define RND(n) (x ^= x << 13, x ^= x >> 7, x ^= x << 17, (size_t)(x % (n)))
+	static const char alpha[] = "abAB:  \n\0x";
+	for (int round = 0; round < 3000; round++) {
+		char text[600], sig0[8], sig1[8];
+		size_t n = 1 + RND(sizeof(text) - 1);
+		for (size_t i = 0; i < n; i++)
+			text[i] = alpha[RND(sizeof(alpha) - 1)];
+		char *sigs_buf[2] = { sig0, sig1 };
+		for (int k = 0; k < 2; k++) {
+			size_t m = 1 + RND(6);
+			for (size_t i = 0; i < m; i++) {
+				char c = alpha[RND(sizeof(alpha) - 3)]; /* no NUL in a signature */
+				sigs_buf[k][i] = c;
+			}
+			sigs_buf[k][m] = '\0';
+		}
+		char *sigs[] = { sig0, sig1, NULL };
+		bool want = occurs_ci(text, n, sig0) || occurs_ci(text, n, sig1);
+		struct dsh_sigscan s;
+		dsh_sigscan_init(&s, sigs);
+		for (size_t off = 0; off < n && s.matched < 0;) {
+			size_t chunk = 1 + RND(12);
+			if (chunk > n - off)
+				chunk = n - off;
+			dsh_sigscan_feed(&s, text + off, chunk);
+			off += chunk;
+		}
+		cr_assert_eq(s.matched >= 0, want, "round %d: scanner %d, plain search %d (\"%s\", \"%s\")", round,
+			     s.matched, want, sig0, sig1);
+		if (s.matched >= 0)
+			cr_assert(occurs_ci(text, n, sigs[s.matched]));
+		dsh_sigscan_clear(&s);
+	}
+#undef RND
+}

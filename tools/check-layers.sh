@@ -1,0 +1,44 @@
+#!/bin/sh
+# The layering, checked mechanically (make lint):
+#  - nothing includes a layer above its own (cli > supervisor > mechanisms > policy > common;
+#    the mechanisms ns/ landlock/ fence/ seatbelt/ winacl/ are one layer);
+#  - the library never prints, exits or reads the environment: only cli/ may.
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+fail=0
+
+rank() {
+	case "$1" in
+	cli) echo 4 ;;
+	supervisor) echo 3 ;;
+	ns | landlock | fence | seatbelt | winacl) echo 2 ;;
+	policy) echo 1 ;;
+	common | dshbox) echo 0 ;;
+	*) echo -1 ;;
+	esac
+}
+
+for f in $(git ls-files '*.c' '*.h' | grep -Ev '^(tests|tools)/'); do
+	dir=${f%%/*}
+	[ "$dir" = include ] && dir=dshbox
+	mine=$(rank "$dir")
+	[ "$mine" -ge 0 ] || continue
+	for inc in $(sed -n 's/^#include "\([a-z_]*\)\/.*/\1/p' "$f" | sort -u); do
+		theirs=$(rank "$inc")
+		if [ "$theirs" -gt "$mine" ]; then
+			echo "layering: $f includes $inc/ (a layer above its own)"
+			fail=1
+		fi
+	done
+done
+
+if [ -f "$BUILD/libdshbox.a" ]; then
+	bad=$(nm -u "$BUILD/libdshbox.a" 2>/dev/null | awk '{print $2}' |
+		grep -E '^(exit|getenv|secure_getenv|printf|puts|putchar|perror|vprintf)$' | sort -u || true)
+	if [ -n "$bad" ]; then
+		echo "layering: libdshbox.a calls what only the command line may: $(echo $bad)"
+		fail=1
+	fi
+fi
+exit $fail

@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * dshbox-winrun.exe: the Windows applier of the winacl plan (winacl/plan.c).  Built by
+ * `make windows` with mingw-w64; not run on the build machines (wine fakes tokens and ACLs).
+ *
+ *   dshbox-winrun [--mode M] [--workspace DIR] [--root DIR]... [--access RULE]... -- CMD [ARG...]
+ *
+ * It builds the plan, adds the plan's ACEs for a fresh per-run sandbox SID, runs the command under
+ * a write-restricted token in a kill-on-close job, removes every ACE naming that SID again, and
+ * exits with the command's status.  Its own failures print one line "dshbox-winrun: error: …" and
+ * exit 125 before the command runs (or, for the clean-up, after it, with the command's status lost).
+ */
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#include <aclapi.h>
+#include <ntsecapi.h>
+#include <sddl.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "winacl/plan.h"
+
+#define WINRUN_EXIT_FAILURE 125
+#define WINRUN_PREFIX "dshbox-winrun: error: "
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+	fputs(WINRUN_PREFIX, stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(WINRUN_EXIT_FAILURE);
+}
+
+static char *to_utf8(const wchar_t *w)
+{
+	int n = WideCharToMultiByte(CP_UTF8, 0, w, -1, NULL, 0, NULL, NULL);
+	char *s = n > 0 ? malloc((size_t)n) : NULL;
+	if (!s || WideCharToMultiByte(CP_UTF8, 0, w, -1, s, n, NULL, NULL) <= 0)
+		fail("cannot convert an argument to UTF-8");
+	return s;
+}
+
+static wchar_t *to_wide(const char *s)
+{
+	int n = MultiByteToWideChar(CP_UTF8, 0, s, -1, NULL, 0);
+	wchar_t *w = n > 0 ? malloc((size_t)n * sizeof(wchar_t)) : NULL;
+	if (!w || MultiByteToWideChar(CP_UTF8, 0, s, -1, w, n) <= 0)
+		fail("cannot convert '%s' from UTF-8", s);
+	return w;
+}
+
+static char *full_path(const char *p)
+{
+	wchar_t *w = to_wide(p), buf[32768];
+	DWORD n = GetFullPathNameW(w, 32768, buf, NULL);
+	free(w);
+	if (n == 0 || n >= 32768)
+		fail("cannot resolve path '%s' (error %lu)", p, GetLastError());
+	return to_utf8(buf);
+}
+
+/* ---- SIDs ---- */
+
+static PSID sandbox_sid(void)
+{
+	/* S-1-9-R1-R2-R3-R4: a resource-manager authority SID no account holds, fresh per run. */
+	SID_IDENTIFIER_AUTHORITY auth = { { 0, 0, 0, 0, 0, 9 } };
+	DWORD r[4];
+	if (!RtlGenRandom(r, sizeof(r)))
+		fail("RtlGenRandom failed");
+	PSID sid = NULL;
+	if (!AllocateAndInitializeSid(&auth, 4, r[0], r[1], r[2], r[3], 0, 0, 0, 0, &sid))
+		fail("AllocateAndInitializeSid failed (error %lu)", GetLastError());
+	return sid;
+}
+
+static void *token_info(HANDLE tok, TOKEN_INFORMATION_CLASS cls)
+{
+	DWORD n = 0;
+	GetTokenInformation(tok, cls, NULL, 0, &n);
+	void *buf = n ? malloc(n) : NULL;
+	if (!buf || !GetTokenInformation(tok, cls, buf, n, &n))
+		fail("GetTokenInformation(%d) failed (error %lu)", (int)cls, GetLastError());
+	return buf;
+}
+
+static PSID logon_sid(HANDLE tok)
+{
+	TOKEN_GROUPS *g = token_info(tok, TokenGroups);
+	for (DWORD i = 0; i < g->GroupCount; i++)
+		if ((g->Groups[i].Attributes & SE_GROUP_LOGON_ID) == SE_GROUP_LOGON_ID)
+			return g->Groups[i].Sid; /* g is kept for the run */
+	fail("the token has no logon SID");
+}
+
+/* ---- ACEs ---- */
+
+static DWORD file_rights(const struct dsh_win_ace *a)
+{
+	DWORD m = 0;
+	if (a->access & DSH_WIN_ACCESS_WRITE)
+		m |= FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_WRITE_EA | FILE_WRITE_ATTRIBUTES | FILE_DELETE_CHILD;
+	if (a->access & DSH_WIN_ACCESS_DELETE)
+		m |= DELETE;
+	if (a->access & DSH_WIN_ACCESS_READ)
+		m |= FILE_READ_DATA | FILE_READ_EA | FILE_READ_ATTRIBUTES | FILE_EXECUTE;
+	/* An allow must also cover what every open asks for; a deny must never take it away, or
+	   reading would break too. */
+	if (a->type == DSH_WIN_ACE_ALLOW)
+		m |= SYNCHRONIZE | READ_CONTROL | FILE_READ_ATTRIBUTES;
+	return m;
+}
+
+static DWORD ace_add(const struct dsh_win_ace *a, PSID sid)
+{
+	wchar_t *path = to_wide(a->path);
+	PACL old = NULL, acl = NULL;
+	PSECURITY_DESCRIPTOR sd = NULL;
+	DWORD e = GetNamedSecurityInfoW(path, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL, &old, NULL, &sd);
+	if (e != ERROR_SUCCESS) {
+		free(path);
+		return e;
+	}
+	EXPLICIT_ACCESS_W ea;
+	memset(&ea, 0, sizeof(ea));
+	ea.grfAccessPermissions = file_rights(a);
+	ea.grfAccessMode = a->type == DSH_WIN_ACE_ALLOW ? GRANT_ACCESS : DENY_ACCESS;
+	ea.grfInheritance = SUB_CONTAINERS_AND_OBJECTS_INHERIT;
+	ea.Trustee.TrusteeForm = TRUSTEE_IS_SID;
+	ea.Trustee.TrusteeType = TRUSTEE_IS_UNKNOWN;
+	ea.Trustee.ptstrName = (LPWSTR)sid;
+	e = SetEntriesInAclW(1, &ea, old, &acl);
+	if (e == ERROR_SUCCESS)
+		e = SetNamedSecurityInfoW(path, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL, acl, NULL);
+	LocalFree(acl);
+	LocalFree(sd);
+	free(path);
+	return e;
+}
+
+/* Remove every explicit ACE naming sid from path's DACL.  Returns 0 or the Windows error. */
+static DWORD ace_remove(const char *p, PSID sid)
+{
+	wchar_t *path = to_wide(p);
+	PACL old = NULL;
+	PSECURITY_DESCRIPTOR sd = NULL;
+	DWORD e = GetNamedSecurityInfoW(path, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL, &old, NULL, &sd);
+	if (e == ERROR_SUCCESS && old) {
+		ACL_SIZE_INFORMATION info;
+		GetAclInformation(old, &info, sizeof(info), AclSizeInformation);
+		DWORD size = info.AclBytesInUse + 64;
+		PACL acl = malloc(size);
+		if (!acl || !InitializeAcl(acl, size, ACL_REVISION)) {
+			e = ERROR_NOT_ENOUGH_MEMORY;
+		} else {
+			for (DWORD i = 0; i < info.AceCount; i++) {
+				ACE_HEADER *h;
+				if (!GetAce(old, i, (void **)&h))
+					continue;
+				PSID ace_sid = NULL;
+				if (h->AceType == ACCESS_ALLOWED_ACE_TYPE)
+					ace_sid = &((ACCESS_ALLOWED_ACE *)h)->SidStart;
+				else if (h->AceType == ACCESS_DENIED_ACE_TYPE)
+					ace_sid = &((ACCESS_DENIED_ACE *)h)->SidStart;
+				if (ace_sid && EqualSid(ace_sid, sid))
+					continue;
+				/* Inherited ACEs are recomputed by SetNamedSecurityInfo. */
+				if (h->AceFlags & INHERITED_ACE)
+					continue;
+				AddAce(acl, ACL_REVISION, MAXDWORD, h, h->AceSize);
+			}
+			e = SetNamedSecurityInfoW(path, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL, acl, NULL);
+		}
+		free(acl);
+	}
+	LocalFree(sd);
+	free(path);
+	return e;
+}
+
+/* ---- the command line ---- */
+
+/* Quote one argument the way CommandLineToArgvW reads it back. */
+static void quote_arg(wchar_t **buf, size_t *len, size_t *cap, const wchar_t *a)
+{
+	size_t need = *len + 2 * wcslen(a) + 4;
+	if (need > *cap) {
+		*cap = need * 2;
+		*buf = realloc(*buf, *cap * sizeof(wchar_t));
+		if (!*buf)
+			fail("out of memory");
+	}
+	wchar_t *o = *buf + *len;
+	if (*len)
+		*o++ = L' ';
+	bool plain = *a && !wcspbrk(a, L" \t\n\v\"");
+	if (plain) {
+		wcscpy(o, a);
+		o += wcslen(a);
+	} else {
+		*o++ = L'"';
+		for (const wchar_t *p = a;; p++) {
+			size_t bs = 0;
+			while (*p == L'\\')
+				p++, bs++;
+			if (!*p) {
+				for (size_t i = 0; i < 2 * bs; i++)
+					*o++ = L'\\';
+				break;
+			}
+			if (*p == L'"') {
+				for (size_t i = 0; i < 2 * bs + 1; i++)
+					*o++ = L'\\';
+			} else {
+				for (size_t i = 0; i < bs; i++)
+					*o++ = L'\\';
+			}
+			*o++ = *p;
+		}
+		*o++ = L'"';
+	}
+	*o = 0;
+	*len = (size_t)(o - *buf);
+}
+
+static BOOL WINAPI ignore_ctrl(DWORD type)
+{
+	(void)type;
+	return TRUE; /* the command gets the console event; the runner stays to remove the ACEs */
+}
+
+static bool is_glob(const char *s)
+{
+	for (; *s; s++)
+		if (*s == '*' || *s == '?' || *s == '[')
+			return true;
+	return false;
+}
+
+int wmain(int argc, wchar_t **wargv)
+{
+	enum dsh_mode mode = DSH_MODE_WORKSPACE_WRITE;
+	char *workspace = NULL;
+	const char **roots = calloc((size_t)argc + 3, sizeof(char *));
+	const char **labels = calloc((size_t)argc + 3, sizeof(char *));
+	struct dsh_winacl_rule *rules = calloc((size_t)argc + 1, sizeof(*rules));
+	size_t n_roots = 0, n_rules = 0;
+	int i = 1;
+	if (!roots || !labels || !rules)
+		fail("out of memory");
+	for (; i < argc; i++) {
+		char *a = to_utf8(wargv[i]);
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (i + 1 >= argc)
+			fail("option '%s' needs a value", a);
+		char *v = to_utf8(wargv[++i]);
+		if (strcmp(a, "--mode") == 0) {
+			if (dsh_mode_from_string(v, &mode) < 0)
+				fail("unknown mode '%s'", v);
+		} else if (strcmp(a, "--workspace") == 0) {
+			workspace = full_path(v);
+		} else if (strcmp(a, "--root") == 0) {
+			labels[n_roots] = "extra root";
+			roots[n_roots++] = full_path(v);
+		} else if (strcmp(a, "--access") == 0) {
+			struct dsh_winacl_rule *r = &rules[n_rules++];
+			if (strncmp(v, "rw ", 3) == 0)
+				r->kind = DSH_RULE_RW;
+			else if (strncmp(v, "r- ", 3) == 0)
+				r->kind = DSH_RULE_RO;
+			else if (strncmp(v, "-- ", 3) == 0)
+				r->kind = DSH_RULE_DENY;
+			else
+				fail("rule \"%s\": the prefix must be 'rw', 'r-' or '--'", v);
+			r->text = v;
+			r->glob = is_glob(v + 3);
+			if (r->glob && r->kind == DSH_RULE_RW)
+				fail("rule \"%s\": an rw path must be concrete", v);
+			if (!r->glob) {
+				const char **paths = calloc(2, sizeof(char *));
+				if (!paths)
+					fail("out of memory");
+				paths[0] = full_path(v + 3);
+				r->paths = paths;
+				if (r->kind == DSH_RULE_RW) {
+					labels[n_roots] = "rw rule";
+					roots[n_roots++] = paths[0];
+				}
+			}
+		} else {
+			fail("unknown option '%s'", a);
+		}
+	}
+	if (i >= argc)
+		fail("no command given (dshbox-winrun [OPTIONS] -- CMD [ARG...])");
+	if (!workspace) {
+		wchar_t cwd[32768];
+		if (!GetCurrentDirectoryW(32768, cwd))
+			fail("GetCurrentDirectory failed (error %lu)", GetLastError());
+		workspace = to_utf8(cwd);
+	}
+	wchar_t tmp[MAX_PATH + 1];
+	labels[n_roots] = "workspace";
+	roots[n_roots++] = workspace;
+	if (GetTempPathW(MAX_PATH + 1, tmp)) {
+		labels[n_roots] = "TEMP";
+		roots[n_roots++] = full_path(to_utf8(tmp));
+	}
+
+	struct dsh_winacl_input in = { .mode = mode, .roots = roots, .root_labels = labels, .rules = rules,
+				       .n_rules = n_rules };
+	struct dsh_winacl_plan plan;
+	struct dsh_error *err = NULL;
+	if (dsh_winacl_plan_build(&in, &plan, &err) < 0)
+		fail("%s", err->msg);
+	for (size_t k = 0; k < plan.n_rules; k++)
+		if (plan.refuse[k])
+			fail("rule \"%s\": a glob cannot be expressed as an ACE; the run is refused", rules[k].text);
+
+	wchar_t *cmdline = NULL;
+	size_t len = 0, cap = 0;
+	for (int k = i; k < argc; k++)
+		quote_arg(&cmdline, &len, &cap, wargv[k]);
+	wchar_t *wworkspace = to_wide(workspace);
+
+	SetConsoleCtrlHandler(ignore_ctrl, TRUE);
+	HANDLE job = CreateJobObjectW(NULL, NULL);
+	JOBOBJECT_EXTENDED_LIMIT_INFORMATION lim;
+	memset(&lim, 0, sizeof(lim));
+	lim.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+	if (!job || !SetInformationJobObject(job, JobObjectExtendedLimitInformation, &lim, sizeof(lim)))
+		fail("job object setup failed (error %lu)", GetLastError());
+
+	HANDLE self;
+	if (!OpenProcessToken(GetCurrentProcess(), TOKEN_DUPLICATE | TOKEN_QUERY | TOKEN_ASSIGN_PRIMARY, &self))
+		fail("OpenProcessToken failed (error %lu)", GetLastError());
+	HANDLE tok = NULL;
+	PSID sbx = NULL;
+	if (plan.restricted) {
+		sbx = sandbox_sid();
+		SID_AND_ATTRIBUTES restrict_sids[3];
+		TOKEN_USER *user = token_info(self, TokenUser);
+		for (size_t k = 0; k < plan.n_restricting; k++) {
+			restrict_sids[k].Attributes = 0;
+			switch (plan.restricting[k]) {
+			case DSH_WIN_SID_SANDBOX:
+				restrict_sids[k].Sid = sbx;
+				break;
+			case DSH_WIN_SID_LOGON:
+				restrict_sids[k].Sid = logon_sid(self);
+				break;
+			case DSH_WIN_SID_USER:
+				restrict_sids[k].Sid = user->User.Sid;
+				break;
+			}
+		}
+		if (!CreateRestrictedToken(self, DISABLE_MAX_PRIVILEGE | WRITE_RESTRICTED, 0, NULL, 0, NULL,
+					   (DWORD)plan.n_restricting, restrict_sids, &tok))
+			fail("CreateRestrictedToken failed (error %lu)", GetLastError());
+		/* Objects the command creates (its own threads, pipes) stay writable for it. */
+		EXPLICIT_ACCESS_W dacl_ea[2];
+		memset(dacl_ea, 0, sizeof(dacl_ea));
+		PSID who[2] = { user->User.Sid, sbx };
+		for (int k = 0; k < 2; k++) {
+			dacl_ea[k].grfAccessPermissions = GENERIC_ALL;
+			dacl_ea[k].grfAccessMode = GRANT_ACCESS;
+			dacl_ea[k].Trustee.TrusteeForm = TRUSTEE_IS_SID;
+			dacl_ea[k].Trustee.ptstrName = (LPWSTR)who[k];
+		}
+		PACL dacl = NULL;
+		TOKEN_DEFAULT_DACL tdd;
+		if (SetEntriesInAclW(2, dacl_ea, NULL, &dacl) != ERROR_SUCCESS)
+			fail("SetEntriesInAcl for the default DACL failed");
+		tdd.DefaultDacl = dacl;
+		if (!SetTokenInformation(tok, TokenDefaultDacl, &tdd, sizeof(tdd)))
+			fail("SetTokenInformation(TokenDefaultDacl) failed (error %lu)", GetLastError());
+		for (size_t k = 0; k < plan.n_aces; k++) {
+			DWORD e = ace_add(&plan.aces[k], sbx);
+			if (e == ERROR_SUCCESS)
+				continue;
+			/* Take back what was added before saying why nothing ran. */
+			for (size_t j = 0; j < k; j++)
+				ace_remove(plan.aces[j].path, sbx);
+			fail("add the ACE on '%s' (%s): error %lu", plan.aces[k].path, plan.aces[k].why, e);
+		}
+	}
+
+	STARTUPINFOW si;
+	PROCESS_INFORMATION pi;
+	memset(&si, 0, sizeof(si));
+	si.cb = sizeof(si);
+	BOOL ok = tok ? CreateProcessAsUserW(tok, NULL, cmdline, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL,
+					     wworkspace, &si, &pi)
+		      : CreateProcessW(NULL, cmdline, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL, wworkspace, &si, &pi);
+	DWORD code = WINRUN_EXIT_FAILURE;
+	DWORD start_error = ok ? 0 : GetLastError();
+	if (ok) {
+		if (!AssignProcessToJobObject(job, pi.hProcess)) {
+			start_error = GetLastError();
+			TerminateProcess(pi.hProcess, WINRUN_EXIT_FAILURE);
+		} else {
+			ResumeThread(pi.hThread);
+			WaitForSingleObject(pi.hProcess, INFINITE);
+			GetExitCodeProcess(pi.hProcess, &code);
+		}
+		CloseHandle(pi.hThread);
+		CloseHandle(pi.hProcess);
+	}
+	CloseHandle(job);
+
+	bool cleanup_failed = false;
+	for (size_t k = 0; sbx && k < plan.n_aces; k++) {
+		DWORD e = ace_remove(plan.aces[k].path, sbx);
+		if (e != ERROR_SUCCESS) {
+			fprintf(stderr, WINRUN_PREFIX "remove the ACE on '%s': error %lu\n", plan.aces[k].path, e);
+			cleanup_failed = true;
+		}
+	}
+	if (!ok || start_error) {
+		/* As env(1): 127 not found, 126 found but not runnable. */
+		if (start_error == ERROR_FILE_NOT_FOUND || start_error == ERROR_PATH_NOT_FOUND)
+			return 127;
+		fail("cannot start the command (error %lu)", start_error);
+	}
+	if (cleanup_failed)
+		return WINRUN_EXIT_FAILURE;
+	return (int)code;
+}
