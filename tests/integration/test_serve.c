@@ -402,3 +402,56 @@ Test(serve, landlock_stops_a_write_the_fence_would_allow)
 	_cleanup_free_ char *x = P("%s/later/x", root);
 	cr_expect_eq(access(x, F_OK), -1, "the write landed despite the wall");
 }
+
+Test(serve, read_answers_carry_the_exact_bytes)
+{
+	static const struct {
+		const char *name, *bytes, *encoding;
+	} files[] = {
+		{ "text", "h\xc3\xa9llo \"q\" \\ \t\x01\x7f \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80\n", "utf-8" },
+		{ "invalid", "ok\xff\xfe", "base64" },
+		{ "overlong", "\xc0\xaf", "base64" },
+		{ "surrogate", "\xed\xa0\x80", "base64" },
+		{ "truncated", "abc\xe6\x97", "base64" },
+		{ "empty", "", "utf-8" },
+	};
+	_cleanup_free_ char *req = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&req, &len);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		_cleanup_free_ char *p = NULL;
+		cr_assert(asprintf(&p, "%s/%s", ws, files[i].name) > 0);
+		dsh_test_write_file(p, files[i].bytes);
+		fprintf(f, "{\"id\":\"%s\",\"op\":\"read\",\"path\":\"%s\"}\n", files[i].name, files[i].name);
+	}
+	fclose(f);
+	_cleanup_free_ char *in = write_requests(req);
+	char *argv[] = { (char *)dsh_test_dshbox(), (char *)"serve", (char *)"--stdio", (char *)"--workspace", ws, (char *)"--cwd", ws, NULL };
+	_cleanup_free_ char *out = NULL, *err = NULL;
+	cr_expect_eq(run_files(argv, in, &out, &err), 0, "%s", err);
+	json_t **a;
+	size_t n = parse_answers(out, &a);
+	cr_assert_eq(n, sizeof(files) / sizeof(files[0]));
+	for (size_t i = 0; i < n; i++) {
+		cr_assert(json_is_true(json_object_get(a[i], "ok")), "%s", files[i].name);
+		cr_expect_str_eq(json_string_value(json_object_get(a[i], "id")), files[i].name);
+		const char *enc = json_string_value(json_object_get(a[i], "encoding"));
+		cr_expect_str_eq(enc, files[i].encoding, "%s", files[i].name);
+		json_t *c = json_object_get(a[i], "content");
+		size_t want = strlen(files[i].bytes);
+		if (strcmp(enc, "utf-8") == 0) {
+			cr_assert_eq(json_string_length(c), want, "%s", files[i].name);
+			cr_expect_eq(memcmp(json_string_value(c), files[i].bytes, want), 0, "%s", files[i].name);
+		} else {
+			unsigned char *dec = NULL;
+			size_t dl = 0;
+			cr_assert_eq(dsh_base64_decode(json_string_value(c), json_string_length(c), &dec, &dl), 0);
+			cr_expect_eq(dl, want);
+			cr_expect_eq(memcmp(dec, files[i].bytes, want), 0, "%s", files[i].name);
+			free(dec);
+		}
+		cr_expect_eq(json_integer_value(json_object_get(a[i], "length")), (json_int_t)want);
+		cr_expect(json_is_true(json_object_get(a[i], "eof")));
+	}
+	free_answers(a, n);
+}

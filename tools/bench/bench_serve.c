@@ -52,6 +52,8 @@ static void start(struct server *s, char *const argv[], void (*peer)(const char 
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		if (peer) {
+			/* No exec here: drop every inherited pipe end, or the peer never sees EOF. */
+			closefrom(3);
 			peer(arg);
 			_exit(0);
 		}
@@ -173,7 +175,7 @@ int main(int argc, char **argv)
 		die("write the 4 KiB file");
 	close(fd);
 
-	char *dargv[] = { argv[1], (char *)"serve", (char *)"--stdio", (char *)"--workspace", ws,
+	char *dargv[] = { argv[1], (char *)"serve", (char *)"--stdio", (char *)"--workspace", ws, (char *)"--cwd", ws,
 			  (char *)"--access", (char *)"-- **/*.pem", (char *)"--access", (char *)"r- .git", NULL };
 	struct server d, p;
 	start(&d, dargv, NULL, NULL);
@@ -233,6 +235,7 @@ int main(int argc, char **argv)
 	       rounds, td[rounds / 2], td[rounds * 9 / 10], td[rounds * 99 / 100]);
 	printf("   peer, bare open+read server on the same pipes: median %.1f us, p99 %.1f us\n", tp[rounds / 2],
 	       tp[rounds * 99 / 100]);
+	fflush(stdout);
 	printf("   ratio serve/peer (median): %.2fx\n", td[rounds / 2] / tp[rounds / 2]);
 	printf("   requests per second, 64 in flight: serve %.0f/s, peer %.0f/s (ratio %.2fx)\n", rps[0], rps[1],
 	       rps[1] / rps[0]);
