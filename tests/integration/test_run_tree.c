@@ -318,6 +318,94 @@ Test(run_tree, path_swapped_after_planning_aborts)
 	free(root);
 }
 
+/* The mount options of the mount at path in a mountinfo text ("ro,nosuid,..."), or NULL. */
+static char *mount_opts(const char *mountinfo, const char *path, char **ret_fstype)
+{
+	char *found = NULL;
+	_cleanup_free_ char *copy = strdup(mountinfo);
+	char *save = NULL;
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char mp[4096], opts[512], fstype[64];
+		/* id parent major:minor root mountpoint options [optional...] - fstype source superopts */
+		if (sscanf(l, "%*s %*s %*s %*s %4095s %511s", mp, opts) != 2 || strcmp(mp, path) != 0)
+			continue;
+		const char *dash = strstr(l, " - ");
+		if (!dash || sscanf(dash + 3, "%63s", fstype) != 1)
+			continue;
+		free(found); /* the last mount on a path is the one that shows */
+		found = strdup(opts);
+		if (ret_fstype) {
+			free(*ret_fstype);
+			*ret_fstype = strdup(fstype);
+		}
+	}
+	return found;
+}
+
+static bool has_opt(const char *opts, const char *o)
+{
+	size_t n = strlen(o);
+	for (const char *p = opts; p && *p;) {
+		if (strncmp(p, o, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return true;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return false;
+}
+
+/* The mount tree inside is the plan: each entry is a mount with the flags its action promises. */
+Test(run_tree, mount_tree_is_the_plan)
+{
+	char *root = dsh_test_mkdtemp();
+	_cleanup_free_ char *ws = path_in(root, "ws");
+	const char *files[] = { "ws/k.pem", "ws/secret/t", "ws/.git/hooks/h", "ws/src/a.c" };
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		_cleanup_free_ char *f = path_in(root, files[i]);
+		dsh_test_write_file(f, "x\n");
+	}
+	struct dsh_proc r;
+	dshbox(&r, NULL, "--workspace", ws, "--cwd", ws, "--access", "-- *.pem", "--access", "-- secret", "--access",
+	       "r- .git/hooks", "--", "/bin/cat", "/proc/self/mountinfo", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	_cleanup_free_ char *pem = path_in(ws, "k.pem");
+	_cleanup_free_ char *secret = path_in(ws, "secret");
+	_cleanup_free_ char *hooks = path_in(ws, ".git/hooks");
+	struct {
+		const char *path, *fstype;
+		const char *want[5], *not[2];
+	} cases[] = {
+		{ "/", NULL, { "ro" }, { NULL } },
+		{ ws, NULL, { "rw" }, { NULL } },
+		{ pem, "tmpfs", { "ro", "nosuid", "nodev", "noexec" }, { NULL } },
+		{ secret, "tmpfs", { "ro", "nosuid", "nodev", "noexec" }, { NULL } },
+		{ hooks, NULL, { "ro" }, { NULL } },
+		{ "/tmp", "tmpfs", { "rw", "nosuid", "nodev" }, { NULL } },
+		{ "/proc", "proc", { "nosuid", "nodev", "noexec" }, { NULL } },
+		{ "/proc/sys", "proc", { "ro" }, { NULL } },
+		{ "/dev", "tmpfs", { "ro", "nosuid", "noexec" }, { NULL } },
+		{ "/dev/pts", "devpts", { "nosuid", "noexec" }, { NULL } },
+		{ "/dev/shm", "tmpfs", { "rw", "nosuid", "nodev" }, { NULL } },
+		{ "/dev/null", NULL, { NULL }, { NULL } },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_free_ char *fstype = NULL;
+		_cleanup_free_ char *opts = mount_opts(r.out, cases[i].path, &fstype);
+		cr_expect_not_null(opts, "no mount at %s inside the sandbox", cases[i].path);
+		if (!opts)
+			continue;
+		if (cases[i].fstype)
+			cr_expect_str_eq(fstype, cases[i].fstype, "%s: filesystem", cases[i].path);
+		for (size_t k = 0; k < 5 && cases[i].want[k]; k++)
+			cr_expect(has_opt(opts, cases[i].want[k]), "%s: '%s' not in %s", cases[i].path, cases[i].want[k], opts);
+	}
+	/* The host's /tmp is not what /tmp is inside, and nothing of the host's /tmp shows. */
+	cr_expect_null(strstr(r.out, " /tmp/"), "a host /tmp mount is visible inside");
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(root);
+	free(root);
+}
+
 /* After the lock, a mask cannot be taken off: not by umount, not from a further user namespace. */
 Test(run_tree, masks_are_locked)
 {
