@@ -23,9 +23,9 @@
 
 /* ---- signature scanning ---- */
 
-static char lower(char c)
+static unsigned char lower(unsigned char c)
 {
-	return (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
 }
 
 void dsh_sigscan_init(struct dsh_sigscan *s, char *const *sigs)
@@ -38,49 +38,80 @@ void dsh_sigscan_init(struct dsh_sigscan *s, char *const *sigs)
 			s->max_len = strlen(sigs[i]);
 }
 
+/* Whether needle occurs in hay[0..n), case-insensitively (ASCII). */
 static bool contains_ci(const char *hay, size_t n, const char *needle)
 {
 	size_t m = strlen(needle);
 	if (m == 0 || m > n)
 		return false;
-	for (size_t i = 0; i + m <= n; i++) {
-		size_t j = 0;
-		while (j < m && hay[i + j] == lower(needle[j]))
+	unsigned char first = lower((unsigned char)needle[0]), other = first;
+	if (first >= 'a' && first <= 'z')
+		other = (unsigned char)(first - 32);
+	const unsigned char *h = (const unsigned char *)hay, *end = h + n - m + 1;
+	while (h < end) {
+		/* jump to the next candidate first byte (either case) */
+		const unsigned char *a = memchr(h, first, (size_t)(end - h));
+		const unsigned char *b = other != first ? memchr(h, other, (size_t)(end - h)) : NULL;
+		const unsigned char *c = !a ? b : !b ? a : a < b ? a : b;
+		if (!c)
+			return false;
+		size_t j = 1;
+		while (j < m && lower(c[j]) == lower((unsigned char)needle[j]))
 			j++;
 		if (j == m)
 			return true;
+		h = c + 1;
 	}
 	return false;
+}
+
+static void scan(struct dsh_sigscan *s, const char *buf, size_t n)
+{
+	for (size_t i = 0; s->sigs[i]; i++)
+		if (contains_ci(buf, n, s->sigs[i])) {
+			s->matched = (int)i;
+			return;
+		}
 }
 
 void dsh_sigscan_feed(struct dsh_sigscan *s, const char *buf, size_t n)
 {
 	if (s->matched >= 0 || s->max_len == 0 || n == 0)
 		return;
-	char *w = realloc(s->window, s->window_len + n);
-	if (!w) {
-		/* Cannot keep the window: scan the chunk alone rather than not at all. */
-		s->window_len = 0;
-		w = s->window;
-		if (!w)
-			return;
-		n = 0;
-	}
-	s->window = w;
-	for (size_t i = 0; i < n; i++)
-		w[s->window_len + i] = lower(buf[i]);
-	s->window_len += n;
-	for (size_t i = 0; s->sigs[i]; i++)
-		if (contains_ci(w, s->window_len, s->sigs[i])) {
-			s->matched = (int)i;
-			return;
-		}
-	/* Keep only what a signature could still straddle. */
 	size_t keep = s->max_len - 1;
-	if (s->window_len > keep) {
-		memmove(w, w + s->window_len - keep, keep);
-		s->window_len = keep;
+	/* Matches that straddle the previous chunk: the kept tail plus the head of this one. */
+	if (s->window_len > 0) {
+		size_t head = n < keep ? n : keep;
+		char *w = realloc(s->window, s->window_len + head);
+		if (w) {
+			s->window = w;
+			memcpy(w + s->window_len, buf, head);
+			scan(s, w, s->window_len + head);
+			if (s->matched >= 0)
+				return;
+		}
 	}
+	/* Matches inside this chunk, scanned where it lies. */
+	scan(s, buf, n);
+	if (s->matched >= 0 || keep == 0)
+		return;
+	/* Keep the last keep bytes seen (this chunk may be shorter than that). */
+	size_t total = s->window_len + n;
+	size_t from_old = total > keep ? (n >= keep ? 0 : keep - n) : s->window_len;
+	char *w = malloc(keep);
+	if (!w)
+		return; /* no window: straddling matches are missed, chunks are still scanned */
+	size_t len = 0;
+	if (from_old) {
+		memcpy(w, s->window + s->window_len - from_old, from_old);
+		len = from_old;
+	}
+	size_t from_new = n < keep - len ? n : keep - len;
+	memcpy(w + len, buf + n - from_new, from_new);
+	len += from_new;
+	free(s->window);
+	s->window = w;
+	s->window_len = len;
 }
 
 void dsh_sigscan_clear(struct dsh_sigscan *s)

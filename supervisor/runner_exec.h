@@ -28,7 +28,7 @@ int dsh_runner_rule_args(const struct dsh_rule *r, char ***v);
 struct dsh_sigscan {
 	char *const *sigs;
 	size_t max_len;
-	char *window;      /* the last max_len-1 bytes seen, lowercased, then the new chunk */
+	char *window;      /* the last max_len-1 bytes seen (then the head of the next chunk) */
 	size_t window_len;
 	int matched;       /* index of the first signature seen, or -1 */
 };

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -367,4 +368,52 @@ Test(runner, a_signal_sent_to_dshbox_reaches_the_runner)
 	free(errtext);
 	fx_clear(&p);
 	tree_clear(&t);
+}
+
+static bool occurs_ci(const char *text, size_t n, const char *sig)
+{
+	size_t m = strlen(sig);
+	for (size_t i = 0; i + m <= n; i++)
+		if (strncasecmp(text + i, sig, m) == 0)
+			return true;
+	return false;
+}
+
+Test(runner, sigscan_random_chunks_against_a_plain_search)
+{
+	unsigned long long x = 88172645463325252ull;
+#define RND(n) (x ^= x << 13, x ^= x >> 7, x ^= x << 17, (size_t)(x % (n)))
+	static const char alpha[] = "abAB:  \n\0x";
+	for (int round = 0; round < 3000; round++) {
+		char text[600], sig0[8], sig1[8];
+		size_t n = 1 + RND(sizeof(text) - 1);
+		for (size_t i = 0; i < n; i++)
+			text[i] = alpha[RND(sizeof(alpha) - 1)];
+		char *sigs_buf[2] = { sig0, sig1 };
+		for (int k = 0; k < 2; k++) {
+			size_t m = 1 + RND(6);
+			for (size_t i = 0; i < m; i++) {
+				char c = alpha[RND(sizeof(alpha) - 3)]; /* no NUL in a signature */
+				sigs_buf[k][i] = c;
+			}
+			sigs_buf[k][m] = '\0';
+		}
+		char *sigs[] = { sig0, sig1, NULL };
+		bool want = occurs_ci(text, n, sig0) || occurs_ci(text, n, sig1);
+		struct dsh_sigscan s;
+		dsh_sigscan_init(&s, sigs);
+		for (size_t off = 0; off < n && s.matched < 0;) {
+			size_t chunk = 1 + RND(12);
+			if (chunk > n - off)
+				chunk = n - off;
+			dsh_sigscan_feed(&s, text + off, chunk);
+			off += chunk;
+		}
+		cr_assert_eq(s.matched >= 0, want, "round %d: scanner %d, plain search %d (\"%s\", \"%s\")", round,
+			     s.matched, want, sig0, sig1);
+		if (s.matched >= 0)
+			cr_assert(occurs_ci(text, n, sigs[s.matched]));
+		dsh_sigscan_clear(&s);
+	}
+#undef RND
 }
