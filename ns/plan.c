@@ -179,6 +179,11 @@ static int add_globs(struct dsh_mount_plan *plan, const struct dsh_policy *p, en
 		    dsh_strv_push(&visible, plan->entries[i].path) < 0)
 			return dsh_err_sys(err, ENOMEM, "mount plan");
 	struct dsh_walk_scope scope = { .hidden = plan->private_tmp ? "/tmp" : NULL, .visible = visible };
+	size_t nr = 0;
+	if (plan->proc)
+		scope.replaced[nr++] = "/proc";
+	if (plan->dev)
+		scope.replaced[nr++] = "/dev";
 	size_t max = p->max_masks > 0 ? (size_t)p->max_masks : 0;
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct dsh_rule *r = &p->rules[i];

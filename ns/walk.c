@@ -131,7 +131,12 @@ static bool rule_matches(const struct walker *w, const char *path)
 static bool in_scope(const struct walker *w, const char *path)
 {
 	const struct dsh_walk_scope *sc = w->scope;
-	if (!sc || !sc->hidden || !dsh_path_is_beneath(path, sc->hidden))
+	if (!sc)
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(sc->replaced) && sc->replaced[i]; i++)
+		if (dsh_path_is_beneath(path, sc->replaced[i]))
+			return false;
+	if (!sc->hidden || !dsh_path_is_beneath(path, sc->hidden))
 		return true;
 	for (size_t i = 0; sc->visible && sc->visible[i]; i++)
 		if (dsh_path_is_beneath(path, sc->visible[i]) || dsh_path_is_beneath(sc->visible[i], path))

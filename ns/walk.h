@@ -46,7 +46,8 @@ struct dsh_walk_result {
  */
 struct dsh_walk_scope {
 	const char *hidden;
-	char **visible;  /* NULL-terminated */
+	char **visible;          /* NULL-terminated */
+	const char *replaced[3]; /* trees the sandbox replaces whole (/proc, /dev): never walked */
 };
 
 /*
