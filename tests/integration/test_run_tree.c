@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -427,6 +428,58 @@ Test(run_tree, masks_are_locked)
 	cr_expect_eq(r.exit_code, 0, "%s", r.err);
 	cr_expect_null(strstr(r.out, "SECRET"), "a mask was taken off inside the sandbox: %s", r.out);
 	dsh_proc_clear(&r);
+	dsh_test_rmtree(root);
+	free(root);
+}
+
+/*
+ * Forced fallback (STYLE 15): in a mount namespace where a file of /proc is covered, the kernel
+ * refuses a fresh procfs in any new user namespace; the run binds the host's /proc instead and says
+ * so when asked (--warnings=stderr), and only then.
+ */
+static int run_with_covered_proc(const char *dir, bool warn, int *ret_status)
+{
+	_cleanup_free_ char *out = path_in(dir, "out"), *errf = path_in(dir, "err");
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct dsh_error *e = NULL;
+		if (uid == 0) {
+			if (unshare(CLONE_NEWNS) < 0)
+				_exit(90);
+		} else if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 || dsh_userns_map_self(uid, gid, &e) < 0) {
+			_exit(91);
+		}
+		if (dsh_mount_make_private(&e) < 0 || mount("/dev/null", "/proc/version", NULL, MS_BIND, NULL) < 0)
+			_exit(92);
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), er = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(o, 1);
+		dup2(er, 2);
+		char *argv[] = { (char *)dsh_test_dshbox(), "run", warn ? "--warnings=stderr" : "--network=on", "--",
+				 "/bin/cat", "/proc/1/comm", NULL };
+		execve(argv[0], argv, base_env);
+		_exit(93);
+	}
+	waitpid(pid, ret_status, 0);
+	return 0;
+}
+
+Test(run_tree, proc_fallback_is_said_when_asked)
+{
+	char *root = dsh_test_mkdtemp();
+	int st;
+	run_with_covered_proc(root, true, &st);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) < 90, "could not set up the covered /proc (%#x)", st);
+	cr_expect_eq(WEXITSTATUS(st), 0);
+	_cleanup_free_ char *errf = path_in(root, "err"), *outf = path_in(root, "out");
+	_cleanup_free_ char *err1 = dsh_test_read_file(errf), *out1 = dsh_test_read_file(outf);
+	cr_expect(err1 && strstr(err1, "dshbox: warning: ") && strstr(err1, "procfs"), "no warning: %s", err1);
+	cr_expect(out1 && strcmp(out1, "dshbox\n") != 0, "/proc/1 is the sandbox's init: no fallback happened? %s", out1);
+	run_with_covered_proc(root, false, &st);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	_cleanup_free_ char *err2 = dsh_test_read_file(errf);
+	cr_expect_str_eq(err2 ? err2 : "", "", "a successful run printed something of dshbox's own");
 	dsh_test_rmtree(root);
 	free(root);
 }
