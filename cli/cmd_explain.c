@@ -23,23 +23,6 @@ static const char usage[] =
 
 enum { OPT_JSON = 1, OPT_PROFILE };
 
-static const char *root_origin(const struct dsh_root *r)
-{
-	switch (r->origin) {
-	case DSH_ROOT_WORKSPACE:
-		return "workspace";
-	case DSH_ROOT_TMP:
-		return "/tmp";
-	case DSH_ROOT_TMPDIR:
-		return "$TMPDIR";
-	case DSH_ROOT_RULE:
-		return "rule";
-	case DSH_ROOT_MODE:
-		return "mode danger-full-access";
-	}
-	return "?";
-}
-
 static json_t *strv_json(char *const *v)
 {
 	json_t *a = json_array();
@@ -89,7 +72,7 @@ static json_t *explain_json(const struct dsh_policy *p, const struct dsh_backend
 	for (size_t i = 0; i < p->n_roots; i++) {
 		const struct dsh_root *r = &p->roots[i];
 		json_array_append_new(roots, json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "path", r->path, "origin",
-						       root_origin(r), "rule", r->rule ? r->rule->text : NULL,
+						       dsh_root_origin_to_string(r->origin), "rule", r->rule ? r->rule->text : NULL,
 						       "deadBy", r->dead_by ? r->dead_by->text : NULL, "readOnlyBy",
 						       r->readonly_by ? r->readonly_by->text : NULL));
 	}

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "common/cleanup.h"
+#include "common/strv.h"
 #include "dshbox/backend.h"
 #include "supervisor/select.h"
 
@@ -188,6 +189,11 @@ int cmd_run(int argc, char **argv, char **envp)
 		rc = cli_fail(err);
 		goto out_plan;
 	}
+	/* Said only when asked: a successful run prints nothing of dshbox's own. */
+	for (size_t i = 0; res.warnings && res.warnings[i]; i++)
+		if (po.warnings_to_stderr)
+			cli_warn("%s", res.warnings[i]);
+	dsh_strv_free(res.warnings);
 	if (res.message) {
 		/* Like env(1): the command could not be run; say why, keep its 126/127. */
 		struct dsh_error e = { .domain = DSH_ERR_SYSTEM, .code = 0, .msg = res.message };

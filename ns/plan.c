@@ -172,6 +172,18 @@ static int add_literal(struct dsh_mount_plan *plan, const struct dsh_rule *r, co
 static int add_globs(struct dsh_mount_plan *plan, const struct dsh_policy *p, enum dsh_rule_kind kind,
 		     struct dsh_pathset *masked, struct dsh_error **err)
 {
+	/* With a private /tmp, only the roots bound inside it (and their parents) exist there. */
+	_cleanup_strv_ char **visible = NULL;
+	for (size_t i = 0; i < plan->n; i++)
+		if (plan->entries[i].action == DSH_MOUNT_BIND_RW_TMP &&
+		    dsh_strv_push(&visible, plan->entries[i].path) < 0)
+			return dsh_err_sys(err, ENOMEM, "mount plan");
+	struct dsh_walk_scope scope = { .hidden = plan->private_tmp ? "/tmp" : NULL, .visible = visible };
+	size_t nr = 0;
+	if (plan->proc)
+		scope.replaced[nr++] = "/proc";
+	if (plan->dev)
+		scope.replaced[nr++] = "/dev";
 	size_t max = p->max_masks > 0 ? (size_t)p->max_masks : 0;
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct dsh_rule *r = &p->rules[i];
@@ -179,7 +191,7 @@ static int add_globs(struct dsh_mount_plan *plan, const struct dsh_policy *p, en
 			continue;
 		struct dsh_walk_result res = { 0 };
 		size_t left = max > plan->glob_matches ? max - plan->glob_matches : 0;
-		int ret = dsh_glob_walk(r, masked, left, &res, err);
+		int ret = dsh_glob_walk(r, masked, &scope, left, &res, err);
 		plan->dirs_read += res.dirs_read;
 		if (ret < 0) {
 			dsh_walk_result_clear(&res);

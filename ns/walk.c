@@ -102,6 +102,7 @@ struct walker {
 	size_t nc;
 	bool brute;  /* a component holds '**' inside a name: test every path with the regex */
 	const struct dsh_pathset *skip;
+	const struct dsh_walk_scope *scope;
 	size_t max;
 	struct dsh_walk_result *res;
 	char path[PATH_MAX];
@@ -122,6 +123,23 @@ static bool rule_matches(const struct walker *w, const char *path)
 {
 	for (size_t k = 0; k < w->rule->n_match; k++)
 		if (dsh_glob_match(&w->rule->match[k], path))
+			return true;
+	return false;
+}
+
+/* Whether path exists in the sandbox's tree as far as the scope knows. */
+static bool in_scope(const struct walker *w, const char *path)
+{
+	const struct dsh_walk_scope *sc = w->scope;
+	if (!sc)
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(sc->replaced) && sc->replaced[i]; i++)
+		if (dsh_path_is_beneath(path, sc->replaced[i]))
+			return false;
+	if (!sc->hidden || !dsh_path_is_beneath(path, sc->hidden))
+		return true;
+	for (size_t i = 0; sc->visible && sc->visible[i]; i++)
+		if (dsh_path_is_beneath(path, sc->visible[i]) || dsh_path_is_beneath(sc->visible[i], path))
 			return true;
 	return false;
 }
@@ -208,6 +226,8 @@ static int visit(struct walker *w, int dirfd, const char *name, unsigned char ty
 		}
 		type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
 	}
+	if (!in_scope(w, w->path))
+		goto out; /* hidden inside the sandbox: neither masked nor entered */
 	if ((w->brute || (next & (1ULL << w->nc))) && rule_matches(w, w->path)) {
 		r = record(w, type == DT_DIR, &st);
 		goto out; /* a match covers its descendants: nothing below needs a mask of its own */
@@ -339,14 +359,15 @@ static int split(struct walker *w, const char *rest)
 	return 0;
 }
 
-int dsh_glob_walk(const struct dsh_rule *rule, const struct dsh_pathset *skip, size_t max,
-		  struct dsh_walk_result *res, struct dsh_error **err)
+int dsh_glob_walk(const struct dsh_rule *rule, const struct dsh_pathset *skip, const struct dsh_walk_scope *scope,
+		  size_t max, struct dsh_walk_result *res, struct dsh_error **err)
 {
 	struct walker *w = calloc(1, sizeof(*w));
 	if (!w)
 		return dsh_err_sys(err, ENOMEM, "walk");
 	w->rule = rule;
 	w->skip = skip;
+	w->scope = scope;
 	w->max = max;
 	w->res = res;
 	w->err = err;
@@ -374,7 +395,7 @@ int dsh_glob_walk(const struct dsh_rule *rule, const struct dsh_pathset *skip, s
 	w->len = strlen(w->path);
 
 	struct stat st;
-	if (lstat(w->path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (!in_scope(w, w->path) || lstat(w->path, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		r = 0; /* nothing exists there, so nothing needs a mask */
 		goto out;
 	}

@@ -41,12 +41,22 @@ struct dsh_walk_result {
 };
 
 /*
+ * What the sandbox will show: below `hidden` (the host's /tmp when /tmp is private) only the
+ * `visible` roots (bound inside) and their ancestors exist, so the walker goes nowhere else there.
+ */
+struct dsh_walk_scope {
+	const char *hidden;
+	char **visible;          /* NULL-terminated */
+	const char *replaced[3]; /* trees the sandbox replaces whole (/proc, /dev): never walked */
+};
+
+/*
  * Append the matches of rule (a glob) to res.  Fails with -E2BIG when res would exceed max
  * entries, and with the errno of any scan error (a directory that cannot be read), naming the
  * directory.  A directory that vanishes during the scan is skipped.
  */
-int dsh_glob_walk(const struct dsh_rule *rule, const struct dsh_pathset *skip, size_t max,
-		  struct dsh_walk_result *res, struct dsh_error **err);
+int dsh_glob_walk(const struct dsh_rule *rule, const struct dsh_pathset *skip, const struct dsh_walk_scope *scope,
+		  size_t max, struct dsh_walk_result *res, struct dsh_error **err);
 void dsh_walk_result_clear(struct dsh_walk_result *res);
 
 #endif

@@ -47,6 +47,8 @@ enum dsh_root_origin {
 	DSH_ROOT_MODE,    /* "/" in danger-full-access */
 };
 
+const char *dsh_root_origin_to_string(enum dsh_root_origin o);
+
 struct dsh_root {
 	char *path;                   /* canonical */
 	enum dsh_root_origin origin;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "policy/glob.h"
 #include "seatbelt/sbpl.h"
 
 static bool is_control(unsigned char c)
@@ -256,18 +257,6 @@ char *dsh_sbpl_literal_regex(const char *path)
 
 /* ---- the profile ---- */
 
-/* The path a literal pattern names: glob escapes removed. */
-static char *unescape(const char *s)
-{
-	struct dsh_buf b = { 0 };
-	for (; *s; s++) {
-		if (*s == '\\' && s[1])
-			s++;
-		dsh_buf_addc(&b, *s);
-	}
-	return dsh_buf_steal(&b);
-}
-
 static int add_rule(struct dsh_buf *b, const struct dsh_rule *r, struct dsh_error **err)
 {
 	int k;
@@ -289,7 +278,7 @@ static int add_rule(struct dsh_buf *b, const struct dsh_rule *r, struct dsh_erro
 		_cleanup_free_ char *literal = NULL, *own = NULL, *folded = NULL;
 		const char *re = g->regex;
 		if (!r->glob) {
-			literal = g->literal ? strdup(g->literal) : unescape(g->pattern);
+			literal = g->literal ? strdup(g->literal) : dsh_glob_unescape(g->pattern);
 			if (!literal)
 				return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 			dsh_buf_add(b, "\n  (subpath ");

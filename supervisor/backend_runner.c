@@ -12,6 +12,7 @@
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "common/strv.h"
+#include "policy/glob.h"
 #include "supervisor/backends.h"
 #include "supervisor/runner_exec.h"
 
@@ -48,18 +49,6 @@ int dsh_runner_profile_args(const struct dsh_policy *p, char ***ret, struct dsh_
 	return 0;
 }
 
-/* The path a literal pattern names: glob escapes removed. */
-static char *unescape(const char *s)
-{
-	struct dsh_buf b = { 0 };
-	for (; *s; s++) {
-		if (*s == '\\' && s[1])
-			s++;
-		dsh_buf_addc(&b, *s);
-	}
-	return dsh_buf_steal(&b);
-}
-
 int dsh_runner_rule_args(const struct dsh_rule *r, char ***v)
 {
 	if (r->glob)
@@ -77,7 +66,7 @@ int dsh_runner_rule_args(const struct dsh_rule *r, char ***v)
 		return 0;
 	for (size_t i = 0; i < r->n_match; i++) {
 		_cleanup_free_ char *path = r->match[i].literal ? strdup(r->match[i].literal)
-								: unescape(r->match[i].pattern);
+								: dsh_glob_unescape(r->match[i].pattern);
 		if (!path || dsh_strv_push(v, "--ro-bind-try") < 0 || dsh_strv_push(v, path) < 0 ||
 		    dsh_strv_push(v, path) < 0)
 			return -ENOMEM;

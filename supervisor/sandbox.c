@@ -16,10 +16,11 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/strv.h"
 #include "supervisor/sandbox.h"
 
 /* What the child side tells the supervisor: one record, one write (< PIPE_BUF, so atomic). */
-enum { REC_SETUP = 1, REC_EXEC = 2 };
+enum { REC_SETUP = 1, REC_EXEC = 2, REC_WARN = 3 };
 struct record {
 	int32_t kind;
 	int32_t code;      /* errno */
@@ -46,7 +47,7 @@ static void send_record(int fd, int kind, int exit_code, const char *stage, cons
 	rec.kind = kind;
 	rec.code = e ? e->code : EIO;
 	rec.exit_code = exit_code;
-	if (kind == REC_SETUP)
+	if (kind == REC_SETUP || kind == REC_WARN)
 		snprintf(rec.msg, sizeof(rec.msg), "setup stage '%s': %s", stage, e && e->msg ? e->msg : "failed");
 	else
 		snprintf(rec.msg, sizeof(rec.msg), "%s", e && e->msg ? e->msg : "exec failed");
@@ -149,6 +150,13 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 			_exit(125);
 		}
 	}
+	if (c->mount_outcome.proc_fallback) {
+		struct dsh_error *w = NULL;
+		dsh_err(&w, DSH_ERR_UNSUPPORTED, EPERM, "the kernel refused a fresh procfs; the host's /proc is bound "
+							 "instead (host processes are visible inside)");
+		send_record(c->report_fd, REC_WARN, 0, "mounts", w);
+		dsh_error_free(w);
+	}
 	/* Nothing inside may ptrace init.  Entering the nested user namespace keeps PDEATHSIG; said again. */
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -230,6 +238,7 @@ static int check_preserved(const struct dsh_run_request *req, struct dsh_error *
 
 int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *ret, struct dsh_error **err)
 {
+	char **warnings = NULL; /* before every goto below */
 	int r = check_preserved(spec->req, err);
 	if (r < 0)
 		return r;
@@ -309,7 +318,10 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 		if (report[0] >= 0 && (pf[2].revents & (POLLIN | POLLHUP | POLLERR))) {
 			struct record tmp;
 			ssize_t n = read(report[0], &tmp, sizeof(tmp));
-			if (n == (ssize_t)sizeof(tmp) && !have_rec) {
+			if (n == (ssize_t)sizeof(tmp) && tmp.kind == REC_WARN) {
+				tmp.msg[sizeof(tmp.msg) - 1] = '\0';
+				(void)dsh_strv_push(&warnings, tmp.msg);
+			} else if (n == (ssize_t)sizeof(tmp) && !have_rec) {
 				rec = tmp;
 				have_rec = true;
 			} else if (n <= 0 && !(n < 0 && errno == EINTR)) {
@@ -338,9 +350,14 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	if (!reaped && waitpid(pid, &init_status, WNOHANG) == pid)
 		reaped = true;
 	/* A record may still sit in the pipe when init went first. */
-	if (report[0] >= 0 && !have_rec) {
-		ssize_t n = read(report[0], &rec, sizeof(rec));
-		have_rec = n == (ssize_t)sizeof(rec);
+	for (struct record tmp; report[0] >= 0 && read(report[0], &tmp, sizeof(tmp)) == (ssize_t)sizeof(tmp);) {
+		if (tmp.kind == REC_WARN) {
+			tmp.msg[sizeof(tmp.msg) - 1] = '\0';
+			(void)dsh_strv_push(&warnings, tmp.msg);
+		} else if (!have_rec) {
+			rec = tmp;
+			have_rec = true;
+		}
 	}
 
 	if (have_rec && rec.kind == REC_SETUP) {
@@ -369,12 +386,14 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	} else {
 		ret->exit_code = WEXITSTATUS(cmd_status);
 	}
+	ret->warnings = TAKE_PTR(warnings);
 	if (have_rec && rec.kind == REC_EXEC) {
 		rec.msg[sizeof(rec.msg) - 1] = '\0';
 		ret->message = strdup(rec.msg);
 	}
 	r = 0;
 out_sfd:
+	dsh_strv_free(warnings);
 	close(sfd);
 out_pipes:
 	sigprocmask(SIG_SETMASK, &old, NULL);

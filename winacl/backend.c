@@ -12,6 +12,7 @@
 #include "common/strbuf.h"
 #include "common/strv.h"
 #include "dshbox/backend.h"
+#include "policy/glob.h"
 #include "policy/policy.h"
 #include "winacl/plan.h"
 
@@ -24,31 +25,6 @@ static int wa_probe(const struct dsh_policy *p, struct dsh_error **err)
 			"backend 'winacl' runs only on Windows (dshbox-winrun.exe, built by 'make windows')");
 	dsh_err_hint(err, "'dshbox explain --backend winacl' shows its plan on any platform");
 	return r;
-}
-
-static char *unescape(const char *s)
-{
-	struct dsh_buf b = { 0 };
-	for (; *s; s++) {
-		if (*s == '\\' && s[1])
-			s++;
-		dsh_buf_addc(&b, *s);
-	}
-	return dsh_buf_steal(&b);
-}
-
-static const char *root_label(const struct dsh_root *r)
-{
-	/* (not a switch: the origin list grows with the policy engine) */
-	if (r->origin == DSH_ROOT_WORKSPACE)
-		return "workspace";
-	if (r->origin == DSH_ROOT_TMP)
-		return "/tmp";
-	if (r->origin == DSH_ROOT_TMPDIR)
-		return "$TMPDIR";
-	if (r->origin == DSH_ROOT_RULE)
-		return "rw rule";
-	return "root";
 }
 
 /* Everything the input points at, owned here. */
@@ -82,7 +58,7 @@ static int wa_input_from_policy(const struct dsh_policy *p, struct wa_input *w, 
 	w->n_rules = p->n_rules;
 	for (size_t i = 0; i < p->n_roots; i++) {
 		w->roots[i] = p->roots[i].path;
-		w->labels[i] = root_label(&p->roots[i]);
+		w->labels[i] = dsh_root_origin_to_string(p->roots[i].origin);
 	}
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct dsh_rule *r = &p->rules[i];
@@ -92,7 +68,7 @@ static int wa_input_from_policy(const struct dsh_policy *p, struct wa_input *w, 
 		if (r->glob)
 			continue;
 		for (size_t j = 0; j < r->n_match; j++) {
-			char *path = r->match[j].literal ? strdup(r->match[j].literal) : unescape(r->match[j].pattern);
+			char *path = r->match[j].literal ? strdup(r->match[j].literal) : dsh_glob_unescape(r->match[j].pattern);
 			if (!path || dsh_strv_push_take(&w->paths[i], path) < 0)
 				goto oom;
 		}

@@ -49,6 +49,7 @@ struct dsh_run_result {
 	int exit_code;   /* valid when signal == 0 */
 	int signal;      /* the signal that killed the command, or 0 */
 	char *message;   /* why exec failed (exit 126/127), for the one error line; or NULL.  Owned. */
+	char **warnings; /* degradations found while setting up (NULL-terminated, or NULL).  Owned. */
 };
 
 struct dsh_backend {

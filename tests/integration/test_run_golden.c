@@ -6,6 +6,7 @@
  */
 #include <jansson.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -125,6 +126,48 @@ Test(run_golden, dry_run_plans)
 		dsh_test_rmtree(root);
 		free(root);
 	}
+}
+
+/* A workspace under the host's /tmp (bound inside the private /tmp) and the daemon sockets. */
+Test(run_golden, tmp_workspace_and_sockets)
+{
+	bool update = getenv("DSHBOX_UPDATE_GOLDEN") && strcmp(getenv("DSHBOX_UPDATE_GOLDEN"), "1") == 0;
+	char tmpws[] = "/tmp/dshbox-golden.XXXXXX";
+	cr_assert_not_null(mkdtemp(tmpws));
+	chmod(tmpws, 0755);
+	char *root = dsh_test_mkdtemp();
+	_cleanup_free_ char *run = NULL, *bus = NULL, *agent = NULL, *xdg = NULL, *ssh = NULL, *pem = NULL;
+	cr_assert(asprintf(&run, "%s/run", root) > 0 && asprintf(&bus, "%s/run/bus", root) > 0 &&
+		  asprintf(&agent, "%s/run/gnupg/S.gpg-agent", root) > 0 && asprintf(&xdg, "XDG_RUNTIME_DIR=%s", run) > 0 &&
+		  asprintf(&ssh, "SSH_AUTH_SOCK=%s/agent.sock", root) > 0 && asprintf(&pem, "%s/k.pem", tmpws) > 0);
+	dsh_test_write_file(bus, "");
+	dsh_test_write_file(agent, "");
+	dsh_test_write_file(pem, "");
+	char *sock = strchr(ssh, '=') + 1;
+	dsh_test_write_file(sock, "");
+	char *genv[] = { "PATH=/usr/bin:/bin", xdg, ssh, NULL };
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--dry-run", "--workspace", tmpws, "--access", "-- *.pem",
+			 "--access", "-- /tmp/**/*.pem", "--", "true", NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(argv, genv, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	_cleanup_free_ char *a = replace_all(r.out, root, "@SCRATCH@");
+	_cleanup_free_ char *got = replace_all(a, tmpws, "@TMPWS@");
+	_cleanup_free_ char *file = NULL;
+	cr_assert(asprintf(&file, "%s/tests/golden/run/tmp-workspace-and-sockets.txt", DSH_TOP) > 0);
+	if (update) {
+		dsh_test_write_file(file, got);
+	} else {
+		_cleanup_free_ char *want = dsh_test_read_file(file);
+		cr_expect_not_null(want, "missing golden file %s (DSHBOX_UPDATE_GOLDEN=1 writes it)", file);
+		if (want)
+			cr_expect_str_eq(got, want, "the plan differs from %s", file);
+	}
+	dsh_proc_clear(&r);
+	unlink(pem);
+	rmdir(tmpws);
+	dsh_test_rmtree(root);
+	free(root);
 }
 
 Test(run_golden, report_json)

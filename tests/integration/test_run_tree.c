@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -318,6 +319,94 @@ Test(run_tree, path_swapped_after_planning_aborts)
 	free(root);
 }
 
+/* The mount options of the mount at path in a mountinfo text ("ro,nosuid,..."), or NULL. */
+static char *mount_opts(const char *mountinfo, const char *path, char **ret_fstype)
+{
+	char *found = NULL;
+	_cleanup_free_ char *copy = strdup(mountinfo);
+	char *save = NULL;
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char mp[4096], opts[512], fstype[64];
+		/* id parent major:minor root mountpoint options [optional...] - fstype source superopts */
+		if (sscanf(l, "%*s %*s %*s %*s %4095s %511s", mp, opts) != 2 || strcmp(mp, path) != 0)
+			continue;
+		const char *dash = strstr(l, " - ");
+		if (!dash || sscanf(dash + 3, "%63s", fstype) != 1)
+			continue;
+		free(found); /* the last mount on a path is the one that shows */
+		found = strdup(opts);
+		if (ret_fstype) {
+			free(*ret_fstype);
+			*ret_fstype = strdup(fstype);
+		}
+	}
+	return found;
+}
+
+static bool has_opt(const char *opts, const char *o)
+{
+	size_t n = strlen(o);
+	for (const char *p = opts; p && *p;) {
+		if (strncmp(p, o, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return true;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return false;
+}
+
+/* The mount tree inside is the plan: each entry is a mount with the flags its action promises. */
+Test(run_tree, mount_tree_is_the_plan)
+{
+	char *root = dsh_test_mkdtemp();
+	_cleanup_free_ char *ws = path_in(root, "ws");
+	const char *files[] = { "ws/k.pem", "ws/secret/t", "ws/.git/hooks/h", "ws/src/a.c" };
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		_cleanup_free_ char *f = path_in(root, files[i]);
+		dsh_test_write_file(f, "x\n");
+	}
+	struct dsh_proc r;
+	dshbox(&r, NULL, "--workspace", ws, "--cwd", ws, "--access", "-- *.pem", "--access", "-- secret", "--access",
+	       "r- .git/hooks", "--", "/bin/cat", "/proc/self/mountinfo", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	_cleanup_free_ char *pem = path_in(ws, "k.pem");
+	_cleanup_free_ char *secret = path_in(ws, "secret");
+	_cleanup_free_ char *hooks = path_in(ws, ".git/hooks");
+	struct {
+		const char *path, *fstype;
+		const char *want[5], *not[2];
+	} cases[] = {
+		{ "/", NULL, { "ro" }, { NULL } },
+		{ ws, NULL, { "rw" }, { NULL } },
+		{ pem, "tmpfs", { "ro", "nosuid", "nodev", "noexec" }, { NULL } },
+		{ secret, "tmpfs", { "ro", "nosuid", "nodev", "noexec" }, { NULL } },
+		{ hooks, NULL, { "ro" }, { NULL } },
+		{ "/tmp", "tmpfs", { "rw", "nosuid", "nodev" }, { NULL } },
+		{ "/proc", "proc", { "nosuid", "nodev", "noexec" }, { NULL } },
+		{ "/proc/sys", "proc", { "ro" }, { NULL } },
+		{ "/dev", "tmpfs", { "ro", "nosuid", "noexec" }, { NULL } },
+		{ "/dev/pts", "devpts", { "nosuid", "noexec" }, { NULL } },
+		{ "/dev/shm", "tmpfs", { "rw", "nosuid", "nodev" }, { NULL } },
+		{ "/dev/null", NULL, { NULL }, { NULL } },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_free_ char *fstype = NULL;
+		_cleanup_free_ char *opts = mount_opts(r.out, cases[i].path, &fstype);
+		cr_expect_not_null(opts, "no mount at %s inside the sandbox", cases[i].path);
+		if (!opts)
+			continue;
+		if (cases[i].fstype)
+			cr_expect_str_eq(fstype, cases[i].fstype, "%s: filesystem", cases[i].path);
+		for (size_t k = 0; k < 5 && cases[i].want[k]; k++)
+			cr_expect(has_opt(opts, cases[i].want[k]), "%s: '%s' not in %s", cases[i].path, cases[i].want[k], opts);
+	}
+	/* The host's /tmp is not what /tmp is inside, and nothing of the host's /tmp shows. */
+	cr_expect_null(strstr(r.out, " /tmp/"), "a host /tmp mount is visible inside");
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(root);
+	free(root);
+}
+
 /* After the lock, a mask cannot be taken off: not by umount, not from a further user namespace. */
 Test(run_tree, masks_are_locked)
 {
@@ -339,6 +428,58 @@ Test(run_tree, masks_are_locked)
 	cr_expect_eq(r.exit_code, 0, "%s", r.err);
 	cr_expect_null(strstr(r.out, "SECRET"), "a mask was taken off inside the sandbox: %s", r.out);
 	dsh_proc_clear(&r);
+	dsh_test_rmtree(root);
+	free(root);
+}
+
+/*
+ * Forced fallback (STYLE 15): in a mount namespace where a file of /proc is covered, the kernel
+ * refuses a fresh procfs in any new user namespace; the run binds the host's /proc instead and says
+ * so when asked (--warnings=stderr), and only then.
+ */
+static int run_with_covered_proc(const char *dir, bool warn, int *ret_status)
+{
+	_cleanup_free_ char *out = path_in(dir, "out"), *errf = path_in(dir, "err");
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct dsh_error *e = NULL;
+		if (uid == 0) {
+			if (unshare(CLONE_NEWNS) < 0)
+				_exit(90);
+		} else if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 || dsh_userns_map_self(uid, gid, &e) < 0) {
+			_exit(91);
+		}
+		if (dsh_mount_make_private(&e) < 0 || mount("/dev/null", "/proc/version", NULL, MS_BIND, NULL) < 0)
+			_exit(92);
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), er = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(o, 1);
+		dup2(er, 2);
+		char *argv[] = { (char *)dsh_test_dshbox(), "run", warn ? "--warnings=stderr" : "--network=on", "--",
+				 "/bin/cat", "/proc/1/comm", NULL };
+		execve(argv[0], argv, base_env);
+		_exit(93);
+	}
+	waitpid(pid, ret_status, 0);
+	return 0;
+}
+
+Test(run_tree, proc_fallback_is_said_when_asked)
+{
+	char *root = dsh_test_mkdtemp();
+	int st;
+	run_with_covered_proc(root, true, &st);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) < 90, "could not set up the covered /proc (%#x)", st);
+	cr_expect_eq(WEXITSTATUS(st), 0);
+	_cleanup_free_ char *errf = path_in(root, "err"), *outf = path_in(root, "out");
+	_cleanup_free_ char *err1 = dsh_test_read_file(errf), *out1 = dsh_test_read_file(outf);
+	cr_expect(err1 && strstr(err1, "dshbox: warning: ") && strstr(err1, "procfs"), "no warning: %s", err1);
+	cr_expect(out1 && strcmp(out1, "dshbox\n") != 0, "/proc/1 is the sandbox's init: no fallback happened? %s", out1);
+	run_with_covered_proc(root, false, &st);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	_cleanup_free_ char *err2 = dsh_test_read_file(errf);
+	cr_expect_str_eq(err2 ? err2 : "", "", "a successful run printed something of dshbox's own");
 	dsh_test_rmtree(root);
 	free(root);
 }
