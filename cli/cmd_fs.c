@@ -1,11 +1,316 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "cli/cli.h"
+/* dshbox fs: the file fence for one operation (SPEC 5).  Exit codes: see usage() and docs/serve.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-/* Placeholder until the 'fs' subcommand lands: it refuses rather than pretending to work. */
+#include "cli/cli.h"
+#include "common/cleanup.h"
+#include "fence/fence.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: dshbox fs [POLICY OPTIONS] read PATH [--offset N] [--limit N]\n"
+		"       dshbox fs [POLICY OPTIONS] write PATH          (the content on stdin)\n"
+		"       dshbox fs [POLICY OPTIONS] edit PATH --old S --new S [--all]\n"
+		"       dshbox fs [POLICY OPTIONS] list DIR\n\n"
+		"Read, write, edit or list a file through the file fence: the path is resolved by the\n"
+		"kernel (openat2, no magic links), the policy's verdict is taken on the canonical path, and\n"
+		"the operation acts through the descriptor.  Relative paths start at --cwd.\n\n"
+		"  read    the bytes from --offset (default 0), at most --limit bytes (default: all,\n"
+		"          up to %u), on stdout\n"
+		"  write   replace or create PATH atomically with stdin (at most %u bytes); an existing\n"
+		"          file keeps its mode; an overwrite of a text file prints a unified diff\n"
+		"  edit    replace the exact string --old with --new: it must occur once, or use --all;\n"
+		"          fails with a conflict if the file changed after it was read; prints the diff\n"
+		"  list    one line per entry: TYPE SIZE ACCESS NAME, ACCESS 'rw', 'r-' or '--' (denied;\n"
+		"          a denied entry shows only its name)\n\n"
+		"Exit status: 0 done; 1 denied by the policy; 2 not found; 3 conflict; 4 not a regular\n"
+		"file; 5 too large; 6 invalid (string absent or ambiguous, dangling symlink, ...);\n"
+		"7 the operating system refused (I/O error); 125 bad usage or policy (nothing was done).\n"
+		"A failure prints one line, 'dshbox: error: OP PATH: WHY'.\n\n" CLI_POLICY_HELP,
+		DSH_FENCE_MAX_CONTENT, DSH_FENCE_MAX_CONTENT);
+}
+
+enum {
+	OPT_OFFSET = 0x100,
+	OPT_LIMIT,
+	OPT_OLD,
+	OPT_NEW,
+	OPT_ALL,
+	OPT_HELP,
+};
+
+static int parse_u64(const char *s, uint64_t *ret)
+{
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* Read stdin, bounded: one byte more than the bound tells it was too large. */
+static int read_stdin(char **ret, size_t *ret_len)
+{
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (len == cap) {
+			if (cap > DSH_FENCE_MAX_CONTENT) {
+				free(buf);
+				return -EFBIG;
+			}
+			cap *= 2;
+			char *nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		ssize_t n = read(STDIN_FILENO, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			free(buf);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > DSH_FENCE_MAX_CONTENT) {
+			free(buf);
+			return -EFBIG;
+		}
+	}
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static int write_stdout(const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(STDOUT_FILENO, s, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int cli_fs_exit_code(enum dsh_fence_kind k)
+{
+	switch (k) {
+	case DSH_FENCE_DENIED:
+		return 1;
+	case DSH_FENCE_NOT_FOUND:
+		return 2;
+	case DSH_FENCE_CONFLICT:
+		return 3;
+	case DSH_FENCE_NOT_REGULAR:
+		return 4;
+	case DSH_FENCE_TOO_LARGE:
+		return 5;
+	case DSH_FENCE_INVALID:
+		return 6;
+	case DSH_FENCE_IO:
+		return 7;
+	}
+	return 7;
+}
+
+static int fence_failed(const struct dsh_fence_failure *f, const struct dsh_error *e)
+{
+	const char *msg = f->message ? f->message : (e && e->msg ? e->msg : "the operation failed");
+	struct dsh_error shown = { DSH_ERR_SYSTEM, EIO, (char *)msg, NULL };
+	cli_fail(&shown);
+	return cli_fs_exit_code(f->kind);
+}
+
+/* Names are printed with control characters escaped, so one entry is one line. */
+static void print_name(const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f || *c == '\\')
+			printf("\\x%02x", *c);
+		else
+			putchar(*c);
+	}
+}
+
 int cmd_fs(int argc, char **argv, char **envp)
 {
-	(void)argc;
-	(void)argv;
-	(void)envp;
-	return cli_usage_error(NULL, "'fs' is not available in this build");
+	static const struct option longopts[] = {
+		{ "offset", required_argument, NULL, OPT_OFFSET },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "old", required_argument, NULL, OPT_OLD },
+		{ "new", required_argument, NULL, OPT_NEW },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "help", no_argument, NULL, OPT_HELP },
+		CLI_POLICY_LONG_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	_cleanup_(cli_policy_opts_clear) struct cli_policy_opts po = { 0 };
+	uint64_t offset = 0, limit = 0;
+	const char *old_s = NULL, *new_s = NULL;
+	bool all = false, have_offset = false, have_limit = false;
+	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_HELP:
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_OFFSET:
+			if (parse_u64(optarg, &offset) < 0)
+				return cli_usage_error("fs", "--offset: expected a byte count, got '%s'", optarg);
+			have_offset = true;
+			break;
+		case OPT_LIMIT:
+			if (parse_u64(optarg, &limit) < 0 || limit == 0)
+				return cli_usage_error("fs", "--limit: expected a positive byte count, got '%s'", optarg);
+			have_limit = true;
+			break;
+		case OPT_OLD:
+			old_s = optarg;
+			break;
+		case OPT_NEW:
+			new_s = optarg;
+			break;
+		case OPT_ALL:
+			all = true;
+			break;
+		case ':':
+			return cli_usage_error("fs", "option '%s' needs a value", argv[optind - 1]);
+		case '?':
+			return cli_usage_error("fs", "unknown option '%s'", argv[optind - 1]);
+		default:
+			if (opt >= CLI_OPT_POLICY_BASE && opt < CLI_OPT_POLICY_END) {
+				int r = cli_policy_option(&po, opt, optarg, "fs");
+				if (r)
+					return r;
+				break;
+			}
+			return cli_usage_error("fs", "unknown option");
+		}
+	}
+	/* GNU getopt moved the operands to the end, in order. */
+	const char *pos[3] = { NULL, NULL, NULL };
+	size_t npos = 0;
+	for (int i = optind; i < argc && npos < 3; i++)
+		pos[npos++] = argv[i];
+	if (npos == 0)
+		return cli_usage_error("fs", "no operation given (read, write, edit or list)");
+	const char *op = pos[0];
+	if (npos < 2)
+		return cli_usage_error("fs", "'%s' needs a path", op);
+	if (npos > 2)
+		return cli_usage_error("fs", "'%s' takes one path, got '%s' too", op, pos[2]);
+	const char *path = pos[1];
+
+	bool is_read = strcmp(op, "read") == 0, is_write = strcmp(op, "write") == 0,
+	     is_edit = strcmp(op, "edit") == 0, is_list = strcmp(op, "list") == 0;
+	if (!is_read && !is_write && !is_edit && !is_list)
+		return cli_usage_error("fs", "unknown operation '%s' (read, write, edit or list)", op);
+	if ((have_offset || have_limit) && !is_read)
+		return cli_usage_error("fs", "--offset and --limit belong to 'read'");
+	if ((old_s || new_s || all) && !is_edit)
+		return cli_usage_error("fs", "--old, --new and --all belong to 'edit'");
+	if (is_edit && (!old_s || !new_s))
+		return cli_usage_error("fs", "edit needs --old S and --new S");
+
+	struct dsh_config config;
+	struct dsh_policy *policy = NULL;
+	int r = cli_policy_load(&po, envp, &config, &policy);
+	if (r) {
+		dsh_config_clear(&config);
+		return r;
+	}
+	cli_policy_print_warnings(&po, policy);
+
+	_cleanup_error_ struct dsh_error *err = NULL;
+	struct dsh_fence_failure fail = { 0 };
+	int code = DSH_EXIT_OK;
+	if (is_read) {
+		struct dsh_fence_read_result res;
+		if (dsh_fence_read(policy, path, offset, limit, &res, &fail, &err) < 0)
+			code = fence_failed(&fail, err);
+		else if (write_stdout(res.data, res.len) < 0)
+			code = 7;
+		dsh_fence_read_result_clear(&res);
+	} else if (is_write) {
+		_cleanup_free_ char *data = NULL;
+		size_t len = 0;
+		r = read_stdin(&data, &len);
+		if (r == -EFBIG) {
+			fprintf(stderr, "dshbox: error: write %s: more than %u bytes on stdin\n", path,
+				DSH_FENCE_MAX_CONTENT);
+			code = cli_fs_exit_code(DSH_FENCE_TOO_LARGE);
+		} else if (r < 0) {
+			fprintf(stderr, "dshbox: error: write %s: reading stdin: %s\n", path, strerror(-r));
+			code = cli_fs_exit_code(DSH_FENCE_IO);
+		} else {
+			struct dsh_fence_write_result res;
+			if (dsh_fence_write(policy, path, data, len, &res, &fail, &err) < 0)
+				code = fence_failed(&fail, err);
+			else if (res.diff && write_stdout(res.diff, strlen(res.diff)) < 0)
+				code = 7;
+			dsh_fence_write_result_clear(&res);
+		}
+	} else if (is_edit) {
+		struct dsh_fence_write_result res;
+		if (dsh_fence_edit(policy, path, old_s, strlen(old_s), new_s, strlen(new_s), all, &res, &fail, &err) < 0)
+			code = fence_failed(&fail, err);
+		else if (res.diff && write_stdout(res.diff, strlen(res.diff)) < 0)
+			code = 7;
+		dsh_fence_write_result_clear(&res);
+	} else {
+		struct dsh_fence_list_result res;
+		if (dsh_fence_list(policy, path, &res, &fail, &err) < 0) {
+			code = fence_failed(&fail, err);
+		} else {
+			for (size_t i = 0; i < res.n_entries; i++) {
+				const struct dsh_fence_entry *e = &res.entries[i];
+				if (e->denied)
+					printf("%-7s %12s -- ", dsh_fence_entry_type_to_string(e->type), "-");
+				else
+					printf("%-7s %12" PRIu64 " %s ", dsh_fence_entry_type_to_string(e->type), e->size,
+					       e->writable ? "rw" : "r-");
+				print_name(e->name);
+				putchar('\n');
+			}
+			if (res.truncated)
+				fprintf(stderr, "dshbox: warning: list %s: only the first %u entries are shown\n",
+					res.path, DSH_FENCE_MAX_ENTRIES);
+			if (fflush(stdout) != 0)
+				code = 7;
+		}
+		dsh_fence_list_result_clear(&res);
+	}
+	dsh_fence_failure_clear(&fail);
+	dsh_policy_free(policy);
+	dsh_config_clear(&config);
+	return code;
 }

@@ -1,11 +1,266 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "cli/cli.h"
+/*
+ * dshbox serve --stdio: the file fence as JSON lines (docs/serve.md).  After the policy is loaded
+ * the process confines itself with Landlock (read beneath /, write beneath the live writable roots
+ * only), so a bug in the fence still cannot write outside the writable roots.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
-/* Placeholder until the 'serve' subcommand lands: it refuses rather than pretending to work. */
+#include "cli/cli.h"
+#include "common/cleanup.h"
+#include "fence/serve.h"
+#include "landlock/landlock.h"
+#include "policy/policy.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: dshbox serve [POLICY OPTIONS] --stdio\n\n"
+		"Answer file-fence requests, one JSON object per line on stdin, one answer per line on\n"
+		"stdout, in order, each carrying the request's \"id\":\n"
+		"  {\"id\":1,\"op\":\"read\",\"path\":\"src/main.c\",\"offset\":0,\"limit\":4096}\n"
+		"  {\"id\":2,\"op\":\"write\",\"path\":\"notes.txt\",\"content\":\"hello\\n\"}\n"
+		"  {\"id\":3,\"op\":\"edit\",\"path\":\"notes.txt\",\"old\":\"hello\",\"new\":\"bye\",\"all\":false}\n"
+		"  {\"id\":4,\"op\":\"list\",\"path\":\".\"}\n"
+		"An answer is {\"id\":..,\"ok\":true,...} or {\"id\":..,\"ok\":false,\"error\":{\"kind\":..,\"op\":..,\n"
+		"\"path\":..,\"mode\":..,\"rule\":..,\"message\":..}}; kind is denied, not-found, conflict,\n"
+		"not-regular-file, too-large, invalid or io.  A malformed line gets an error answer and the\n"
+		"server goes on; end of input ends it (exit 0).  Lines are at most %u bytes.\n\n"
+		"Once the policy is loaded the server confines itself with Landlock: it can read beneath /\n"
+		"and write only beneath the writable roots.  Without Landlock it warns and runs on.\n"
+		"Exit status: 0 at end of input; 125 bad usage or policy, or the confinement failed.\n"
+		"See docs/serve.md.\n\n" CLI_POLICY_HELP,
+		DSH_SERVE_MAX_LINE);
+}
+
+/* Read beneath /, read and write beneath every live writable root, nothing else. */
+static int confine(const struct dsh_policy *p, char **ret_warning, struct dsh_error **err)
+{
+	int abi = dsh_landlock_abi();
+	if (abi < 1) {
+		if (asprintf(ret_warning, "serve: Landlock is unavailable (%s): the fence runs without its kernel second wall",
+			     strerror(abi < 0 ? -abi : EOPNOTSUPP)) < 0)
+			*ret_warning = NULL;
+		return 0;
+	}
+	_cleanup_(dsh_landlock_spec_clear) struct dsh_landlock_spec s;
+	dsh_landlock_spec_init(&s, abi);
+	int r = dsh_landlock_spec_add(&s, "/", -1, dsh_landlock_fs_read(abi), err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < p->n_roots; i++) {
+		const struct dsh_root *root = &p->roots[i];
+		if (root->dead_by || root->readonly_by)
+			continue;
+		r = dsh_landlock_spec_add(&s, root->path, -1, dsh_landlock_fs_rw(abi), err);
+		if (r < 0)
+			return r;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return dsh_err_sys(err, errno, "serve: prctl(PR_SET_NO_NEW_PRIVS)");
+	r = dsh_landlock_apply(&s, err);
+	if (r < 0)
+		return dsh_err_prefix(err, "serve: confine with Landlock");
+	return 0;
+}
+
+static int write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+/* Answer one line; returns 0, or -errno when stdout is gone or memory ran out. */
+static int answer(const struct dsh_policy *p, const char *line, size_t len)
+{
+	if (blank(line, len))
+		return 0;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	_cleanup_free_ char *a = NULL;
+	int r = dsh_serve_answer(p, line, len, &a, &err);
+	if (r < 0)
+		return r;
+	size_t n = strlen(a);
+	/* One write per answer: the newline goes with it. */
+	a[n] = '\n';
+	r = write_all(STDOUT_FILENO, a, n + 1);
+	a[n] = '\0';
+	return r;
+}
+
+static int serve_loop(const struct dsh_policy *p)
+{
+	size_t cap = 65536, len = 0, start = 0;
+	bool skipping = false; /* inside a line that was too long */
+	_cleanup_free_ char *buf = malloc(cap + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (len == cap) {
+			if (start > 0) {
+				memmove(buf, buf + start, len - start);
+				len -= start;
+				start = 0;
+			} else {
+				size_t ncap = cap * 2 > DSH_SERVE_MAX_LINE + 1 ? DSH_SERVE_MAX_LINE + 1 : cap * 2;
+				if (ncap <= cap) {
+					/* The line is longer than the bound: answer once, drop it to its end. */
+					if (!skipping) {
+						_cleanup_free_ char *a = dsh_serve_answer_too_long(DSH_SERVE_MAX_LINE);
+						if (!a || write_all(STDOUT_FILENO, a, strlen(a)) < 0 ||
+						    write_all(STDOUT_FILENO, "\n", 1) < 0)
+							return -EPIPE;
+					}
+					skipping = true;
+					len = 0;
+				} else {
+					char *nb = realloc(buf, ncap + 1);
+					if (!nb)
+						return -ENOMEM;
+					buf = nb;
+					cap = ncap;
+				}
+			}
+		}
+		ssize_t n = read(STDIN_FILENO, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0) {
+			/* End of input: a last line without its newline is still a request. */
+			if (len > start && !skipping)
+				return answer(p, buf + start, len - start);
+			return 0;
+		}
+		size_t scan = len;
+		len += (size_t)n;
+		for (;;) {
+			char *nl = memchr(buf + scan, '\n', len - scan);
+			if (!nl)
+				break;
+			size_t end = (size_t)(nl - buf);
+			if (skipping) {
+				skipping = false;
+			} else {
+				int r = answer(p, buf + start, end - start);
+				if (r < 0)
+					return r;
+			}
+			start = end + 1;
+			scan = start;
+		}
+		if (start == len) {
+			start = 0;
+			len = 0;
+		}
+		/* Shrink back after a big request, so one huge line does not pin its memory. */
+		if (len == 0 && cap > 65536) {
+			char *nb = realloc(buf, 65536 + 1);
+			if (nb) {
+				buf = nb;
+				cap = 65536;
+			}
+		}
+	}
+}
+
 int cmd_serve(int argc, char **argv, char **envp)
 {
-	(void)argc;
-	(void)argv;
-	(void)envp;
-	return cli_usage_error(NULL, "'serve' is not available in this build");
+	enum { OPT_STDIO = 0x100, OPT_HELP };
+	static const struct option longopts[] = {
+		{ "stdio", no_argument, NULL, OPT_STDIO },
+		{ "help", no_argument, NULL, OPT_HELP },
+		CLI_POLICY_LONG_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	_cleanup_(cli_policy_opts_clear) struct cli_policy_opts po = { 0 };
+	bool stdio = false;
+	int opt;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_HELP:
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_STDIO:
+			stdio = true;
+			break;
+		case ':':
+			return cli_usage_error("serve", "option '%s' needs a value", argv[optind - 1]);
+		case '?':
+			return cli_usage_error("serve", "unknown option '%s'", argv[optind - 1]);
+		default:
+			if (opt >= CLI_OPT_POLICY_BASE && opt < CLI_OPT_POLICY_END) {
+				int r = cli_policy_option(&po, opt, optarg, "serve");
+				if (r)
+					return r;
+				break;
+			}
+			return cli_usage_error("serve", "unknown option");
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
+	if (!stdio)
+		return cli_usage_error("serve", "--stdio is the only transport; give it explicitly");
+
+	struct dsh_config config;
+	struct dsh_policy *policy = NULL;
+	int r = cli_policy_load(&po, envp, &config, &policy);
+	if (r) {
+		dsh_config_clear(&config);
+		return r;
+	}
+	cli_policy_print_warnings(&po, policy);
+
+	_cleanup_error_ struct dsh_error *err = NULL;
+	_cleanup_free_ char *warning = NULL;
+	if (confine(policy, &warning, &err) < 0) {
+		dsh_policy_free(policy);
+		dsh_config_clear(&config);
+		return cli_fail(err);
+	}
+	if (warning)
+		cli_warn("%s", warning);
+
+	/* A host that goes away mid-answer ends us with EPIPE, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
+	r = serve_loop(policy);
+	dsh_policy_free(policy);
+	dsh_config_clear(&config);
+	if (r == -EPIPE)
+		return 0;
+	if (r < 0) {
+		dsh_err_sys(&err, -r, "serve");
+		return cli_fail(err);
+	}
+	return 0;
 }

@@ -74,17 +74,19 @@ static enum expr classify(const struct dsh_policy *p, const struct dsh_rule *rul
 		/* Everything is writable: the walk grants read + write around the rules' paths. */
 		if (rule->glob)
 			return *ret_root = &p->roots[0], EXPR_LOST_IN_ROOT;
-		return rule->kind == DSH_RULE_DENY ? EXPR_SIBLINGS : EXPR_SIBLINGS_READ;
+		if (rule->kind == DSH_RULE_RO)
+			return EXPR_SIBLINGS_READ;
+	} else {
+		const char *where = rule->glob ? rule->literal_dir : rule->canonical;
+		if ((*ret_root = live_root_holding(p, where)))
+			return EXPR_LOST_IN_ROOT;
+		if (rule->glob && (*ret_root = live_root_beneath(p, where)))
+			return EXPR_LOST_IN_ROOT;
+		if (rule->kind == DSH_RULE_RO)
+			return EXPR_NO_GRANT;
+		if (rule->glob)
+			return EXPR_GLOB_READ;
 	}
-	const char *where = rule->glob ? rule->literal_dir : rule->canonical;
-	if ((*ret_root = live_root_holding(p, where)))
-		return EXPR_LOST_IN_ROOT;
-	if (rule->glob && (*ret_root = live_root_beneath(p, where)))
-		return EXPR_LOST_IN_ROOT;
-	if (rule->kind == DSH_RULE_RO)
-		return EXPR_NO_GRANT;
-	if (rule->glob)
-		return EXPR_GLOB_READ;
 	struct stat st;
 	if (stat(rule->canonical, &st) == 0 && S_ISSOCK(st.st_mode))
 		return EXPR_SOCKET;
@@ -198,7 +200,8 @@ static int ll_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 					    "(signals to them and their abstract sockets are refused by Landlock scoping, ABI 6+)");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "the directories along a -- path get no grant of their own: they cannot "
-					    "be listed, and entries created in them later are not readable");
+					    "be listed, entries created in them later are not readable, and nothing can be "
+					    "created directly in them (even in danger-full-access)");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "/dev is the host's: only null, zero, full, random, urandom, tty, ptmx and "
 					    "pts are granted; /dev/shm (host storage) is not (POSIX shared memory fails); "

@@ -1,0 +1,1025 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The file fence: resolution through the kernel, the verdict on the canonical path, the operation
+ * through the descriptor.
+ *
+ * Kernel facts relied on (dated): openat2 + RESOLVE_NO_MAGICLINKS: Linux 5.6.  O_TMPFILE: 3.11
+ * (ext4, xfs, btrfs, tmpfs; other filesystems fall back to a named temporary).  A linkat of an
+ * O_TMPFILE through /proc/self/fd/N with AT_SYMLINK_FOLLOW needs no capability (AT_EMPTY_PATH does).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "fence/fence.h"
+#include "policy/policy.h"
+
+#define MAX_HOPS 40        /* symlinks a write follows at the last component, like the kernel */
+#define MAX_RETRIES 8      /* a name that changed under us between two of our own steps */
+#define LOCK_WAIT_MS 2000  /* longest wait for another writer's temporary file */
+
+void (*dsh_fence_edit_hook)(void *userdata);
+void *dsh_fence_edit_hook_data;
+
+static const char *const kind_names[] = {
+#define X(e, s) [e] = s,
+	DSH_FENCE_KINDS(X)
+#undef X
+};
+
+const char *dsh_fence_kind_to_string(enum dsh_fence_kind k)
+{
+	return (size_t)k < ARRAY_SIZE(kind_names) ? kind_names[k] : "unknown";
+}
+
+static const char *const op_names[] = {
+	[DSH_FENCE_OP_READ] = "read",
+	[DSH_FENCE_OP_WRITE] = "write",
+	[DSH_FENCE_OP_EDIT] = "edit",
+	[DSH_FENCE_OP_LIST] = "list",
+};
+
+const char *dsh_fence_op_to_string(enum dsh_fence_op op)
+{
+	return (size_t)op < ARRAY_SIZE(op_names) ? op_names[op] : "unknown";
+}
+
+static const char *const entry_names[] = {
+	[DSH_FENCE_ENTRY_FILE] = "file",
+	[DSH_FENCE_ENTRY_DIR] = "dir",
+	[DSH_FENCE_ENTRY_SYMLINK] = "symlink",
+	[DSH_FENCE_ENTRY_OTHER] = "other",
+};
+
+const char *dsh_fence_entry_type_to_string(enum dsh_fence_entry_type t)
+{
+	return (size_t)t < ARRAY_SIZE(entry_names) ? entry_names[t] : "other";
+}
+
+void dsh_fence_failure_clear(struct dsh_fence_failure *f)
+{
+	if (!f)
+		return;
+	free(f->path);
+	free(f->rule);
+	free(f->message);
+	memset(f, 0, sizeof(*f));
+}
+
+void dsh_fence_read_result_clear(struct dsh_fence_read_result *r)
+{
+	free(r->path);
+	free(r->data);
+	memset(r, 0, sizeof(*r));
+}
+
+void dsh_fence_write_result_clear(struct dsh_fence_write_result *r)
+{
+	free(r->path);
+	free(r->diff);
+	memset(r, 0, sizeof(*r));
+}
+
+void dsh_fence_list_result_clear(struct dsh_fence_list_result *r)
+{
+	for (size_t i = 0; i < r->n_entries; i++)
+		free(r->entries[i].name);
+	free(r->entries);
+	free(r->path);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- failures ---- */
+
+struct ctx {
+	const struct dsh_policy *p;
+	enum dsh_fence_op op;
+	struct dsh_fence_failure *fail;
+	struct dsh_error **err;
+};
+
+static int kind_errno(enum dsh_fence_kind k, int sys)
+{
+	switch (k) {
+	case DSH_FENCE_DENIED:
+		return EACCES;
+	case DSH_FENCE_NOT_FOUND:
+		return ENOENT;
+	case DSH_FENCE_CONFLICT:
+		return EBUSY;
+	case DSH_FENCE_NOT_REGULAR:
+		return EINVAL;
+	case DSH_FENCE_TOO_LARGE:
+		return EFBIG;
+	case DSH_FENCE_INVALID:
+		return EINVAL;
+	case DSH_FENCE_IO:
+		return sys > 0 ? sys : EIO;
+	}
+	return EIO;
+}
+
+static int failv(struct ctx *c, enum dsh_fence_kind kind, const char *path, int sys, const char *rule,
+		 const char *fmt, va_list ap)
+{
+	char *detail = NULL, *msg = NULL;
+	if (vasprintf(&detail, fmt, ap) < 0)
+		detail = NULL;
+	if (asprintf(&msg, "%s %s: %s", dsh_fence_op_to_string(c->op), path ? path : "?",
+		     detail ? detail : "failed") < 0)
+		msg = NULL;
+	free(detail);
+	int code = kind_errno(kind, sys);
+	if (c->fail) {
+		dsh_fence_failure_clear(c->fail);
+		c->fail->kind = kind;
+		c->fail->op = c->op;
+		c->fail->path = path ? strdup(path) : NULL;
+		c->fail->mode = c->p->mode;
+		c->fail->rule = rule ? strdup(rule) : NULL;
+		c->fail->sys_errno = kind == DSH_FENCE_IO ? code : 0;
+		c->fail->message = msg ? strdup(msg) : NULL;
+	}
+	enum dsh_err_domain dom = kind == DSH_FENCE_DENIED ? DSH_ERR_POLICY : DSH_ERR_SYSTEM;
+	dsh_err(c->err, dom, code, "%s", msg ? msg : "fence: out of memory");
+	free(msg);
+	return -code;
+}
+
+__attribute__((format(printf, 6, 7))) static int fail(struct ctx *c, enum dsh_fence_kind kind,
+						       const char *path, int sys, const char *rule,
+						       const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = failv(c, kind, path, sys, rule, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static int fail_sys(struct ctx *c, const char *path, int sys, const char *what)
+{
+	return fail(c, DSH_FENCE_IO, path, sys, NULL, "%s: %s", what, strerror(sys));
+}
+
+/* ---- the verdict ---- */
+
+/*
+ * The policy's verdict on the canonical path; and, where the path was spelled differently (through
+ * symlinks), a deny-type rule covering the spelling denies too: the process sandbox masks a `--`
+ * directory, so a tool may not reach through it either.
+ */
+static int check(struct ctx *c, enum dsh_op op, const char *canonical, const char *spelled)
+{
+	struct dsh_verdict v;
+	int r = dsh_policy_verdict(c->p, op, canonical, &v);
+	if (r < 0)
+		return fail(c, DSH_FENCE_INVALID, canonical, 0, NULL, "no verdict: %s", strerror(-r));
+	if (!v.allow) {
+		_cleanup_free_ char *why = dsh_verdict_explain(&v);
+		const char *rule = v.rule ? v.rule->text : v.reason;
+		return fail(c, DSH_FENCE_DENIED, canonical, 0, rule ? rule : "denied",
+			    "denied: %s (mode %s)", why ? why : (rule ? rule : "the policy"),
+			    dsh_mode_to_string(c->p->mode));
+	}
+	if (spelled && strcmp(spelled, canonical) != 0) {
+		for (size_t i = 0; i < c->p->n_rules; i++) {
+			const struct dsh_rule *rule = &c->p->rules[i];
+			if (rule->kind == DSH_RULE_RW || (rule->kind == DSH_RULE_RO && op == DSH_OP_READ))
+				continue;
+			if (dsh_rule_covers(rule, spelled))
+				return fail(c, DSH_FENCE_DENIED, canonical, 0, rule->text,
+					    "denied: rule \"%s\" covers the path as spelled, %s (mode %s)",
+					    rule->text, spelled, dsh_mode_to_string(c->p->mode));
+		}
+	}
+	return 0;
+}
+
+/* ---- kernel resolution ---- */
+
+static int openat2_path(int dirfd, const char *path, int flags, struct dsh_error **err)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd < 0) {
+		int e = errno;
+		if (e == ENOSYS)
+			dsh_err(err, DSH_ERR_UNSUPPORTED, ENOSYS, "openat2: not supported by this kernel (Linux >= 5.6 needed)");
+		return -e;
+	}
+	return fd;
+}
+
+/* The path the kernel holds for fd, read back from /proc/self/fd. */
+static int fd_path(int fd, char **ret)
+{
+	char link[64], buf[PATH_MAX + 1];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, buf, sizeof(buf));
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	if (buf[0] != '/')
+		return -EXDEV; /* not reachable from our root */
+	/* Unlinked since we opened it, the kernel appends " (deleted)"; a name may end so too. */
+	static const char deleted[] = " (deleted)";
+	size_t dl = sizeof(deleted) - 1;
+	if ((size_t)n > dl && memcmp(buf + n - dl, deleted, dl) == 0) {
+		struct stat st;
+		if (fstat(fd, &st) == 0 && st.st_nlink == 0 && !S_ISDIR(st.st_mode))
+			return -ENOENT;
+	}
+	char *s = strdup(buf);
+	if (!s)
+		return -ENOMEM;
+	*ret = s;
+	return 0;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	char *s = NULL;
+	if (asprintf(&s, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", name) < 0)
+		return NULL;
+	return s;
+}
+
+/*
+ * A path that did not open: deny when the policy would deny it (by name, no action is taken on it),
+ * so that a missing file inside a denied directory reveals nothing; else not-found.
+ */
+static int fail_open(struct ctx *c, enum dsh_op op, const char *abs, int e, const char *what)
+{
+	if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == EACCES) {
+		_cleanup_free_ char *resolved = NULL;
+		_cleanup_error_ struct dsh_error *ignore = NULL;
+		if (dsh_path_resolve(c->p->cwd, abs, &resolved, &ignore) == 0) {
+			int r = check(c, op, resolved, abs);
+			if (r < 0)
+				return r;
+		}
+	}
+	switch (e) {
+	case ENOENT:
+		return fail(c, DSH_FENCE_NOT_FOUND, abs, 0, NULL, "%s does not exist", what);
+	case ENOTDIR:
+		return fail(c, DSH_FENCE_NOT_FOUND, abs, 0, NULL, "a component of the path is not a directory");
+	case ELOOP:
+		return fail(c, DSH_FENCE_INVALID, abs, 0, NULL, "too many symlinks, or a /proc magic link");
+	case ENAMETOOLONG:
+		return fail(c, DSH_FENCE_INVALID, abs, 0, NULL, "path too long");
+	default:
+		return fail_sys(c, abs, e, "open");
+	}
+}
+
+static void split_parent(char *abs, char **ret_parent, char **ret_name)
+{
+	/* abs is absolute, normal and not "/": cut at the last '/'. */
+	char *slash = strrchr(abs, '/');
+	*ret_name = slash + 1;
+	if (slash == abs)
+		*ret_parent = (char *)"/";
+	else {
+		*slash = '\0';
+		*ret_parent = abs;
+	}
+}
+
+struct target {
+	int pfd;            /* the parent directory, O_PATH */
+	char *pcanon;       /* its canonical path */
+	char *name;         /* the last component (owned) */
+	char *path;         /* pcanon/name: the canonical target */
+	bool exists;
+	struct stat st;     /* lstat of the target when it exists */
+};
+
+static void target_clear(struct target *t)
+{
+	if (t->pfd >= 0)
+		close(t->pfd);
+	free(t->pcanon);
+	free(t->name);
+	free(t->path);
+	memset(t, 0, sizeof(*t));
+	t->pfd = -1;
+}
+
+/*
+ * Resolve a path for a mutation: the parent through openat2, the verdict on the canonical target.
+ * A symlink at the last component is followed by starting again from its target (each hop is
+ * checked by its spelling, the end by its canonical path); a dangling one is refused.
+ */
+static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
+{
+	_cleanup_free_ char *abs = NULL;
+	int r = dsh_fence_path_absolute(c->p->cwd, path, &abs, NULL);
+	if (r < 0)
+		return fail(c, DSH_FENCE_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
+	bool followed = false;
+	t->pfd = -1;
+	for (int hop = 0;; hop++) {
+		if (hop > MAX_HOPS)
+			return fail(c, DSH_FENCE_INVALID, abs, 0, NULL, "too many levels of symlinks");
+		if (strcmp(abs, "/") == 0)
+			return fail(c, DSH_FENCE_NOT_REGULAR, abs, 0, NULL, "is a directory");
+		_cleanup_free_ char *spelled = strdup(abs);
+		if (!spelled)
+			return fail_sys(c, abs, ENOMEM, "resolve");
+		char *parent, *name;
+		split_parent(abs, &parent, &name);
+
+		target_clear(t);
+		t->pfd = openat2_path(AT_FDCWD, parent, O_PATH | O_DIRECTORY, NULL);
+		if (t->pfd < 0) {
+			int e = -t->pfd;
+			t->pfd = -1;
+			if (e == ENOSYS)
+				return fail(c, DSH_FENCE_IO, spelled, ENOSYS, NULL, "openat2 is not supported by this kernel");
+			return fail_open(c, DSH_OP_WRITE, spelled, e, followed ? "the symlink's target directory" : "the parent directory");
+		}
+		r = fd_path(t->pfd, &t->pcanon);
+		if (r < 0)
+			return fail_sys(c, parent, -r, "read back the canonical path");
+		t->name = strdup(name);
+		t->path = join(t->pcanon, name);
+		if (!t->name || !t->path)
+			return fail_sys(c, spelled, ENOMEM, "resolve");
+
+		if (fstatat(t->pfd, t->name, &t->st, AT_SYMLINK_NOFOLLOW) == 0)
+			t->exists = true;
+		else if (errno != ENOENT)
+			return fail_sys(c, t->path, errno, "stat");
+
+		if (t->exists && S_ISLNK(t->st.st_mode)) {
+			/* The spelling must not be denied; the target is checked on the next hop. */
+			r = check(c, DSH_OP_WRITE, t->path, spelled);
+			if (r < 0)
+				return r;
+			char link[PATH_MAX + 1];
+			ssize_t n = readlinkat(t->pfd, t->name, link, sizeof(link));
+			if (n < 0)
+				return fail_sys(c, t->path, errno, "readlink");
+			if ((size_t)n >= sizeof(link) || n == 0)
+				return fail(c, DSH_FENCE_INVALID, t->path, 0, NULL, "unusable symlink");
+			link[n] = '\0';
+			free(abs);
+			abs = NULL;
+			r = dsh_fence_path_absolute(t->pcanon, link, &abs, NULL);
+			if (r < 0)
+				return fail(c, DSH_FENCE_INVALID, t->path, 0, NULL, "unusable symlink target");
+			followed = true;
+			continue;
+		}
+		r = check(c, DSH_OP_WRITE, t->path, spelled);
+		if (r < 0)
+			return r;
+		if (!t->exists && followed)
+			return fail(c, DSH_FENCE_INVALID, t->path, 0, NULL,
+				    "reached through a dangling symlink; a write never follows one");
+		if (t->exists && !S_ISREG(t->st.st_mode))
+			return fail(c, DSH_FENCE_NOT_REGULAR, t->path, 0, NULL, "%s",
+				    S_ISDIR(t->st.st_mode) ? "is a directory" : "is not a regular file");
+		return 0;
+	}
+}
+
+/* ---- reading through a descriptor ---- */
+
+static int read_all(int fd, uint64_t offset, size_t want, char **ret, size_t *ret_len)
+{
+	char *buf = malloc(want + 1);
+	if (!buf)
+		return -ENOMEM;
+	size_t got = 0;
+	while (got < want) {
+		ssize_t n = pread(fd, buf + got, want - got, (off_t)(offset + got));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			free(buf);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*ret = buf;
+	*ret_len = got;
+	return 0;
+}
+
+/* Open the file a descriptor (O_PATH or not) refers to, for reading, without naming it again. */
+static int reopen(int fd, int flags)
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	int r = open(link, flags | O_CLOEXEC | O_NOCTTY);
+	return r < 0 ? -errno : r;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset, uint64_t limit,
+		   struct dsh_fence_read_result *ret, struct dsh_fence_failure *ret_fail,
+		   struct dsh_error **err)
+{
+	struct ctx c = { p, DSH_FENCE_OP_READ, ret_fail, err };
+	memset(ret, 0, sizeof(*ret));
+	_cleanup_free_ char *abs = NULL;
+	int r = dsh_fence_path_absolute(p->cwd, path, &abs, NULL);
+	if (r < 0)
+		return fail(&c, DSH_FENCE_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
+	_cleanup_close_ int fd = openat2_path(AT_FDCWD, abs, O_PATH, NULL);
+	if (fd < 0) {
+		int e = -fd;
+		fd = -1;
+		if (e == ENOSYS)
+			return fail(&c, DSH_FENCE_IO, abs, ENOSYS, NULL, "openat2 is not supported by this kernel");
+		return fail_open(&c, DSH_OP_READ, abs, e, "the file");
+	}
+	_cleanup_free_ char *canon = NULL;
+	r = fd_path(fd, &canon);
+	if (r < 0)
+		return fail_sys(&c, abs, -r, "read back the canonical path");
+	r = check(&c, DSH_OP_READ, canon, abs);
+	if (r < 0)
+		return r;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return fail_sys(&c, canon, errno, "stat");
+	if (!S_ISREG(st.st_mode))
+		return fail(&c, DSH_FENCE_NOT_REGULAR, canon, 0, NULL, "%s",
+			    S_ISDIR(st.st_mode) ? "is a directory (use list)" : "is not a regular file");
+	uint64_t size = (uint64_t)st.st_size;
+	uint64_t avail = offset < size ? size - offset : 0;
+	if (limit > DSH_FENCE_MAX_CONTENT)
+		return fail(&c, DSH_FENCE_TOO_LARGE, canon, 0, NULL, "limit %llu is above the most one read returns (%u bytes)",
+			    (unsigned long long)limit, DSH_FENCE_MAX_CONTENT);
+	if (limit == 0 && avail > DSH_FENCE_MAX_CONTENT)
+		return fail(&c, DSH_FENCE_TOO_LARGE, canon, 0, NULL,
+			    "%llu bytes from offset %llu; read at most %u at a time (--offset, --limit)",
+			    (unsigned long long)avail, (unsigned long long)offset, DSH_FENCE_MAX_CONTENT);
+	size_t want = (size_t)(limit ? (limit < avail ? limit : avail) : avail);
+
+	_cleanup_close_ int rfd = reopen(fd, O_RDONLY | O_NONBLOCK);
+	if (rfd < 0) {
+		int e = -rfd;
+		rfd = -1;
+		return fail_sys(&c, canon, e, "open for reading");
+	}
+	/* A reopen of /proc/self/fd/N is the inode the O_PATH descriptor holds: no second check. */
+	r = read_all(rfd, offset, want, &ret->data, &ret->len);
+	if (r < 0)
+		return fail_sys(&c, canon, -r, "read");
+	ret->path = TAKE_PTR(canon);
+	ret->size = size;
+	ret->offset = offset;
+	ret->eof = offset + ret->len >= size;
+	return 0;
+}
+
+/* ---- atomic replacement ---- */
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+int dsh_fence_temp_name(const char *name, char *buf, size_t size)
+{
+	/* One name per target, so a writer killed between link and rename leaves a temporary the next
+	   write of the same file finds without scanning the directory. */
+	int n;
+	if (strlen(name) + 10 <= NAME_MAX)
+		n = snprintf(buf, size, ".%s.dshbox~", name);
+	else
+		n = snprintf(buf, size, ".dshbox-%016llx~", (unsigned long long)fnv1a(name));
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * A temporary name is in the way.  Its writer holds flock() on it from before the name existed
+ * until after the rename: a lock we can take means the writer is dead, and the name is removed.
+ * Returns 0 to retry, or a failure.
+ */
+static int clear_temp(struct ctx *c, int pfd, const char *tmpname, const char *tmppath)
+{
+	_cleanup_close_ int fd = openat(pfd, tmpname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		/* Not a file we could have made (a symlink, a socket): it is not ours; the name is
+		   writable by the verdict already taken, so it goes. */
+		if (unlinkat(pfd, tmpname, 0) < 0 && errno != ENOENT)
+			return fail_sys(c, tmppath, errno, "remove a stale temporary file");
+		return 0;
+	}
+	for (long waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited++) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return fail_sys(c, tmppath, errno, "lock a temporary file");
+		if (waited >= LOCK_WAIT_MS)
+			return fail(c, DSH_FENCE_CONFLICT, tmppath, 0, NULL,
+				    "another write of the same file is still in progress");
+		sleep_ms(1);
+	}
+	struct stat a, b;
+	if (fstat(fd, &a) == 0 && fstatat(pfd, tmpname, &b, AT_SYMLINK_NOFOLLOW) == 0 && same_file(&a, &b))
+		if (unlinkat(pfd, tmpname, 0) < 0 && errno != ENOENT)
+			return fail_sys(c, tmppath, errno, "remove a stale temporary file");
+	return 0;
+}
+
+struct old_state {
+	int fd;             /* the file as read, or -1 */
+	struct stat st;
+	const char *data;   /* its content as read (edit), or NULL */
+	size_t len;
+};
+
+static bool unchanged(const struct stat *a, const struct stat *b)
+{
+	return same_file(a, b) && a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/*
+ * For edit: the file at the name is still the one read (same inode, size, mtime, ctime), and with
+ * content also its bytes.  The full comparison runs before the temporary gets its name; the stat
+ * comparison again right before the rename, so the named temporary lives for the shortest time.
+ */
+static int recheck(struct ctx *c, const struct target *t, const struct old_state *old, bool content)
+{
+	struct stat now, now_fd;
+	if (fstatat(t->pfd, t->name, &now, AT_SYMLINK_NOFOLLOW) < 0)
+		return fail(c, DSH_FENCE_CONFLICT, t->path, 0, NULL, "the file was removed after it was read");
+	if (fstat(old->fd, &now_fd) < 0 || !unchanged(&old->st, &now) || !unchanged(&old->st, &now_fd))
+		return fail(c, DSH_FENCE_CONFLICT, t->path, 0, NULL,
+			    "the file changed after it was read; read it again and redo the edit");
+	if (!content)
+		return 0;
+	_cleanup_free_ char *again = NULL;
+	size_t len = 0;
+	if (read_all(old->fd, 0, old->len + 1, &again, &len) < 0 || len != old->len ||
+	    memcmp(again, old->data, len) != 0)
+		return fail(c, DSH_FENCE_CONFLICT, t->path, 0, NULL,
+			    "the file changed after it was read; read it again and redo the edit");
+	return 0;
+}
+
+static int write_full(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Put data at t->name atomically: an anonymous O_TMPFILE (nothing to clean if we die) written,
+ * given the old mode and owner, fsync'ed; a new file is linked straight to its name; an existing one
+ * is linked to the temporary name and renamed over it.  Then the directory is fsync'ed.
+ * Returns 0, -EAGAIN when the name changed under us (the caller starts again), or a failure.
+ */
+static int commit(struct ctx *c, const struct target *t, const char *data, size_t len,
+		  const struct old_state *old)
+{
+	int r;
+	char tmpname[NAME_MAX + 1];
+	_cleanup_free_ char *tmppath = NULL;
+	if (dsh_fence_temp_name(t->name, tmpname, sizeof(tmpname)) < 0 || !(tmppath = join(t->pcanon, tmpname)))
+		return fail_sys(c, t->path, ENOMEM, "temporary name");
+	if (t->exists) {
+		/* The temporary name is a write of its own: a rule may cover it. */
+		r = check(c, DSH_OP_WRITE, tmppath, NULL);
+		if (r < 0)
+			return r;
+	}
+
+	mode_t mode = t->exists ? (t->st.st_mode & 07777) : 0666;
+	bool anonymous = true;
+	_cleanup_close_ int tfd = openat(t->pfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+	if (tfd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		/* No O_TMPFILE on this filesystem: a named temporary, created exclusively. */
+		anonymous = false;
+		for (int i = 0; i < MAX_RETRIES; i++) {
+			tfd = openat(t->pfd, tmpname, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (tfd >= 0 || errno != EEXIST)
+				break;
+			r = clear_temp(c, t->pfd, tmpname, tmppath);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (tfd < 0)
+		return fail_sys(c, t->path, errno, "create a temporary file");
+	/* Held until after the rename: proves to others that this temporary is alive. */
+	if (flock(tfd, LOCK_EX) < 0)
+		return fail_sys(c, tmppath, errno, "lock the temporary file");
+	if (t->exists) {
+		if (geteuid() == 0 && (t->st.st_uid != geteuid() || t->st.st_gid != getegid()))
+			if (fchown(tfd, t->st.st_uid, t->st.st_gid) < 0) {
+				/* best effort (a root squashed by NFS); the mode is set after it */
+			}
+		if (fchmod(tfd, mode) < 0)
+			return fail_sys(c, tmppath, errno, "set the mode of the temporary file");
+	}
+	r = write_full(tfd, data, len);
+	if (r == 0 && fsync(tfd) < 0)
+		r = -errno;
+	if (r < 0) {
+		if (!anonymous)
+			(void)unlinkat(t->pfd, tmpname, 0);
+		return fail_sys(c, t->path, -r, "write the temporary file");
+	}
+
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tfd);
+	if (!t->exists) {
+		if (anonymous) {
+			if (linkat(AT_FDCWD, proc, t->pfd, t->name, AT_SYMLINK_FOLLOW) < 0) {
+				if (errno == EEXIST)
+					return -EAGAIN;
+				return fail_sys(c, t->path, errno, "link the new file");
+			}
+		} else if (renameat2(t->pfd, tmpname, t->pfd, t->name, RENAME_NOREPLACE) < 0) {
+			int e = errno;
+			(void)unlinkat(t->pfd, tmpname, 0);
+			if (e == EEXIST)
+				return -EAGAIN;
+			return fail_sys(c, t->path, e, "rename the new file into place");
+		}
+	} else {
+		if (old && old->data) {
+			r = recheck(c, t, old, true);
+			if (r < 0) {
+				if (!anonymous)
+					(void)unlinkat(t->pfd, tmpname, 0);
+				return r;
+			}
+		}
+		if (anonymous) {
+			for (int i = 0;; i++) {
+				if (linkat(AT_FDCWD, proc, t->pfd, tmpname, AT_SYMLINK_FOLLOW) == 0)
+					break;
+				if (errno != EEXIST || i >= MAX_RETRIES)
+					return fail_sys(c, tmppath, errno, "link the temporary file");
+				r = clear_temp(c, t->pfd, tmpname, tmppath);
+				if (r < 0)
+					return r;
+			}
+		}
+		if (old && old->data) {
+			r = recheck(c, t, old, false);
+			if (r < 0) {
+				(void)unlinkat(t->pfd, tmpname, 0);
+				return r;
+			}
+		} else {
+			/* A plain write replaces whatever is there, but only a regular file at the
+			   same place: if the name became a directory or a symlink, start again. */
+			struct stat now;
+			if (fstatat(t->pfd, t->name, &now, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(now.st_mode)) {
+				(void)unlinkat(t->pfd, tmpname, 0);
+				return -EAGAIN;
+			}
+		}
+		if (renameat(t->pfd, tmpname, t->pfd, t->name) < 0) {
+			int e = errno;
+			(void)unlinkat(t->pfd, tmpname, 0);
+			return fail_sys(c, t->path, e, "rename into place");
+		}
+	}
+	/* The directory entry is durable only once the directory is. */
+	_cleanup_close_ int dfd = openat(t->pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		(void)fsync(dfd);
+	return 0;
+}
+
+static bool is_text(const char *s, size_t n)
+{
+	return memchr(s, '\0', n) == NULL;
+}
+
+/* Open and read the regular file at t (an edit's basis, or a write's old content for the diff). */
+static int read_old(struct ctx *c, const struct target *t, size_t max, struct old_state *old,
+		    char **ret_data, bool *ret_read)
+{
+	*ret_read = false;
+	old->fd = openat(t->pfd, t->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (old->fd < 0) {
+		if (errno == ENOENT || errno == ELOOP)
+			return -EAGAIN; /* the name changed between our stat and this open */
+		if (errno == EACCES && c->op == DSH_FENCE_OP_WRITE)
+			return 0; /* unreadable: a write still replaces it, without a diff */
+		return fail_sys(c, t->path, errno, "open");
+	}
+	if (fstat(old->fd, &old->st) < 0)
+		return fail_sys(c, t->path, errno, "stat");
+	if (!same_file(&old->st, &t->st) || !S_ISREG(old->st.st_mode))
+		return -EAGAIN;
+	if ((uint64_t)old->st.st_size > max)
+		return 0;
+	size_t len = 0;
+	int r = read_all(old->fd, 0, (size_t)old->st.st_size, ret_data, &len);
+	if (r < 0)
+		return fail_sys(c, t->path, -r, "read");
+	old->data = *ret_data;
+	old->len = len;
+	*ret_read = true;
+	return 0;
+}
+
+static size_t diff_limit(const struct dsh_policy *p)
+{
+	long long m = p->diff_basis_max_bytes;
+	if (m <= 0)
+		return 0;
+	return (size_t)m < DSH_FENCE_MAX_CONTENT ? (size_t)m : DSH_FENCE_MAX_CONTENT;
+}
+
+static int finish(struct ctx *c, const struct target *t, bool had_old, const char *old_s, size_t old_len,
+		  const char *new_s, size_t new_len, struct dsh_fence_write_result *ret)
+{
+	ret->created = !t->exists;
+	ret->bytes = new_len;
+	ret->path = strdup(t->path);
+	if (!ret->path)
+		return fail_sys(c, t->path, ENOMEM, "result");
+	if (!t->exists)
+		return 0;
+	size_t lim = diff_limit(c->p);
+	if (had_old && old_len <= lim && new_len <= lim && is_text(old_s, old_len) && is_text(new_s, new_len)) {
+		_cleanup_error_ struct dsh_error *e = NULL;
+		if (dsh_diff_unified(t->path, old_s, old_len, new_s, new_len, &ret->diff, &e) < 0)
+			ret->diff_skipped = true;
+	} else {
+		ret->diff_skipped = true;
+	}
+	return 0;
+}
+
+int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *data, size_t len,
+		    struct dsh_fence_write_result *ret, struct dsh_fence_failure *ret_fail,
+		    struct dsh_error **err)
+{
+	struct ctx c = { p, DSH_FENCE_OP_WRITE, ret_fail, err };
+	memset(ret, 0, sizeof(*ret));
+	if (len > DSH_FENCE_MAX_CONTENT)
+		return fail(&c, DSH_FENCE_TOO_LARGE, path, 0, NULL, "%zu bytes is more than one write takes (%u)",
+			    len, DSH_FENCE_MAX_CONTENT);
+	for (int attempt = 0;; attempt++) {
+		if (attempt >= MAX_RETRIES)
+			return fail(&c, DSH_FENCE_CONFLICT, path, 0, NULL, "the path kept changing during the write");
+		_cleanup_(target_clear) struct target t = { .pfd = -1 };
+		int r = resolve_for_write(&c, path, &t);
+		if (r < 0)
+			return r;
+		struct old_state old = { .fd = -1 };
+		_cleanup_free_ char *old_data = NULL;
+		bool had_old = false;
+		if (t.exists) {
+			r = read_old(&c, &t, diff_limit(p), &old, &old_data, &had_old);
+			if (r == -EAGAIN) {
+				if (old.fd >= 0)
+					close(old.fd);
+				continue;
+			}
+			if (r < 0) {
+				if (old.fd >= 0)
+					close(old.fd);
+				return r;
+			}
+		}
+		/* A plain write does not compare content: old.data stays NULL for commit. */
+		struct old_state basis = old;
+		basis.data = NULL;
+		r = commit(&c, &t, data, len, &basis);
+		if (old.fd >= 0)
+			close(old.fd);
+		if (r == -EAGAIN)
+			continue;
+		if (r < 0)
+			return r;
+		return finish(&c, &t, had_old, old_data, old.len, data, len, ret);
+	}
+}
+
+static size_t count_occurrences(const char *h, size_t hl, const char *n, size_t nl)
+{
+	size_t k = 0;
+	for (const char *s = h; (s = memmem(s, hl - (size_t)(s - h), n, nl)); s += nl)
+		k++;
+	return k;
+}
+
+int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
+		   const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
+		   struct dsh_fence_failure *ret_fail, struct dsh_error **err)
+{
+	struct ctx c = { p, DSH_FENCE_OP_EDIT, ret_fail, err };
+	memset(ret, 0, sizeof(*ret));
+	if (old_len == 0)
+		return fail(&c, DSH_FENCE_INVALID, path, 0, NULL, "the old string is empty");
+	if (old_len == new_len && memcmp(old_s, new_s, old_len) == 0)
+		return fail(&c, DSH_FENCE_INVALID, path, 0, NULL, "the old and new strings are the same");
+	for (int attempt = 0;; attempt++) {
+		if (attempt >= MAX_RETRIES)
+			return fail(&c, DSH_FENCE_CONFLICT, path, 0, NULL, "the path kept changing during the edit");
+		_cleanup_(target_clear) struct target t = { .pfd = -1 };
+		int r = resolve_for_write(&c, path, &t);
+		if (r < 0)
+			return r;
+		if (!t.exists)
+			return fail(&c, DSH_FENCE_NOT_FOUND, t.path, 0, NULL, "the file does not exist");
+		if ((uint64_t)t.st.st_size > DSH_FENCE_MAX_CONTENT)
+			return fail(&c, DSH_FENCE_TOO_LARGE, t.path, 0, NULL, "%lld bytes is more than an edit takes (%u)",
+				    (long long)t.st.st_size, DSH_FENCE_MAX_CONTENT);
+		struct old_state old = { .fd = -1 };
+		_cleanup_free_ char *old_data = NULL;
+		bool had_old = false;
+		r = read_old(&c, &t, DSH_FENCE_MAX_CONTENT, &old, &old_data, &had_old);
+		_cleanup_close_ int ofd = old.fd;
+		if (r == -EAGAIN)
+			continue;
+		if (r < 0)
+			return r;
+		if (!had_old)
+			return fail(&c, DSH_FENCE_TOO_LARGE, t.path, 0, NULL, "the file grew beyond what an edit takes");
+
+		size_t n = count_occurrences(old.data, old.len, old_s, old_len);
+		if (n == 0)
+			return fail(&c, DSH_FENCE_INVALID, t.path, 0, NULL, "the old string was not found");
+		if (n > 1 && !all)
+			return fail(&c, DSH_FENCE_INVALID, t.path, 0, NULL,
+				    "the old string occurs %zu times; give more context to make it unique, or replace all", n);
+		size_t out_len = old.len - n * old_len + n * new_len;
+		if (out_len > DSH_FENCE_MAX_CONTENT)
+			return fail(&c, DSH_FENCE_TOO_LARGE, t.path, 0, NULL, "the result would be %zu bytes", out_len);
+		_cleanup_free_ char *out = malloc(out_len + 1);
+		if (!out)
+			return fail_sys(&c, t.path, ENOMEM, "edit");
+		size_t o = 0;
+		const char *s = old.data, *end = old.data + old.len;
+		for (const char *hit; (hit = memmem(s, (size_t)(end - s), old_s, old_len));) {
+			memcpy(out + o, s, (size_t)(hit - s));
+			o += (size_t)(hit - s);
+			memcpy(out + o, new_s, new_len);
+			o += new_len;
+			s = hit + old_len;
+		}
+		memcpy(out + o, s, (size_t)(end - s));
+		o += (size_t)(end - s);
+		out[o] = '\0';
+
+		if (dsh_fence_edit_hook)
+			dsh_fence_edit_hook(dsh_fence_edit_hook_data);
+		r = commit(&c, &t, out, o, &old);
+		if (r == -EAGAIN)
+			return fail(&c, DSH_FENCE_CONFLICT, t.path, 0, NULL, "the file changed during the edit");
+		if (r < 0)
+			return r;
+		ret->replacements = n;
+		return finish(&c, &t, true, old.data, old.len, out, o, ret);
+	}
+}
+
+/* ---- list ---- */
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dsh_fence_entry *)a)->name, ((const struct dsh_fence_entry *)b)->name);
+}
+
+int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fence_list_result *ret,
+		   struct dsh_fence_failure *ret_fail, struct dsh_error **err)
+{
+	struct ctx c = { p, DSH_FENCE_OP_LIST, ret_fail, err };
+	memset(ret, 0, sizeof(*ret));
+	_cleanup_free_ char *abs = NULL;
+	int r = dsh_fence_path_absolute(p->cwd, path, &abs, NULL);
+	if (r < 0)
+		return fail(&c, DSH_FENCE_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
+	_cleanup_close_ int fd = openat2_path(AT_FDCWD, abs, O_PATH, NULL);
+	if (fd < 0) {
+		int e = -fd;
+		fd = -1;
+		return fail_open(&c, DSH_OP_READ, abs, e, "the directory");
+	}
+	_cleanup_free_ char *canon = NULL;
+	r = fd_path(fd, &canon);
+	if (r < 0)
+		return fail_sys(&c, abs, -r, "read back the canonical path");
+	r = check(&c, DSH_OP_READ, canon, abs);
+	if (r < 0)
+		return r;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return fail_sys(&c, canon, errno, "stat");
+	if (!S_ISDIR(st.st_mode))
+		return fail(&c, DSH_FENCE_INVALID, canon, 0, NULL, "is not a directory (use read)");
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return fail_sys(&c, canon, errno, "open the directory");
+	_cleanup_closedir_ DIR *d = fdopendir(dfd);
+	if (!d) {
+		int e = errno;
+		close(dfd);
+		return fail_sys(&c, canon, e, "open the directory");
+	}
+	size_t cap = 0;
+	struct dirent *de;
+	while ((errno = 0, de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (ret->n_entries >= DSH_FENCE_MAX_ENTRIES) {
+			ret->truncated = true;
+			break;
+		}
+		if (ret->n_entries == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct dsh_fence_entry *v = realloc(ret->entries, ncap * sizeof(*v));
+			if (!v) {
+				dsh_fence_list_result_clear(ret);
+				return fail_sys(&c, canon, ENOMEM, "list");
+			}
+			ret->entries = v;
+			cap = ncap;
+		}
+		struct dsh_fence_entry *e = &ret->entries[ret->n_entries];
+		memset(e, 0, sizeof(*e));
+		e->name = strdup(de->d_name);
+		_cleanup_free_ char *child = join(canon, de->d_name);
+		if (!e->name || !child) {
+			free(e->name);
+			dsh_fence_list_result_clear(ret);
+			return fail_sys(&c, canon, ENOMEM, "list");
+		}
+		ret->n_entries++;
+		struct dsh_verdict v;
+		e->denied = dsh_policy_verdict(p, DSH_OP_READ, child, &v) < 0 || !v.allow;
+		e->writable = !e->denied && dsh_policy_verdict(p, DSH_OP_WRITE, child, &v) == 0 && v.allow;
+		struct stat cst;
+		if (fstatat(dirfd(d), de->d_name, &cst, AT_SYMLINK_NOFOLLOW) == 0) {
+			e->type = S_ISREG(cst.st_mode)   ? DSH_FENCE_ENTRY_FILE
+				  : S_ISDIR(cst.st_mode) ? DSH_FENCE_ENTRY_DIR
+				  : S_ISLNK(cst.st_mode) ? DSH_FENCE_ENTRY_SYMLINK
+							 : DSH_FENCE_ENTRY_OTHER;
+			e->size = e->denied ? 0 : (uint64_t)cst.st_size;
+		} else {
+			e->type = DSH_FENCE_ENTRY_OTHER;
+		}
+	}
+	if (errno != 0 && !ret->truncated) {
+		int e = errno;
+		dsh_fence_list_result_clear(ret);
+		return fail_sys(&c, canon, e, "read the directory");
+	}
+	if (ret->n_entries)
+		qsort(ret->entries, ret->n_entries, sizeof(*ret->entries), entry_cmp);
+	ret->path = TAKE_PTR(canon);
+	return 0;
+}

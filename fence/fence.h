@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef DSH_FENCE_FENCE_H
+#define DSH_FENCE_FENCE_H
+
+/*
+ * The file fence (SPEC 5): read, write, edit and list a path on behalf of an agent host, with the
+ * policy's verdict taken on the path the kernel actually resolved.
+ *
+ * Every operation: the path is made absolute against policy->cwd and normalised lexically; the
+ * parent (or, for read and list, the path itself) is opened with openat2(RESOLVE_NO_MAGICLINKS);
+ * the canonical path is read back from the descriptor (/proc/self/fd); the verdict is taken on that;
+ * the operation then acts through the descriptor, never by a second lookup of the name.  A write
+ * follows a symlink at the last component only by resolving its target again from the start (every
+ * hop is re-checked), and never follows a dangling one.
+ *
+ * Failures are structured (struct dsh_fence_failure) and also reported through struct dsh_error with
+ * a one-line message.  The library never prints.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dshbox/dshbox.h"
+#include "dshbox/error.h"
+
+/* Largest content the fence reads into memory or writes in one operation. */
+#define DSH_FENCE_MAX_CONTENT (64u * 1024 * 1024)
+/* Most entries one list answer holds; more sets `truncated`. */
+#define DSH_FENCE_MAX_ENTRIES 100000u
+
+#define DSH_FENCE_KINDS(X)                              \
+	X(DSH_FENCE_DENIED, "denied")                   \
+	X(DSH_FENCE_NOT_FOUND, "not-found")             \
+	X(DSH_FENCE_CONFLICT, "conflict")               \
+	X(DSH_FENCE_NOT_REGULAR, "not-regular-file")    \
+	X(DSH_FENCE_TOO_LARGE, "too-large")             \
+	X(DSH_FENCE_INVALID, "invalid")                 \
+	X(DSH_FENCE_IO, "io")
+
+enum dsh_fence_kind {
+#define X(e, s) e,
+	DSH_FENCE_KINDS(X)
+#undef X
+};
+
+enum dsh_fence_op {
+	DSH_FENCE_OP_READ,
+	DSH_FENCE_OP_WRITE,
+	DSH_FENCE_OP_EDIT,
+	DSH_FENCE_OP_LIST,
+};
+
+const char *dsh_fence_kind_to_string(enum dsh_fence_kind k);
+const char *dsh_fence_op_to_string(enum dsh_fence_op op);
+
+/* Why an operation did not happen.  Strings are owned (dsh_fence_failure_clear). */
+struct dsh_fence_failure {
+	enum dsh_fence_kind kind;
+	enum dsh_fence_op op;
+	char *path;         /* canonical where it was resolved, else absolute and lexically normal */
+	enum dsh_mode mode;
+	char *rule;         /* denied: the deciding rule text, or "mode read-only" etc.; else NULL */
+	int sys_errno;      /* io: the errno; else 0 */
+	char *message;      /* one line, for humans (also the dsh_error message) */
+};
+void dsh_fence_failure_clear(struct dsh_fence_failure *f);
+
+struct dsh_fence_read_result {
+	char *path;         /* canonical */
+	char *data;         /* NUL-terminated for convenience; len bytes */
+	size_t len;
+	uint64_t size;      /* the file's size */
+	uint64_t offset;
+	bool eof;           /* the read reached the end of the file */
+};
+void dsh_fence_read_result_clear(struct dsh_fence_read_result *r);
+
+struct dsh_fence_write_result {
+	char *path;         /* canonical */
+	bool created;       /* there was no file before */
+	size_t bytes;       /* bytes now in the file */
+	size_t replacements; /* edit: how many occurrences were replaced */
+	char *diff;         /* unified diff old -> new for a text overwrite within the limit; else NULL */
+	bool diff_skipped;  /* an overwrite had no diff: binary or larger than diff_basis_max_bytes */
+};
+void dsh_fence_write_result_clear(struct dsh_fence_write_result *r);
+
+enum dsh_fence_entry_type {
+	DSH_FENCE_ENTRY_FILE,
+	DSH_FENCE_ENTRY_DIR,
+	DSH_FENCE_ENTRY_SYMLINK,
+	DSH_FENCE_ENTRY_OTHER,
+};
+const char *dsh_fence_entry_type_to_string(enum dsh_fence_entry_type t);
+
+struct dsh_fence_entry {
+	char *name;
+	enum dsh_fence_entry_type type;
+	uint64_t size;      /* 0 for a denied entry (nothing about it is revealed but its name) */
+	bool denied;        /* the policy forbids reading it */
+	bool writable;      /* the policy allows writing it */
+};
+
+struct dsh_fence_list_result {
+	char *path;         /* canonical */
+	struct dsh_fence_entry *entries; /* sorted by name (bytewise) */
+	size_t n_entries;
+	bool truncated;
+};
+void dsh_fence_list_result_clear(struct dsh_fence_list_result *r);
+
+/*
+ * Read up to limit bytes (0: to the end) from offset.  A file larger than DSH_FENCE_MAX_CONTENT
+ * read without a limit, or a limit above it, is too-large.
+ */
+int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset, uint64_t limit,
+		   struct dsh_fence_read_result *ret, struct dsh_fence_failure *ret_fail,
+		   struct dsh_error **err);
+
+/* Replace (or create) the file atomically with data; an existing file keeps its mode and owner. */
+int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *data, size_t len,
+		    struct dsh_fence_write_result *ret, struct dsh_fence_failure *ret_fail,
+		    struct dsh_error **err);
+
+/*
+ * Replace an exact string: the only occurrence, or every one with all.  Absent, ambiguous without
+ * all, or old empty: invalid.  The file must not change between the read and the rename: conflict.
+ */
+int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
+		   const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
+		   struct dsh_fence_failure *ret_fail, struct dsh_error **err);
+
+int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fence_list_result *ret,
+		   struct dsh_fence_failure *ret_fail, struct dsh_error **err);
+
+/*
+ * Test hook: called in dsh_fence_edit after the file was read and the new content computed, before
+ * the re-check and the rename (lets tests interleave a concurrent writer deterministically).
+ */
+extern void (*dsh_fence_edit_hook)(void *userdata);
+extern void *dsh_fence_edit_hook_data;
+
+/* --- pure helpers (fence/path.c, fence/diff.c) --- */
+
+/* base + path made absolute and lexically normal ('.', '..', '//' removed; ".." at / stays at /). */
+int dsh_fence_path_absolute(const char *base, const char *path, char **ret, struct dsh_error **err);
+
+/*
+ * A unified diff (3 lines of context) from old to new, labelled with path; "" when they are equal.
+ * Minimal (Myers) for differences up to a bound, otherwise still correct but coarser.
+ */
+int dsh_diff_unified(const char *path, const char *old_s, size_t old_len, const char *new_s,
+		     size_t new_len, char **ret, struct dsh_error **err);
+
+/* The name of the temporary file a write of NAME uses in the same directory (for cleanup tests). */
+int dsh_fence_temp_name(const char *name, char *buf, size_t size);
+
+#endif
