@@ -280,6 +280,13 @@ static int add_roots(struct dsh_mount_plan *plan, const struct dsh_policy *p)
 /* Sort, then drop what precedence or a mask makes moot, each with a note. */
 static int normalise(struct dsh_mount_plan *plan)
 {
+	/* "r- /": a bind stacked on the root would not be seen (lookups start below it); the whole tree
+	   is made read-only instead. */
+	for (size_t i = 0; i < plan->n; i++)
+		if (plan->entries[i].action == DSH_MOUNT_BIND_RO && strcmp(plan->entries[i].path, "/") == 0) {
+			plan->entries[i].action = DSH_MOUNT_RO_ROOT;
+			plan->ro_root = true;
+		}
 	qsort(plan->entries, plan->n, sizeof(*plan->entries), entry_cmp);
 	size_t out = 0;
 	const struct dsh_mount_entry *mask = NULL;   /* the innermost mask whose subtree we are in */

@@ -9,6 +9,7 @@
  * load-time warning, and describe() — hence --report — claims only what is enforced.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -74,17 +75,19 @@ static enum expr classify(const struct dsh_policy *p, const struct dsh_rule *rul
 		/* Everything is writable: the walk grants read + write around the rules' paths. */
 		if (rule->glob)
 			return *ret_root = &p->roots[0], EXPR_LOST_IN_ROOT;
-		return rule->kind == DSH_RULE_DENY ? EXPR_SIBLINGS : EXPR_SIBLINGS_READ;
+		if (rule->kind == DSH_RULE_RO)
+			return EXPR_SIBLINGS_READ;
+	} else {
+		const char *where = rule->glob ? rule->literal_dir : rule->canonical;
+		if ((*ret_root = live_root_holding(p, where)))
+			return EXPR_LOST_IN_ROOT;
+		if (rule->glob && (*ret_root = live_root_beneath(p, where)))
+			return EXPR_LOST_IN_ROOT;
+		if (rule->kind == DSH_RULE_RO)
+			return EXPR_NO_GRANT;
+		if (rule->glob)
+			return EXPR_GLOB_READ;
 	}
-	const char *where = rule->glob ? rule->literal_dir : rule->canonical;
-	if ((*ret_root = live_root_holding(p, where)))
-		return EXPR_LOST_IN_ROOT;
-	if (rule->glob && (*ret_root = live_root_beneath(p, where)))
-		return EXPR_LOST_IN_ROOT;
-	if (rule->kind == DSH_RULE_RO)
-		return EXPR_NO_GRANT;
-	if (rule->glob)
-		return EXPR_GLOB_READ;
 	struct stat st;
 	if (stat(rule->canonical, &st) == 0 && S_ISSOCK(st.st_mode))
 		return EXPR_SOCKET;
@@ -198,7 +201,8 @@ static int ll_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 					    "(signals to them and their abstract sockets are refused by Landlock scoping, ABI 6+)");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "the directories along a -- path get no grant of their own: they cannot "
-					    "be listed, and entries created in them later are not readable");
+					    "be listed, entries created in them later are not readable, and nothing can be "
+					    "created directly in them (even in danger-full-access)");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "/dev is the host's: only null, zero, full, random, urandom, tty, ptmx and "
 					    "pts are granted; /dev/shm (host storage) is not (POSIX shared memory fails); "
@@ -283,9 +287,30 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan
 	/* Writable roots (in danger-full-access the walk did it), then the devices. */
 	for (size_t i = 0; r >= 0 && !danger(p) && i < p->n_roots; i++) {
 		const struct dsh_root *root = &p->roots[i];
-		if (!root->dead_by && !root->readonly_by)
-			r = dsh_landlock_spec_add_rule(&plan->spec, root->path, dsh_landlock_fs_rw(abi),
-						       root->rule ? root->rule->index : DSH_LANDLOCK_NO_RULE, err);
+		if (root->dead_by || root->readonly_by)
+			continue;
+		/* The root as resolved now must be what the grant opens in the child: no symlink on the
+		   way, same dev/ino (a racer swapping it for a link to an r- directory gets 125). */
+		struct stat st;
+		if (fstatat(AT_FDCWD, root->path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			r = dsh_err_sys(err, errno, "writable root '%s'", root->path);
+			break;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			r = dsh_err(err, DSH_ERR_SYSTEM, ESTALE, "writable root '%s' became a symlink since the policy was loaded",
+				    root->path);
+			break;
+		}
+		r = dsh_landlock_spec_add_rule(&plan->spec, root->path, dsh_landlock_fs_rw(abi),
+					       root->rule ? root->rule->index : DSH_LANDLOCK_NO_RULE, err);
+		if (r >= 0) {
+			struct dsh_landlock_grant *g = &plan->spec.grants[plan->spec.n_grants - 1];
+			g->no_symlinks = g->check_id = true;
+			g->dev = st.st_dev;
+			g->ino = st.st_ino;
+		}
 	}
 	for (size_t i = 0; r >= 0 && dsh_landlock_devices[i]; i++)
 		r = dsh_landlock_spec_add(&plan->spec, dsh_landlock_devices[i], -1, dsh_landlock_fs_rw(abi), err);

@@ -33,6 +33,12 @@ static void make_tree(struct tree *t)
 	cr_assert_eq(symlink(t->secret, t->link), 0);
 }
 
+static void free_tree(struct tree *t)
+{
+	dsh_test_rmtree(t->top);
+	free(t->top), free(t->secret), free(t->ok), free(t->other), free(t->link), free(t->a);
+}
+
 static bool granted(const struct dsh_landlock_spec *s, const char *path)
 {
 	for (size_t i = 0; i < s->n_grants; i++)
@@ -67,7 +73,7 @@ Test(landlock_walk, grants_siblings_only)
 	cr_assert_eq(dsh_landlock_spec_add_siblings(&s, &target, 1, dsh_landlock_fs_read(7), 3, &err), -E2BIG);
 	dsh_error_free(err);
 	dsh_landlock_spec_clear(&s);
-	dsh_test_rmtree(t.top);
+	free_tree(&t);
 }
 
 static void walk_child(void *arg)
@@ -103,5 +109,5 @@ Test(landlock_walk, denies_the_path_and_nothing_else)
 	struct tree t;
 	make_tree(&t);
 	in_child(walk_child, &t);
-	dsh_test_rmtree(t.top);
+	free_tree(&t);
 }
