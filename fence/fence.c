@@ -175,6 +175,21 @@ static int fail_sys(struct ctx *c, const char *path, int sys, const char *what)
 
 /* ---- the verdict ---- */
 
+/* A deny-type rule (--, and r- for a mutation) covering a path as spelled denies. */
+static int check_spelling(struct ctx *c, enum dsh_op op, const char *spelled, const char *canonical)
+{
+	for (size_t i = 0; i < c->p->n_rules; i++) {
+		const struct dsh_rule *rule = &c->p->rules[i];
+		if (rule->kind == DSH_RULE_RW || (rule->kind == DSH_RULE_RO && op == DSH_OP_READ))
+			continue;
+		if (dsh_rule_covers(rule, spelled))
+			return fail(c, DSH_FENCE_DENIED, canonical, 0, rule->text,
+				    "denied: rule \"%s\" covers the path as spelled, %s (mode %s)", rule->text,
+				    spelled, dsh_mode_to_string(c->p->mode));
+	}
+	return 0;
+}
+
 /*
  * The policy's verdict on the canonical path; and, where the path was spelled differently (through
  * symlinks), a deny-type rule covering the spelling denies too: the process sandbox masks a `--`
@@ -193,17 +208,8 @@ static int check(struct ctx *c, enum dsh_op op, const char *canonical, const cha
 			    "denied: %s (mode %s)", why ? why : (rule ? rule : "the policy"),
 			    dsh_mode_to_string(c->p->mode));
 	}
-	if (spelled && strcmp(spelled, canonical) != 0) {
-		for (size_t i = 0; i < c->p->n_rules; i++) {
-			const struct dsh_rule *rule = &c->p->rules[i];
-			if (rule->kind == DSH_RULE_RW || (rule->kind == DSH_RULE_RO && op == DSH_OP_READ))
-				continue;
-			if (dsh_rule_covers(rule, spelled))
-				return fail(c, DSH_FENCE_DENIED, canonical, 0, rule->text,
-					    "denied: rule \"%s\" covers the path as spelled, %s (mode %s)",
-					    rule->text, spelled, dsh_mode_to_string(c->p->mode));
-		}
-	}
+	if (spelled && strcmp(spelled, canonical) != 0)
+		return check_spelling(c, op, spelled, canonical);
 	return 0;
 }
 
@@ -370,8 +376,11 @@ static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 			return fail_sys(c, t->path, errno, "stat");
 
 		if (t->exists && S_ISLNK(t->st.st_mode)) {
-			/* The spelling must not be denied; the target is checked on the next hop. */
-			r = check(c, DSH_OP_WRITE, t->path, spelled);
+			/* The link itself is not written: only its spellings must not be denied; the
+			   target gets the full verdict on the next hop (as `check` decides by name). */
+			r = check_spelling(c, DSH_OP_WRITE, spelled, t->path);
+			if (r == 0)
+				r = check_spelling(c, DSH_OP_WRITE, t->path, t->path);
 			if (r < 0)
 				return r;
 			char link[PATH_MAX + 1];

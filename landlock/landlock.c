@@ -40,9 +40,13 @@ static int add_grant(int ruleset, const struct dsh_landlock_spec *s, const struc
 			how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 		own = (int)syscall(SYS_openat2, AT_FDCWD, g->path, &how, sizeof(how));
 		if (own < 0) {
-			/* nothing there, or a symlink where none was: granting nothing is the safe direction */
-			if (errno == ENOENT || errno == ENOTDIR || (g->no_symlinks && errno == ELOOP))
+			if (errno == ENOENT || errno == ENOTDIR)
+				return 0; /* nothing there: granting nothing is the safe direction */
+			if (g->no_symlinks && errno == ELOOP && g->skip_stale)
 				return 0;
+			if (g->no_symlinks && errno == ELOOP)
+				return dsh_err(err, DSH_ERR_SYSTEM, ESTALE,
+					       "landlock: '%s' became a symlink since the plan was made", g->path);
 			return dsh_err_sys(err, errno, "landlock: open '%s'", g->path);
 		}
 		fd = own;
@@ -50,6 +54,11 @@ static int add_grant(int ruleset, const struct dsh_landlock_spec *s, const struc
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return dsh_err_sys(err, errno, "landlock: stat '%s'", g->path ? g->path : "(fd)");
+	if (g->check_id && (st.st_dev != g->dev || st.st_ino != g->ino) && g->skip_stale)
+		return 0;
+	if (g->check_id && (st.st_dev != g->dev || st.st_ino != g->ino))
+		return dsh_err(err, DSH_ERR_SYSTEM, ESTALE,
+			       "landlock: '%s' is not what the plan saw (a path swapped under us)", g->path ? g->path : "(fd)");
 	uint64_t access = g->access & s->handled_fs;
 	if (!S_ISDIR(st.st_mode))
 		access &= dsh_landlock_fs_file_only(s->abi);

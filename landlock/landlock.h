@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "dshbox/error.h"
 #include "landlock/syscalls.h"
@@ -53,7 +54,12 @@ struct dsh_landlock_grant {
 	int fd;           /* an O_PATH descriptor owned by the caller, or -1 */
 	uint64_t access;  /* LANDLOCK_ACCESS_FS_*; masked to what is handled at build time */
 	unsigned rule;    /* the policy rule index that produced it, or DSH_LANDLOCK_NO_RULE */
-	bool no_symlinks; /* open with RESOLVE_NO_SYMLINKS; a symlink found there is skipped */
+	bool no_symlinks; /* open with RESOLVE_NO_SYMLINKS: a symlink there now fails the build */
+	bool check_id;    /* the opened object must still be dev/ino (what the plan saw) */
+	bool skip_stale;  /* swapped (as above): grant nothing instead of failing (sibling grants,
+			     where granting less is always safe and a rename nearby is no attack) */
+	dev_t dev;
+	ino_t ino;
 };
 #define DSH_LANDLOCK_NO_RULE ((unsigned)-1)
 
@@ -82,9 +88,10 @@ int dsh_landlock_spec_add_rule(struct dsh_landlock_spec *s, const char *path, ui
  * grant sibling_access on every entry met on the way that is neither a target nor a directory
  * leading to one; a target gets its own access (0: nothing).  The directories on the way get no
  * grant of their own (so they cannot be listed).  Symlinks get no grant (following one is checked
- * at its target) and the grants are opened without following symlinks, so a sibling swapped for a
- * link after the walk grants nothing.  A directory that cannot be listed ends the walk there
- * (fewer grants, never more).  Targets are canonical absolute paths; *ret_n_grants counts grants.
+ * at its target); each grant remembers the dev/ino the walk saw and is opened without following
+ * symlinks, so a sibling swapped (for a link, or for the denied directory itself) after the walk
+ * grants nothing.  A directory that cannot be listed ends the walk there (fewer grants, never
+ * more).  Targets are canonical absolute paths; at most max_grants grants (else -E2BIG).
  */
 struct dsh_landlock_target {
 	const char *path;
@@ -113,10 +120,12 @@ int dsh_landlock_spec_for_sandbox(const struct dsh_policy *p, int abi, unsigned 
 				  struct dsh_landlock_spec *ret, struct dsh_error **err);
 
 /*
- * Open every grant's path (O_PATH, no trailing symlink follow is *not* asked: a grant on a symlink
- * is a grant on its target, as the kernel resolves it) and add it to a new ruleset.  A path that
- * does not exist is skipped (that only ever grants less).  Rights a file cannot carry are dropped
- * for non-directories.  ret_fd is CLOEXEC.
+ * Open every grant's path (O_PATH; a grant on a symlink is a grant on its target, as the kernel
+ * resolves it, unless no_symlinks) and add it to a new ruleset.  A path that does not exist is
+ * skipped (that only ever grants less); a path swapped since the plan was made (a symlink where
+ * no_symlinks said none, another dev/ino where check_id) fails with -ESTALE: never a grant that
+ * lands somewhere else.  Rights a file cannot carry are dropped for non-directories.  ret_fd is
+ * CLOEXEC.
  */
 int dsh_landlock_build(const struct dsh_landlock_spec *s, int *ret_fd, struct dsh_error **err);
 /* landlock_restrict_self(fd).  The thread must have no_new_privs (or CAP_SYS_ADMIN). */

@@ -28,7 +28,7 @@ static char *join(const char *dir, const char *name)
 	return p;
 }
 
-static int grant(struct walk *w, const char *path, uint64_t access, unsigned rule)
+static int grant(struct walk *w, const char *path, const struct stat *st, uint64_t access, unsigned rule)
 {
 	if (!access)
 		return 0;
@@ -36,8 +36,15 @@ static int grant(struct walk *w, const char *path, uint64_t access, unsigned rul
 		return dsh_err(w->err, DSH_ERR_UNSUPPORTED, E2BIG,
 			       "landlock: more than %zu grants needed to express the deny rules", w->max_grants);
 	int r = dsh_landlock_spec_add_rule(w->s, path, access, rule, w->err);
-	if (r >= 0)
-		w->s->grants[w->s->n_grants - 1].no_symlinks = true;
+	if (r >= 0) {
+		struct dsh_landlock_grant *g = &w->s->grants[w->s->n_grants - 1];
+		g->no_symlinks = g->skip_stale = true;
+		if (st) {
+			g->check_id = true;
+			g->dev = st->st_dev;
+			g->ino = st->st_ino;
+		}
+	}
 	return r;
 }
 
@@ -62,25 +69,21 @@ static int walk_dir(struct walk *w, const char *dir, uint64_t access)
 			else if (dsh_path_is_beneath(w->t[i].path, child))
 				on_the_way = true;
 		}
+		/* What the grant must find again when it is opened (symlinks get none). */
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* vanished */
 		int r = 0;
 		if (target && on_the_way) {
 			/* r- /a with -- /a/b: /a's other entries get what /a gets, /a/b its own */
 			if (target->access & access)
 				r = walk_dir(w, child, target->access & access);
 		} else if (target) {
-			r = grant(w, child, target->access & access, target->rule);
+			r = grant(w, child, &st, target->access & access, target->rule);
 		} else if (on_the_way) {
 			r = walk_dir(w, child, access);
-		} else {
-			unsigned char type = de->d_type;
-			if (type == DT_UNKNOWN) {
-				struct stat st;
-				if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-					continue;
-				type = S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
-			}
-			if (type != DT_LNK)
-				r = grant(w, child, access, DSH_LANDLOCK_NO_RULE);
+		} else if (!S_ISLNK(st.st_mode)) {
+			r = grant(w, child, &st, access, DSH_LANDLOCK_NO_RULE);
 		}
 		if (r < 0)
 			return r;
@@ -97,9 +100,9 @@ int dsh_landlock_spec_add_siblings(struct dsh_landlock_spec *s, const struct dsh
 		if (strcmp(targets[i].path, "/") == 0) {
 			sibling_access &= targets[i].access;
 			if (n_targets == 1)
-				return grant(&w, "/", sibling_access, targets[i].rule);
+				return grant(&w, "/", NULL, sibling_access, targets[i].rule);
 		}
 	if (n_targets == 0)
-		return grant(&w, "/", sibling_access, DSH_LANDLOCK_NO_RULE);
+		return grant(&w, "/", NULL, sibling_access, DSH_LANDLOCK_NO_RULE);
 	return walk_dir(&w, "/", sibling_access);
 }

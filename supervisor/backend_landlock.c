@@ -9,6 +9,7 @@
  * load-time warning, and describe() — hence --report — claims only what is enforced.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -286,9 +287,30 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan
 	/* Writable roots (in danger-full-access the walk did it), then the devices. */
 	for (size_t i = 0; r >= 0 && !danger(p) && i < p->n_roots; i++) {
 		const struct dsh_root *root = &p->roots[i];
-		if (!root->dead_by && !root->readonly_by)
-			r = dsh_landlock_spec_add_rule(&plan->spec, root->path, dsh_landlock_fs_rw(abi),
-						       root->rule ? root->rule->index : DSH_LANDLOCK_NO_RULE, err);
+		if (root->dead_by || root->readonly_by)
+			continue;
+		/* The root as resolved now must be what the grant opens in the child: no symlink on the
+		   way, same dev/ino (a racer swapping it for a link to an r- directory gets 125). */
+		struct stat st;
+		if (fstatat(AT_FDCWD, root->path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			r = dsh_err_sys(err, errno, "writable root '%s'", root->path);
+			break;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			r = dsh_err(err, DSH_ERR_SYSTEM, ESTALE, "writable root '%s' became a symlink since the policy was loaded",
+				    root->path);
+			break;
+		}
+		r = dsh_landlock_spec_add_rule(&plan->spec, root->path, dsh_landlock_fs_rw(abi),
+					       root->rule ? root->rule->index : DSH_LANDLOCK_NO_RULE, err);
+		if (r >= 0) {
+			struct dsh_landlock_grant *g = &plan->spec.grants[plan->spec.n_grants - 1];
+			g->no_symlinks = g->check_id = true;
+			g->dev = st.st_dev;
+			g->ino = st.st_ino;
+		}
 	}
 	for (size_t i = 0; r >= 0 && dsh_landlock_devices[i]; i++)
 		r = dsh_landlock_spec_add(&plan->spec, dsh_landlock_devices[i], -1, dsh_landlock_fs_rw(abi), err);

@@ -351,12 +351,6 @@ static int backend_needs(const char *backend, const enum dsh_probe_id *ids, size
 	return 0;
 }
 
-int dsh_probe_backend_linux_ns(long long timeout_ms, struct dsh_error **err)
-{
-	static const enum dsh_probe_id ids[] = { DSH_PROBE_USERNS, DSH_PROBE_MOUNT_API };
-	return backend_needs("linux-ns", ids, ARRAY_SIZE(ids), timeout_ms, err);
-}
-
 int dsh_probe_backend_landlock(long long timeout_ms, struct dsh_error **err)
 {
 	static const enum dsh_probe_id ids[] = { DSH_PROBE_LANDLOCK, DSH_PROBE_SECCOMP };

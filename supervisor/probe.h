@@ -39,11 +39,8 @@ const char *dsh_probe_name(enum dsh_probe_id id);
    feature works, else -code. */
 int dsh_probe_run(enum dsh_probe_id id, long long timeout_ms, struct dsh_probe_result *ret);
 
-/*
- * The backend probes built on them: linux-ns needs user namespaces and the mount API; landlock
- * needs Landlock and seccomp.  0, or -errno with err naming the missing piece and a hint.
- */
-int dsh_probe_backend_linux_ns(long long timeout_ms, struct dsh_error **err);
+/* The landlock backend's probe: Landlock and seccomp both work.  0, or -errno with err naming the
+   missing piece and a hint.  (linux-ns probes itself: supervisor/backend_linux_ns.c.) */
 int dsh_probe_backend_landlock(long long timeout_ms, struct dsh_error **err);
 
 #endif

@@ -17,7 +17,6 @@
 #include "supervisor/caps.h"
 #include "supervisor/sandbox.h"
 
-
 /* ---- INIT stages: pid 1 of the sandbox, full capabilities in its own user namespace ---- */
 
 static int st_id_maps(struct dsh_stage_ctx *c, struct dsh_error **err)

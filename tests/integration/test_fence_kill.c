@@ -25,7 +25,7 @@
 #include "tests/lib/harness.h"
 
 #define TRIALS_PER_OP 100
-#define SIZE (1024 * 1024)
+#define SIZE (256 * 1024)
 
 static char *root, *ws, *file, *in_new, *devnull_out;
 
@@ -49,7 +49,7 @@ static void teardown(void)
 	free(devnull_out);
 }
 
-TestSuite(fence_kill, .init = setup, .fini = teardown, .timeout = 600);
+TestSuite(fence_kill, .init = setup, .fini = teardown, .timeout = 1500);
 
 /* Content of SIZE bytes: lines of one letter; the edit marker sits in the middle of "old". */
 static char *content(char letter, bool marker)

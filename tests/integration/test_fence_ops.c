@@ -199,6 +199,21 @@ Test(fence_ops, symlinks_are_followed_only_where_rechecked)
 	cr_expect(S_ISLNK(st.st_mode));
 	_cleanup_free_ char *i = dsh_test_read_file(in);
 	cr_expect_str_eq(i, "via link\n");
+
+	/* A link outside the writable roots to a workspace file: the link is not written, the file
+	   is, and `dshbox check` says the same by name. */
+	_cleanup_free_ char *l_from_out = P("%s/link-to-ws", out);
+	cr_assert_eq(symlink(in, l_from_out), 0);
+	write_ok(p, l_from_out, "from outside\n", &r);
+	cr_expect_str_eq(r.path, in);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *i2 = dsh_test_read_file(in);
+	cr_expect_str_eq(i2, "from outside\n");
+	char *argv[] = { (char *)dsh_test_dshbox(), (char *)"check", (char *)"--workspace", ws, (char *)"--write", l_from_out, NULL };
+	struct dsh_proc pr;
+	cr_assert_eq(dsh_proc_run(argv, NULL, NULL, &pr), 0);
+	cr_expect_eq(pr.exit_code, 0, "check disagrees: %s%s", pr.out, pr.err);
+	dsh_proc_clear(&pr);
 	dsh_policy_free(p);
 }
 

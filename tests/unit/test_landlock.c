@@ -294,3 +294,41 @@ Test(landlock_probe, abi_is_answered_by_the_kernel)
 		DSH_SKIP("Landlock is not available on this kernel");
 	cr_assert_leq(abi, 64);
 }
+
+Test(landlock_build, a_grant_swapped_since_the_plan_fails)
+{
+	if (dsh_landlock_abi() < 1)
+		DSH_SKIP("Landlock is not available on this kernel");
+	char *top = dsh_test_mkdtemp();
+	char *dir = join(top, "dir"), *other = join(top, "other"), *link = join(top, "link");
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	cr_assert_eq(mkdir(other, 0755), 0);
+	cr_assert_eq(symlink(other, link), 0);
+	struct stat st;
+	cr_assert_eq(stat(dir, &st), 0);
+	struct dsh_landlock_spec s;
+	struct dsh_error *err = NULL;
+	int fd = -1;
+	dsh_landlock_spec_init(&s, dsh_landlock_abi());
+	cr_assert_eq(dsh_landlock_spec_add(&s, dir, -1, dsh_landlock_fs_rw(s.abi), &err), 0);
+	s.grants[0].check_id = true;
+	s.grants[0].dev = st.st_dev;
+	s.grants[0].ino = st.st_ino;
+	cr_assert_eq(dsh_landlock_build(&s, &fd, &err), 0, "unchanged: builds");
+	close(fd);
+	/* the directories exchanged: same name, another inode */
+	cr_assert_eq(renameat2(AT_FDCWD, dir, AT_FDCWD, other, RENAME_EXCHANGE), 0);
+	cr_assert_eq(dsh_landlock_build(&s, &fd, &err), -ESTALE);
+	dsh_error_free(err);
+	err = NULL;
+	dsh_landlock_spec_clear(&s);
+	/* a symlink where the plan saw none */
+	dsh_landlock_spec_init(&s, dsh_landlock_abi());
+	cr_assert_eq(dsh_landlock_spec_add(&s, link, -1, dsh_landlock_fs_rw(s.abi), &err), 0);
+	s.grants[0].no_symlinks = true;
+	cr_assert_eq(dsh_landlock_build(&s, &fd, &err), -ESTALE);
+	dsh_error_free(err);
+	dsh_landlock_spec_clear(&s);
+	dsh_test_rmtree(top);
+	free(top), free(dir), free(other), free(link);
+}
