@@ -19,6 +19,7 @@
 #include "common/strbuf.h"
 #include "common/strv.h"
 #include "landlock/landlock.h"
+#include "ns/walk.h"
 #include "policy/policy.h"
 #include "supervisor/backends.h"
 #include "supervisor/landlock_backend.h"
@@ -34,7 +35,7 @@ enum expr {
 	EXPR_SIBLINGS,      /* --: siblings along the path granted, the path itself not */
 	EXPR_SIBLINGS_READ, /* r- in danger-full-access: the path read-only, its siblings read + write */
 	EXPR_LOST_IN_ROOT,  /* r- or -- inside a writable root: Landlock cannot take a grant back */
-	EXPR_GLOB_READ,     /* -- glob outside the writable roots: not expanded, reads stay allowed */
+	EXPR_GLOB,          /* -- glob outside the writable roots: each match found at start, as -- dir */
 	EXPR_SIBLINGS_DIR,  /* --  on a directory: as EXPR_SIBLINGS, but sockets in it stay connectable */
 	EXPR_SOCKET,        /* -- on a unix socket: Landlock does not mediate connect() */
 };
@@ -86,7 +87,7 @@ static enum expr classify(const struct dsh_policy *p, const struct dsh_rule *rul
 		if (rule->kind == DSH_RULE_RO)
 			return EXPR_NO_GRANT;
 		if (rule->glob)
-			return EXPR_GLOB_READ;
+			return EXPR_GLOB;
 	}
 	struct stat st;
 	if (stat(rule->canonical, &st) == 0 && S_ISSOCK(st.st_mode))
@@ -105,7 +106,7 @@ static enum dsh_enforcement level_of(enum expr e)
 	case EXPR_SIBLINGS:
 	case EXPR_SIBLINGS_READ:
 		return DSH_ENFORCE_FULL;
-	case EXPR_GLOB_READ:
+	case EXPR_GLOB:
 	case EXPR_SIBLINGS_DIR:
 		return DSH_ENFORCE_PARTIAL;
 	case EXPR_LOST_IN_ROOT:
@@ -155,10 +156,13 @@ static int describe_rule(const struct dsh_policy *p, const struct dsh_rule *rule
 			r = asprintf(&lost, "%s stays %s: a Landlock grant on writable root %s cannot be taken back beneath it",
 				     path, rule->kind == DSH_RULE_DENY ? "readable and writable" : "writable", root->path);
 		break;
-	case EXPR_GLOB_READ:
-		r = asprintf(&how, "no write grant; the glob is not expanded");
+	case EXPR_GLOB:
+		r = asprintf(&how, "each match found at start gets no grant; its siblings along the path from / are "
+				   "granted read");
 		if (r >= 0)
-			r = asprintf(&lost, "matches of %s stay readable: the landlock backend does not expand globs", path);
+			r = asprintf(&lost, "unix sockets beneath matches of %s stay connectable and their names can be "
+					    "looked up (stat); files matching later are covered only where nothing was granted",
+				     path);
 		break;
 	}
 	if (r < 0) {
@@ -224,6 +228,16 @@ static int ll_probe(const struct dsh_policy *p, struct dsh_error **err)
 	return dsh_probe_backend_landlock(p->probe_timeout_ms, err);
 }
 
+static int add_glob_matches(const struct dsh_rule *rule, size_t max, struct dsh_walk_result *res,
+			    struct dsh_error **err)
+{
+	struct dsh_pathset none = { 0 };
+	int r = dsh_glob_walk(rule, &none, NULL, max, res, err);
+	if (r < 0)
+		return dsh_err_prefix(err, "rule \"%s\"", rule->text);
+	return 0;
+}
+
 void dsh_landlock_plan_free(struct dsh_landlock_plan *plan)
 {
 	if (!plan)
@@ -251,14 +265,25 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan
 	if (!p->network)
 		plan->spec.handled_net = dsh_landlock_net_handled(abi);
 
-	/* The rules said by the walk: -- outside the writable roots (and r- in danger-full-access). */
-	size_t n = 0;
-	struct dsh_landlock_target *t = calloc(p->n_rules + 1, sizeof(*t));
-	int r = t ? 0 : dsh_err_sys(err, ENOMEM, "landlock plan");
+	/* The rules said by the walk: -- outside the writable roots (and r- in danger-full-access);
+	   a -- glob there contributes each match the glob walker finds now (ns/walk.c, bounded). */
+	size_t n = 0, max = p->max_masks > 0 ? (size_t)p->max_masks : 65536;
+	struct dsh_walk_result matches = { 0 };
+	struct dsh_landlock_target *t = NULL;
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < p->n_rules; i++) {
+		const struct dsh_root *root;
+		if (classify(p, &p->rules[i], &root) == EXPR_GLOB)
+			r = add_glob_matches(&p->rules[i], max, &matches, err);
+	}
+	if (r >= 0 && !(t = calloc(p->n_rules + matches.n + 1, sizeof(*t))))
+		r = dsh_err_sys(err, ENOMEM, "landlock plan");
 	/* The host's /dev holds raw disks and every other device: nothing of it but the device
 	   nodes a command needs (granted below), never all of it. */
 	if (t)
 		t[n++] = (struct dsh_landlock_target){ "/dev", 0, DSH_LANDLOCK_NO_RULE };
+	for (size_t i = 0; t && i < matches.n; i++)
+		t[n++] = (struct dsh_landlock_target){ matches.m[i].path, 0, DSH_LANDLOCK_NO_RULE };
 	for (size_t i = 0; r >= 0 && i < p->n_rules; i++) {
 		const struct dsh_root *root;
 		switch (classify(p, &p->rules[i], &root)) {
@@ -273,17 +298,17 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan
 		case EXPR_WRITE_GRANT:
 		case EXPR_IGNORED:
 		case EXPR_NO_GRANT:
+		case EXPR_GLOB:
 		case EXPR_LOST_IN_ROOT:
-		case EXPR_GLOB_READ:
 		case EXPR_SOCKET:
 			break;
 		}
 	}
 	uint64_t around = danger(p) ? dsh_landlock_fs_rw(abi) : dsh_landlock_fs_read(abi);
-	size_t max = p->max_masks > 0 ? (size_t)p->max_masks : 65536;
 	if (r >= 0)
 		r = dsh_landlock_spec_add_siblings(&plan->spec, t, n, around, max, err);
 	free(t);
+	dsh_walk_result_clear(&matches);
 	/* Writable roots (in danger-full-access the walk did it), then the devices. */
 	for (size_t i = 0; r >= 0 && !danger(p) && i < p->n_roots; i++) {
 		const struct dsh_root *root = &p->roots[i];
