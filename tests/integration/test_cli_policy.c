@@ -216,7 +216,7 @@ Test(cli_policy, check_answers_with_the_deciding_rule_and_exit_code)
 	cr_assert(asprintf(&spelled, "%s/secret", ws) > 0);
 	cr_assert(asprintf(&other, "%s/src", ws) > 0);
 	cr_assert_eq(symlink(other, spelled), 0);
-	run_dshbox(&r, NULL, "check", "--workspace", ws, "--access", "-- secret", "--read", spelled, other, NULL);
+	run_dshbox(&r, NULL, "check", "--workspace", ws, "--access", "-- secret*", "--read", spelled, other, NULL);
 	cr_expect_eq(r.exit_code, 1, "%s", r.out);
 	cr_expect(strstr(r.out, "deny read "), "%s", r.out);
 	cr_expect(strstr(r.out, "allow read "), "the target by its own name stays readable: %s", r.out);
