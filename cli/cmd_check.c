@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "common/cleanup.h"
+#include "policy/path.h"
 #include "policy/policy.h"
 
 static const char usage[] =
@@ -42,7 +43,7 @@ int cmd_check(int argc, char **argv, char **envp)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c >= CLI_OPT_POLICY_BASE && c < CLI_OPT_POLICY_END) {
 			if (cli_policy_option(&po, c, optarg, "check"))
 				goto out;
@@ -104,7 +105,8 @@ int cmd_check(int argc, char **argv, char **envp)
 	}
 	for (size_t i = 0; !failed && i < n; i++) {
 		struct dsh_verdict v;
-		dsh_policy_verdict(p, (enum dsh_op)op, paths[i], &v);
+		_cleanup_free_ char *spelled = dsh_path_normalize(p->cwd, argv[optind + (int)i]);
+		dsh_policy_verdict_spelled(p, (enum dsh_op)op, paths[i], spelled, &v);
 		_cleanup_free_ char *why = dsh_verdict_explain(&v);
 		const char *opname = op == DSH_OP_READ ? "read" : "write";
 		any_denied |= !v.allow;

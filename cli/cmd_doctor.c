@@ -36,7 +36,7 @@ int cmd_doctor(int argc, char **argv, char **envp)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			row = optarg;

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/cleanup.h"
 #include "common/strbuf.h"
@@ -78,6 +79,42 @@ int dsh_path_canonicalize(const char *path, char **ret, struct dsh_error **err)
 			cut = (size_t)(slash - prefix);
 		}
 	}
+}
+
+int dsh_path_canonicalize_cached(const char *path, struct dsh_canon_cache *cache, char **ret,
+				 struct dsh_error **err)
+{
+	const char *slash = strrchr(path, '/');
+	if (!cache || !slash || slash == path || !slash[1])
+		return dsh_path_canonicalize(path, ret, err);
+	size_t dl = (size_t)(slash - path);
+	if (!cache->dir || strlen(cache->dir) != dl || strncmp(cache->dir, path, dl) != 0) {
+		_cleanup_free_ char *dir = strndup(path, dl), *canon = NULL;
+		if (!dir)
+			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+		int r = dsh_path_canonicalize(dir, &canon, err);
+		if (r < 0)
+			return r;
+		dsh_canon_cache_clear(cache);
+		cache->dir = TAKE_PTR(dir);
+		cache->canon = TAKE_PTR(canon);
+	}
+	_cleanup_free_ char *joined = NULL;
+	if (asprintf(&joined, "%s%s", strcmp(cache->canon, "/") == 0 ? "" : cache->canon, slash) < 0)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	/* Only a symlink as the last component needs the full resolution. */
+	struct stat st;
+	if (lstat(joined, &st) == 0 && S_ISLNK(st.st_mode))
+		return dsh_path_canonicalize(path, ret, err);
+	*ret = TAKE_PTR(joined);
+	return 0;
+}
+
+void dsh_canon_cache_clear(struct dsh_canon_cache *cache)
+{
+	free(cache->dir);
+	free(cache->canon);
+	cache->dir = cache->canon = NULL;
 }
 
 int dsh_path_resolve(const char *base, const char *path, char **ret, struct dsh_error **err)

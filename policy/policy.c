@@ -15,7 +15,8 @@ static int oom(struct dsh_error **err)
 }
 
 /* Split every access entry into lines and parse each non-blank one. */
-static int parse_rules(struct dsh_policy *p, char *const *access, struct dsh_error **err)
+static int parse_rules(struct dsh_policy *p, char *const *access, struct dsh_canon_cache *cache,
+		       struct dsh_error **err)
 {
 	for (size_t i = 0; access && access[i]; i++) {
 		const char *s = access[i];
@@ -31,7 +32,7 @@ static int parse_rules(struct dsh_policy *p, char *const *access, struct dsh_err
 			if (!rules)
 				return oom(err);
 			p->rules = rules;
-			int r = dsh_rule_parse(line, p->workspace, p->envp, (unsigned)p->n_rules,
+			int r = dsh_rule_parse(line, p->workspace, p->envp, (unsigned)p->n_rules, cache,
 					       &p->rules[p->n_rules], err);
 			if (r < 0)
 				return r;
@@ -259,7 +260,9 @@ int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cw
 		goto fail;
 	}
 
-	r = parse_rules(p, c->access, err);
+	struct dsh_canon_cache cache = { 0 };
+	r = parse_rules(p, c->access, &cache, err);
+	dsh_canon_cache_clear(&cache);
 	if (r < 0)
 		goto fail;
 	r = compute_roots(p, err);

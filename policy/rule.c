@@ -47,8 +47,8 @@ static int fail(struct dsh_error **err, const char *text, const char *fmt, const
 }
 
 /* Canonicalise the literal directory of a resolved pattern; the wildcard rest is kept as written. */
-static int canonical_pattern(const char *resolved, bool glob, char **ret, char **ret_dir,
-			     struct dsh_error **err)
+static int canonical_pattern(const char *resolved, bool glob, struct dsh_canon_cache *cache, char **ret,
+			     char **ret_dir, struct dsh_error **err)
 {
 	size_t dl = glob ? literal_dir_len(resolved) : strlen(resolved);
 	_cleanup_free_ char *dir_pat = strndup(resolved, dl ? dl : 1);
@@ -56,7 +56,7 @@ static int canonical_pattern(const char *resolved, bool glob, char **ret, char *
 	_cleanup_free_ char *canon = NULL;
 	if (!dir)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
-	int r = dsh_path_canonicalize(dir, &canon, err);
+	int r = dsh_path_canonicalize_cached(dir, cache, &canon, err);
 	if (r < 0)
 		return r;
 	_cleanup_free_ char *esc = dsh_glob_escape(canon);
@@ -80,7 +80,7 @@ static int canonical_pattern(const char *resolved, bool glob, char **ret, char *
 }
 
 int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, unsigned index,
-		   struct dsh_rule *r, struct dsh_error **err)
+		   struct dsh_canon_cache *cache, struct dsh_rule *r, struct dsh_error **err)
 {
 	memset(r, 0, sizeof(*r));
 	r->index = index;
@@ -150,7 +150,7 @@ int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, u
 
 	if (r->kind == DSH_RULE_RW) {
 		/* rw paths are concrete: no glob escapes apply. */
-		ret = dsh_path_canonicalize(r->resolved, &r->canonical, err);
+		ret = dsh_path_canonicalize_cached(r->resolved, cache, &r->canonical, err);
 		if (ret < 0)
 			goto fail_ctx;
 		r->literal_dir = strdup(r->canonical);
@@ -158,7 +158,7 @@ int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, u
 		return r->literal_dir ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	}
 
-	ret = canonical_pattern(r->resolved, r->glob, &r->canonical, &r->literal_dir, err);
+	ret = canonical_pattern(r->resolved, r->glob, cache, &r->canonical, &r->literal_dir, err);
 	if (ret < 0)
 		goto fail_ctx;
 	ret = dsh_glob_compile(r->canonical, &r->match[0], err);

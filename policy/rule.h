@@ -10,8 +10,9 @@
  * workspace, canonicalisation of the longest existing literal prefix, and the matchers for every
  * spelling.  Errors name the rule and the reason; nothing is ever reinterpreted to make it valid.
  */
+struct dsh_canon_cache;
 int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, unsigned index,
-		   struct dsh_rule *ret, struct dsh_error **err);
+		   struct dsh_canon_cache *cache, struct dsh_rule *ret, struct dsh_error **err);
 void dsh_rule_clear(struct dsh_rule *r);
 /* Expand {{ env.NAME }} (spaces inside the braces optional). */
 int dsh_expand_env(const char *s, char *const *envp, char **ret, struct dsh_error **err);

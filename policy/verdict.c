@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policy/policy.h"
 
@@ -52,6 +53,24 @@ int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *p
 			return 0;
 		}
 	v->reason = "outside the writable roots";
+	return 0;
+}
+
+int dsh_policy_verdict_spelled(const struct dsh_policy *p, enum dsh_op op, const char *canonical,
+			       const char *spelled, struct dsh_verdict *v)
+{
+	int r = dsh_policy_verdict(p, op, canonical, v);
+	if (r < 0 || !v->allow || !spelled || strcmp(spelled, canonical) == 0)
+		return r;
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *rule = &p->rules[i];
+		if (rule->kind == DSH_RULE_RW || (rule->kind == DSH_RULE_RO && op == DSH_OP_READ))
+			continue;
+		if (dsh_rule_covers(rule, spelled)) {
+			*v = (struct dsh_verdict){ .allow = false, .rule = rule, .reason = "rule (as spelled)" };
+			return 0;
+		}
+	}
 	return 0;
 }
 

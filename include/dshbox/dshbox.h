@@ -108,6 +108,14 @@ struct dsh_verdict {
  */
 int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *path,
 		       struct dsh_verdict *ret);
+/*
+ * The verdict for a path the caller spelled one way (lexically normalised, symlinks unresolved)
+ * that resolves to canonical: decided on the canonical path, and a deny-type rule covering the
+ * spelling denies too — the sandbox masks a `--` directory, so nothing may reach through it by
+ * name either.  Allow-type decisions never look at the spelling (that would let a symlink out).
+ */
+int dsh_policy_verdict_spelled(const struct dsh_policy *p, enum dsh_op op, const char *canonical,
+			       const char *spelled, struct dsh_verdict *ret);
 /* One line naming what decided: `rule "-- *.pem"`, `mode read-only`, `writable root /ws`. */
 char *dsh_verdict_explain(const struct dsh_verdict *v);
 

@@ -210,6 +210,20 @@ Test(cli_policy, check_answers_with_the_deciding_rule_and_exit_code)
 	cr_expect_eq(r.exit_code, 1, "symlink to a denied file: %s", r.out);
 	dsh_proc_clear(&r);
 
+	/* A deny rule covering the path as spelled denies even where the target is elsewhere, as the
+	   file fence does. */
+	char *spelled = NULL, *other = NULL;
+	cr_assert(asprintf(&spelled, "%s/secret", ws) > 0);
+	cr_assert(asprintf(&other, "%s/src", ws) > 0);
+	cr_assert_eq(symlink(other, spelled), 0);
+	run_dshbox(&r, NULL, "check", "--workspace", ws, "--access", "-- secret*", "--read", spelled, other, NULL);
+	cr_expect_eq(r.exit_code, 1, "%s", r.out);
+	cr_expect(strstr(r.out, "deny read "), "%s", r.out);
+	cr_expect(strstr(r.out, "allow read "), "the target by its own name stays readable: %s", r.out);
+	dsh_proc_clear(&r);
+	free(spelled);
+	free(other);
+
 	run_dshbox(&r, NULL, "check", "--workspace", ws, "--mode", "read-only", "--write", src, NULL);
 	cr_expect_eq(r.exit_code, 1);
 	cr_expect(strstr(r.out, "(mode read-only)"), "%s", r.out);
@@ -295,4 +309,30 @@ Test(cli_policy, warnings_go_to_stderr_only_when_asked)
 	cr_expect_eq(r.exit_code, 0);
 	cr_expect(strstr(r.err, "dshbox: warning: rule \"rw /srv/x\" is ignored in read-only mode"), "%s", r.err);
 	dsh_proc_clear(&r);
+}
+
+Test(cli_policy, check_takes_options_after_the_paths)
+{
+	struct dsh_proc r;
+	run_dshbox(&r, NULL, "check", "--write", "/etc/hosts", "--warnings=stderr", "--mode", "read-only", "--access",
+		   "rw /srv/x", NULL);
+	cr_expect_eq(r.exit_code, 1, "%s%s", r.out, r.err);
+	cr_expect(strstr(r.out, "deny write /etc/hosts (mode read-only)"), "%s", r.out);
+	cr_expect(strstr(r.err, "dshbox: warning: "), "%s", r.err);
+	dsh_proc_clear(&r);
+}
+
+Test(cli_policy, a_large_stdin_does_not_deadlock_the_harness)
+{
+	/* cat answers while it reads: the harness must interleave its writes with its reads. */
+	size_t n = 4 << 20;
+	char *big = malloc(n + 1);
+	memset(big, 'x', n);
+	big[n] = '\0';
+	char *argv[] = { "cat", NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(argv, NULL, big, &r), 0);
+	cr_expect_eq(strlen(r.out), n);
+	dsh_proc_clear(&r);
+	free(big);
 }

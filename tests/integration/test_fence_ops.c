@@ -522,3 +522,40 @@ Test(fence_ops, cli_write_prints_the_diff_and_edit_too)
 	_cleanup_free_ char *c = dsh_test_read_file(f);
 	cr_expect_str_eq(c, "a\nbee\nc\n");
 }
+
+Test(fence_ops, planted_hard_links_and_temporaries_cannot_reach_outside)
+{
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *victim = P("%s/victim", out), *victim2 = P("%s/victim2", out);
+	dsh_test_write_file(victim, "outside\n");
+	dsh_test_write_file(victim2, "outside2\n");
+	/* A hard link in the workspace to a file outside: the write replaces the name, never the
+	   shared inode. */
+	_cleanup_free_ char *hl = P("%s/hardlink", ws);
+	cr_assert_eq(link(victim, hl), 0);
+	struct dsh_fence_write_result r;
+	write_ok(p, hl, "replaced\n", &r);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *v = dsh_test_read_file(victim), *h = dsh_test_read_file(hl);
+	cr_expect_str_eq(v, "outside\n");
+	cr_expect_str_eq(h, "replaced\n");
+	/* The temporary name planted as a symlink, and as a hard link, to files outside. */
+	_cleanup_free_ char *f = P("%s/f.txt", ws);
+	dsh_test_write_file(f, "old\n");
+	char tmpname[256];
+	cr_assert_eq(dsh_fence_temp_name("f.txt", tmpname, sizeof(tmpname)), 0);
+	_cleanup_free_ char *tmp = NULL;
+	cr_assert(asprintf(&tmp, "%s/%s", ws, tmpname) > 0);
+	cr_assert_eq(symlink(victim, tmp), 0);
+	write_ok(p, f, "new\n", &r);
+	dsh_fence_write_result_clear(&r);
+	cr_assert_eq(link(victim2, tmp), 0);
+	write_ok(p, f, "newer\n", &r);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *v1 = dsh_test_read_file(victim), *v2 = dsh_test_read_file(victim2), *ff = dsh_test_read_file(f);
+	cr_expect_str_eq(v1, "outside\n");
+	cr_expect_str_eq(v2, "outside2\n");
+	cr_expect_str_eq(ff, "newer\n");
+	cr_expect_eq(access(tmp, F_OK), -1);
+	dsh_policy_free(p);
+}

@@ -46,6 +46,8 @@ int dsh_proc_run(char *const argv[], char *const env[], const char *stdin_data, 
 	close(in[0]);
 	close(out[1]);
 	close(err[1]);
+	/* Partial writes, so a child that answers while it reads never deadlocks against us. */
+	fcntl(in[1], F_SETFL, O_NONBLOCK);
 	size_t in_len = stdin_data ? strlen(stdin_data) : 0, in_off = 0;
 	if (in_len == 0) {
 		close(in[1]);
@@ -82,7 +84,7 @@ int dsh_proc_run(char *const argv[], char *const env[], const char *stdin_data, 
 			ssize_t n = write(in[1], stdin_data + in_off, in_len - in_off);
 			if (n > 0)
 				in_off += (size_t)n;
-			if (n < 0 || in_off >= in_len) {
+			if ((n < 0 && errno != EAGAIN) || in_off >= in_len) {
 				close(in[1]);
 				in[1] = -1;
 			}

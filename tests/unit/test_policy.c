@@ -194,3 +194,31 @@ Test(policy, tmpdir_is_a_writable_root)
 	cr_expect_not(allowed(p, DSH_OP_WRITE, "/var/x"));
 	dsh_policy_free(p);
 }
+
+Test(policy, rules_in_one_directory_resolve_a_symlink_as_the_last_component)
+{
+	char *tree = dsh_test_mkdtemp();
+	char real[512], alias[512], plain[512], r1[600], r2[600], r3[600];
+	snprintf(real, sizeof(real), "%s/real", tree);
+	snprintf(alias, sizeof(alias), "%s/alias", tree);
+	snprintf(plain, sizeof(plain), "%s/plain", tree);
+	mkdir(real, 0755);
+	mkdir(plain, 0755);
+	cr_assert_eq(symlink(real, alias), 0);
+	/* Three rules with one parent: the cached parent must not hide the symlink in the middle one. */
+	snprintf(r1, sizeof(r1), "-- %s", plain);
+	snprintf(r2, sizeof(r2), "-- %s", alias);
+	snprintf(r3, sizeof(r3), "-- %s/missing", tree);
+	const char *rules[] = { r1, r2, r3, NULL };
+	char *env[] = { NULL };
+	struct dsh_policy *p = load("/srv/ws", DSH_MODE_WORKSPACE_WRITE, env, rules);
+	cr_expect_str_eq(p->rules[0].canonical, plain);
+	cr_expect_str_eq(p->rules[1].canonical, real);
+	cr_expect_str_eq(p->rules[1].resolved, alias);
+	char missing[600];
+	snprintf(missing, sizeof(missing), "%s/missing", tree);
+	cr_expect_str_eq(p->rules[2].canonical, missing);
+	dsh_policy_free(p);
+	dsh_test_rmtree(tree);
+	free(tree);
+}
