@@ -4,7 +4,6 @@
 
 #include "dshbox/backend.h"
 #include "dshbox/dshbox.h"
-#include "policy/policy.h"
 
 /* Each enum's names come from one table, indexed by the value. */
 static const char *const mode_names[] = {
@@ -33,14 +32,6 @@ static const char *const enforcement_names[] = {
 	[DSH_ENFORCE_FULL] = "full",
 	[DSH_ENFORCE_PARTIAL] = "partial",
 	[DSH_ENFORCE_NONE] = "none",
-};
-
-static const char *const root_origin_names[] = {
-	[DSH_ROOT_WORKSPACE] = "workspace",
-	[DSH_ROOT_TMP] = "/tmp",
-	[DSH_ROOT_TMPDIR] = "$TMPDIR",
-	[DSH_ROOT_RULE] = "rw rule",
-	[DSH_ROOT_MODE] = "mode danger-full-access",
 };
 
 static int lookup(const char *const *names, size_t n, const char *s)
@@ -89,9 +80,4 @@ int dsh_backend_id_from_string(const char *s, enum dsh_backend_id *ret)
 const char *dsh_enforcement_to_string(enum dsh_enforcement e)
 {
 	return NAME_OF(enforcement_names, e);
-}
-
-const char *dsh_root_origin_to_string(enum dsh_root_origin o)
-{
-	return NAME_OF(root_origin_names, o);
 }

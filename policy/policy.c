@@ -9,6 +9,19 @@
 #include "policy/policy.h"
 #include "policy/rule.h"
 
+static const char *const root_origin_names[] = {
+	[DSH_ROOT_WORKSPACE] = "workspace",
+	[DSH_ROOT_TMP] = "/tmp",
+	[DSH_ROOT_TMPDIR] = "$TMPDIR",
+	[DSH_ROOT_RULE] = "rw rule",
+	[DSH_ROOT_MODE] = "mode danger-full-access",
+};
+
+const char *dsh_root_origin_to_string(enum dsh_root_origin o)
+{
+	return (size_t)o < sizeof(root_origin_names) / sizeof(root_origin_names[0]) ? root_origin_names[o] : "?";
+}
+
 static int oom(struct dsh_error **err)
 {
 	return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
