@@ -88,9 +88,12 @@ struct cli_policy_opts {
 
 /* Handle one policy option; returns 0, or 125 after printing the error. */
 int cli_policy_option(struct cli_policy_opts *o, int opt, const char *arg, const char *cmd);
-/* Build the configuration (file, then flags) and compile the policy; prints and returns 125 on error. */
+/*
+ * Build the configuration (file, then flags), compile the policy and, when ret_run is not NULL, the
+ * run options; prints and returns 125 on error.  *ret_config is initialised in every case.
+ */
 int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *ret_config,
-		    struct dsh_policy **ret_policy);
+		    struct dsh_policy **ret_policy, struct dsh_run_options *ret_run);
 void cli_policy_opts_clear(struct cli_policy_opts *o);
 /* Print the policy's load-time warnings on stderr when --warnings=stderr was given. */
 void cli_policy_print_warnings(const struct cli_policy_opts *o, const struct dsh_policy *p);

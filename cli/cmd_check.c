@@ -6,8 +6,6 @@
 
 #include "cli/cli.h"
 #include "common/cleanup.h"
-#include "policy/path.h"
-#include "policy/policy.h"
 
 static const char usage[] =
 	"Usage: dshbox check [POLICY OPTIONS] [--json] (--read|--write) PATH...\n"
@@ -81,7 +79,7 @@ int cmd_check(int argc, char **argv, char **envp)
 
 	struct dsh_config cfg;
 	struct dsh_policy *p = NULL;
-	if (cli_policy_load(&po, envp, &cfg, &p)) {
+	if (cli_policy_load(&po, envp, &cfg, &p, NULL)) {
 		dsh_config_clear(&cfg);
 		goto out;
 	}
@@ -90,30 +88,30 @@ int cmd_check(int argc, char **argv, char **envp)
 	/* Resolve every path first: a bad path fails the whole call before anything is printed. */
 	size_t n = (size_t)(argc - optind);
 	char **paths = calloc(n, sizeof(char *));
+	char **spelled = calloc(n, sizeof(char *));
 	bool any_denied = false, failed = false;
 	for (size_t i = 0; paths && i < n && !failed; i++) {
 		_cleanup_error_ struct dsh_error *err = NULL;
-		if (dsh_path_resolve(p->cwd, argv[optind + (int)i], &paths[i], &err) < 0) {
+		if (spelled && dsh_policy_resolve(p, argv[optind + (int)i], &paths[i], &spelled[i], &err) < 0) {
 			dsh_err_prefix(&err, "check '%s'", argv[optind + (int)i]);
 			cli_fail(err);
 			failed = true;
 		}
 	}
-	if (!paths) {
+	if (!paths || !spelled) {
 		fputs("dshbox: error: out of memory\n", stderr);
 		failed = true;
 	}
 	for (size_t i = 0; !failed && i < n; i++) {
 		struct dsh_verdict v;
-		_cleanup_free_ char *spelled = dsh_path_normalize(p->cwd, argv[optind + (int)i]);
-		dsh_policy_verdict_spelled(p, (enum dsh_op)op, paths[i], spelled, &v);
+		dsh_policy_decide(p, (enum dsh_op)op, paths[i], spelled[i], &v);
 		_cleanup_free_ char *why = dsh_verdict_explain(&v);
 		const char *opname = op == DSH_OP_READ ? "read" : "write";
 		any_denied |= !v.allow;
 		if (json) {
 			json_t *o = json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?}", "verdict", v.allow ? "allow" : "deny",
-					      "op", opname, "path", paths[i], "rule", v.rule ? v.rule->text : NULL,
-					      "root", v.root ? v.root->path : NULL, "reason", why);
+					      "op", opname, "path", paths[i], "rule", v.rule ? dsh_rule_text(v.rule) : NULL,
+					      "root", v.root ? dsh_root_path(v.root) : NULL, "reason", why);
 			char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 			if (s)
 				puts(s);
@@ -123,9 +121,12 @@ int cmd_check(int argc, char **argv, char **envp)
 			printf("%s %s %s (%s)\n", v.allow ? "allow" : "deny", opname, paths[i], why ? why : "?");
 		}
 	}
-	for (size_t i = 0; paths && i < n; i++)
-		free(paths[i]);
+	for (size_t i = 0; i < n; i++) {
+		free(paths ? paths[i] : NULL);
+		free(spelled ? spelled[i] : NULL);
+	}
 	free(paths);
+	free(spelled);
 	dsh_policy_free(p);
 	dsh_config_clear(&cfg);
 	if (!failed)

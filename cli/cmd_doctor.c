@@ -10,7 +10,6 @@
 #include "common/strv.h"
 #include "policy/config.h"
 #include "policy/doctor.h"
-#include "policy/policy.h"
 
 static const char usage[] =
 	"Usage: dshbox doctor [--row ID] PATCH.yml...\n"
@@ -100,8 +99,8 @@ int cmd_doctor(int argc, char **argv, char **envp)
 		_cleanup_error_ struct dsh_error *perr = NULL;
 		if (getcwd(cwd, sizeof(cwd)) && dsh_policy_new(&d.config, envp, cwd, &p, &perr) < 0)
 			dsh_strv_pushf(&findings, "the effective rules do not load here: %s", perr->msg);
-		for (size_t i = 0; p && p->warnings && p->warnings[i]; i++)
-			printf("  warning: %s\n", p->warnings[i]);
+		for (size_t i = 0; p && dsh_policy_warnings(p)[i]; i++)
+			printf("  warning: %s\n", dsh_policy_warnings(p)[i]);
 		dsh_policy_free(p);
 	}
 	for (size_t i = 0; d.notes && d.notes[i]; i++)

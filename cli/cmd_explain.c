@@ -7,7 +7,6 @@
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "dshbox/backend.h"
-#include "policy/policy.h"
 
 static const char usage[] =
 	"Usage: dshbox explain [POLICY OPTIONS] [--json] [--profile]\n"
@@ -32,18 +31,25 @@ static json_t *strv_json(char *const *v)
 }
 
 /* What one backend does with each rule, or why it cannot say. */
-static json_t *describe_backend(const struct dsh_policy *p, const struct dsh_backend *b, json_t *rules,
-				json_t *warnings)
+static json_t *describe_backend(const struct dsh_policy *p, const struct dsh_run_options *ro,
+				const struct dsh_backend *b, json_t *rules, json_t *warnings)
 {
 	json_t *o = json_pack("{s:s}", "name", b->name);
-	if (!b->describe) {
+	if (!b->describe || !b->compile) {
 		json_object_set_new(o, "available", json_false());
 		json_object_set_new(o, "reason", json_string("not available in this build"));
 		return o;
 	}
+	/* A description is of a compiled plan, the one a run would apply. */
 	struct dsh_description d = { 0 };
 	_cleanup_error_ struct dsh_error *err = NULL;
-	if (b->describe(p, NULL, &d, &err) < 0) {
+	void *plan = NULL;
+	int r = b->compile(p, ro, &plan, &err);
+	if (r >= 0)
+		r = b->describe(p, plan, &d, &err);
+	if (b->free)
+		b->free(plan);
+	if (r < 0) {
 		json_object_set_new(o, "available", json_false());
 		json_object_set_new(o, "reason", json_string(err && err->msg ? err->msg : "describe failed"));
 		return o;
@@ -65,35 +71,43 @@ static json_t *describe_backend(const struct dsh_policy *p, const struct dsh_bac
 	return o;
 }
 
-static json_t *explain_json(const struct dsh_policy *p, const struct dsh_backend *only)
+static const char *rule_text(const struct dsh_rule *r)
+{
+	return r ? dsh_rule_text(r) : NULL;
+}
+
+static json_t *explain_json(const struct dsh_policy *p, const struct dsh_run_options *ro,
+			    const struct dsh_backend *only)
 {
 	json_t *roots = json_array(), *rules = json_array(), *backends = json_array();
-	json_t *warnings = strv_json(p->warnings);
-	for (size_t i = 0; i < p->n_roots; i++) {
-		const struct dsh_root *r = &p->roots[i];
-		json_array_append_new(roots, json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "path", r->path, "origin",
-						       dsh_root_origin_to_string(r->origin), "rule", r->rule ? r->rule->text : NULL,
-						       "deadBy", r->dead_by ? r->dead_by->text : NULL, "readOnlyBy",
-						       r->readonly_by ? r->readonly_by->text : NULL));
+	json_t *warnings = strv_json(dsh_policy_warnings(p));
+	for (size_t i = 0; i < dsh_policy_root_count(p); i++) {
+		const struct dsh_root *r = dsh_policy_root(p, i);
+		json_array_append_new(roots, json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "path", dsh_root_path(r),
+						       "origin", dsh_root_origin_name(r), "rule", rule_text(dsh_root_rule(r)),
+						       "deadBy", rule_text(dsh_root_dead_by(r)), "readOnlyBy",
+						       rule_text(dsh_root_readonly_by(r))));
 	}
-	for (size_t i = 0; i < p->n_rules; i++) {
-		const struct dsh_rule *r = &p->rules[i];
+	for (size_t i = 0; i < dsh_policy_rule_count(p); i++) {
+		const struct dsh_rule *r = dsh_policy_rule(p, i);
 		json_t *regexes = json_array();
-		for (size_t j = 0; j < r->n_match; j++)
-			json_array_append_new(regexes, json_string(r->match[j].regex));
-		json_array_append_new(rules, json_pack("{s:s, s:s, s:s, s:s, s:b, s:o, s:{}}", "rule", r->text, "kind",
-						       dsh_rule_kind_to_string(r->kind), "resolved", r->resolved,
-						       "canonical", r->canonical, "glob", r->glob, "regex", regexes,
-						       "backends"));
+		const char *rx;
+		for (size_t j = 0; (rx = dsh_rule_regex(r, j)); j++)
+			json_array_append_new(regexes, json_string(rx));
+		json_array_append_new(rules, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o, s:{}}", "rule", dsh_rule_text(r),
+						       "kind", dsh_rule_kind_to_string(dsh_rule_kind(r)), "origin",
+						       dsh_rule_origin_to_string(dsh_rule_origin(r)), "resolved",
+						       dsh_rule_resolved(r), "canonical", dsh_rule_canonical(r), "glob",
+						       dsh_rule_is_glob(r), "regex", regexes, "backends"));
 	}
 	const struct dsh_backend *const *list = dsh_backend_list();
 	for (size_t i = 0; list[i]; i++)
 		if (!only || list[i] == only)
-			json_array_append_new(backends, describe_backend(p, list[i], rules, warnings));
-	return json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o, s:o}", "mode", dsh_mode_to_string(p->mode),
-			 "workspace", p->workspace, "cwd", p->cwd, "tmpdir", p->tmpdir, "network",
-			 p->network ? "on" : "off", "writableRoots", roots, "rules", rules, "backends", backends,
-			 "warnings", warnings);
+			json_array_append_new(backends, describe_backend(p, ro, list[i], rules, warnings));
+	return json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o, s:o}", "mode",
+			 dsh_mode_to_string(dsh_policy_mode(p)), "workspace", dsh_policy_workspace(p), "cwd",
+			 dsh_policy_cwd(p), "tmpdir", dsh_policy_tmpdir(p), "network", ro->network ? "on" : "off",
+			 "writableRoots", roots, "rules", rules, "backends", backends, "warnings", warnings);
 }
 
 static const char *str(json_t *o, const char *key)
@@ -126,7 +140,9 @@ static void print_text(json_t *e)
 	if (json_array_size(json_object_get(e, "rules")) == 0)
 		printf("  (none: the mode's own semantics)\n");
 	json_array_foreach(json_object_get(e, "rules"), i, v) {
-		printf("  %zu. %s\n     resolved:  %s\n", i + 1, str(v, "rule"), str(v, "resolved"));
+		printf("  %zu. %s%s%s%s\n     resolved:  %s\n", i + 1, str(v, "rule"),
+		       strcmp(str(v, "origin"), "user") ? "  (" : "", strcmp(str(v, "origin"), "user") ? str(v, "origin") : "",
+		       strcmp(str(v, "origin"), "user") ? ")" : "", str(v, "resolved"));
 		if (strcmp(str(v, "resolved"), str(v, "canonical")) != 0)
 			printf("     canonical: %s (both spellings are covered)\n", str(v, "canonical"));
 		size_t j;
@@ -157,7 +173,7 @@ static void print_text(json_t *e)
 	json_array_foreach(json_object_get(e, "warnings"), i, v) printf("  %s\n", json_string_value(v));
 }
 
-static int print_profile(const struct dsh_policy *p, const struct dsh_backend *b)
+static int print_profile(const struct dsh_policy *p, const struct dsh_run_options *ro, const struct dsh_backend *b)
 {
 	_cleanup_error_ struct dsh_error *err = NULL;
 	void *plan = NULL;
@@ -166,7 +182,7 @@ static int print_profile(const struct dsh_policy *p, const struct dsh_backend *b
 		dsh_err(&err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend '%s' has no profile to print", b->name);
 		return cli_fail(err);
 	}
-	if (b->compile(p, &plan, &err) < 0)
+	if (b->compile(p, ro, &plan, &err) < 0)
 		return cli_fail(err);
 	int r = b->render(p, plan, &text, &err);
 	if (b->free)
@@ -225,7 +241,8 @@ int cmd_explain(int argc, char **argv, char **envp)
 
 	struct dsh_config cfg;
 	struct dsh_policy *p = NULL;
-	if (cli_policy_load(&po, envp, &cfg, &p)) {
+	struct dsh_run_options ro;
+	if (cli_policy_load(&po, envp, &cfg, &p, &ro)) {
 		dsh_config_clear(&cfg);
 		goto out;
 	}
@@ -233,9 +250,9 @@ int cmd_explain(int argc, char **argv, char **envp)
 	if (po.have_backend && po.backend != DSH_BACKEND_AUTO)
 		only = dsh_backend_get(po.backend);
 	if (profile) {
-		ret = print_profile(p, only);
+		ret = print_profile(p, &ro, only);
 	} else {
-		json_t *e = explain_json(p, only);
+		json_t *e = explain_json(p, &ro, only);
 		if (json) {
 			json_dumpf(e, stdout, JSON_INDENT(2));
 			fputc('\n', stdout);
@@ -246,6 +263,7 @@ int cmd_explain(int argc, char **argv, char **envp)
 		ret = 0;
 	}
 	dsh_policy_free(p);
+	dsh_run_options_clear(&ro);
 	dsh_config_clear(&cfg);
 out:
 	cli_policy_opts_clear(&po);

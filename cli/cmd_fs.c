@@ -243,7 +243,7 @@ int cmd_fs(int argc, char **argv, char **envp)
 
 	struct dsh_config config;
 	struct dsh_policy *policy = NULL;
-	int r = cli_policy_load(&po, envp, &config, &policy);
+	int r = cli_policy_load(&po, envp, &config, &policy, NULL);
 	if (r) {
 		dsh_config_clear(&config);
 		return r;

@@ -14,7 +14,6 @@
 #include "common/cleanup.h"
 #include "common/strv.h"
 #include "dshbox/backend.h"
-#include "supervisor/select.h"
 
 static void help(void)
 {
@@ -85,6 +84,7 @@ int cmd_run(int argc, char **argv, char **envp)
 	int rc = 0, opt;
 	struct dsh_config config;
 	struct dsh_policy *policy = NULL;
+	struct dsh_run_options ro;
 	_cleanup_error_ struct dsh_error *err = NULL;
 	const struct dsh_backend *b = NULL;
 	void *plan = NULL;
@@ -148,11 +148,11 @@ int cmd_run(int argc, char **argv, char **envp)
 			goto out;
 		}
 
-	if ((rc = cli_policy_load(&po, envp, &config, &policy)) != 0)
-		goto out;
+	if ((rc = cli_policy_load(&po, envp, &config, &policy, &ro)) != 0)
+		goto out_policy;
 	cli_policy_print_warnings(&po, policy);
 
-	if (dsh_backend_select(policy, &b, &err) < 0 || b->compile(policy, &plan, &err) < 0) {
+	if (dsh_backend_select(policy, &ro, &b, &err) < 0 || b->compile(policy, &ro, &plan, &err) < 0) {
 		rc = cli_fail(err);
 		goto out_policy;
 	}
@@ -163,7 +163,7 @@ int cmd_run(int argc, char **argv, char **envp)
 			rc = cli_fail(err);
 			goto out_plan;
 		}
-		int r = dsh_run_report_json(policy, &d, &json, &err);
+		int r = dsh_run_report_json(policy, &ro, &d, &json, &err);
 		dsh_description_clear(&d);
 		if (r < 0) {
 			rc = cli_fail(err);
@@ -206,6 +206,7 @@ out_plan:
 		b->free(plan);
 out_policy:
 	dsh_policy_free(policy);
+	dsh_run_options_clear(&ro);
 	dsh_config_clear(&config);
 out:
 	cli_policy_opts_clear(&po);

@@ -16,8 +16,7 @@
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "fence/serve.h"
-#include "landlock/landlock.h"
-#include "policy/policy.h"
+#include "dshbox/serve.h"
 
 static void usage(FILE *f)
 {
@@ -38,37 +37,6 @@ static void usage(FILE *f)
 		"Exit status: 0 at end of input; 125 bad usage or policy, or the confinement failed.\n"
 		"See docs/serve.md.\n\n" CLI_POLICY_HELP,
 		DSH_SERVE_MAX_LINE);
-}
-
-/* Read beneath /, read and write beneath every live writable root, nothing else. */
-static int confine(const struct dsh_policy *p, char **ret_warning, struct dsh_error **err)
-{
-	int abi = dsh_landlock_abi();
-	if (abi < 1) {
-		if (asprintf(ret_warning, "serve: Landlock is unavailable (%s): the fence runs without its kernel second wall",
-			     strerror(abi < 0 ? -abi : EOPNOTSUPP)) < 0)
-			*ret_warning = NULL;
-		return 0;
-	}
-	_cleanup_(dsh_landlock_spec_clear) struct dsh_landlock_spec s;
-	dsh_landlock_spec_init(&s, abi);
-	int r = dsh_landlock_spec_add(&s, "/", -1, dsh_landlock_fs_read(abi), err);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < p->n_roots; i++) {
-		const struct dsh_root *root = &p->roots[i];
-		if (root->dead_by || root->readonly_by)
-			continue;
-		r = dsh_landlock_spec_add(&s, root->path, -1, dsh_landlock_fs_rw(abi), err);
-		if (r < 0)
-			return r;
-	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return dsh_err_sys(err, errno, "serve: prctl(PR_SET_NO_NEW_PRIVS)");
-	r = dsh_landlock_apply(&s, err);
-	if (r < 0)
-		return dsh_err_prefix(err, "serve: confine with Landlock");
-	return 0;
 }
 
 static int write_all(int fd, const char *s, size_t n)
@@ -234,7 +202,7 @@ int cmd_serve(int argc, char **argv, char **envp)
 
 	struct dsh_config config;
 	struct dsh_policy *policy = NULL;
-	int r = cli_policy_load(&po, envp, &config, &policy);
+	int r = cli_policy_load(&po, envp, &config, &policy, NULL);
 	if (r) {
 		dsh_config_clear(&config);
 		return r;
@@ -243,7 +211,7 @@ int cmd_serve(int argc, char **argv, char **envp)
 
 	_cleanup_error_ struct dsh_error *err = NULL;
 	_cleanup_free_ char *warning = NULL;
-	if (confine(policy, &warning, &err) < 0) {
+	if (dsh_serve_confine(policy, &warning, &err) < 0) {
 		dsh_policy_free(policy);
 		dsh_config_clear(&config);
 		return cli_fail(err);

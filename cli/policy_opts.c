@@ -63,16 +63,21 @@ int cli_policy_option(struct cli_policy_opts *o, int opt, const char *arg, const
 }
 
 int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *c,
-		    struct dsh_policy **ret_policy)
+		    struct dsh_policy **ret_policy, struct dsh_run_options *ret_run)
 {
 	_cleanup_error_ struct dsh_error *err = NULL;
 	char cwd[PATH_MAX];
 
+	/* First: every caller clears the configuration, whatever fails below. */
+	dsh_config_init(c);
+	*ret_policy = NULL;
+	if (ret_run)
+		memset(ret_run, 0, sizeof(*ret_run));
 	if (!getcwd(cwd, sizeof(cwd))) {
 		dsh_err_sys(&err, errno, "cannot read the current directory");
+		dsh_err_hint(&err, "run dshbox from a directory that exists, or pass --workspace and --cwd");
 		return cli_fail(err);
 	}
-	dsh_config_init(c);
 	if (o->config_file && dsh_config_load_file(c, o->config_file, &err) < 0)
 		return cli_fail(err);
 	if (o->have_mode)
@@ -97,8 +102,13 @@ int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *c
 			dsh_err(&err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 			return cli_fail(err);
 		}
-	if (dsh_policy_new(c, envp, cwd, ret_policy, &err) < 0)
+	if (ret_run && dsh_run_options_init(ret_run, c, envp, &err) < 0)
 		return cli_fail(err);
+	if (dsh_policy_new(c, envp, cwd, ret_policy, &err) < 0) {
+		if (ret_run)
+			dsh_run_options_clear(ret_run);
+		return cli_fail(err);
+	}
 	return 0;
 }
 

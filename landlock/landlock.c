@@ -10,6 +10,7 @@
 
 #include "common/cleanup.h"
 #include "landlock/landlock.h"
+#include "policy/policy.h"
 
 int dsh_landlock_abi(void)
 {
@@ -111,4 +112,33 @@ int dsh_landlock_apply(const struct dsh_landlock_spec *s, struct dsh_error **err
 	if (r < 0)
 		return r;
 	return dsh_landlock_restrict(fd, err);
+}
+
+int dsh_landlock_spec_add_roots(struct dsh_landlock_spec *s, const struct dsh_policy *p, struct dsh_error **err)
+{
+	for (size_t i = 0; i < p->n_roots; i++) {
+		const struct dsh_root *root = &p->roots[i];
+		if (root->dead_by || root->readonly_by)
+			continue;
+		/* The root as resolved now must be what the grant opens later: no symlink on the way,
+		   same dev/ino (a racer swapping it for a link to an r- directory fails the run). */
+		struct stat st;
+		if (fstatat(AT_FDCWD, root->path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return dsh_err_sys(err, errno, "writable root '%s'", root->path);
+		}
+		if (S_ISLNK(st.st_mode))
+			return dsh_err(err, DSH_ERR_SYSTEM, ESTALE,
+				       "writable root '%s' became a symlink since the policy was loaded", root->path);
+		int r = dsh_landlock_spec_add_rule(s, root->path, dsh_landlock_fs_rw(s->abi),
+						   root->rule ? root->rule->index : DSH_LANDLOCK_NO_RULE, err);
+		if (r < 0)
+			return r;
+		struct dsh_landlock_grant *g = &s->grants[s->n_grants - 1];
+		g->no_symlinks = g->check_id = true;
+		g->dev = st.st_dev;
+		g->ino = st.st_ino;
+	}
+	return 0;
 }

@@ -133,4 +133,11 @@ int dsh_landlock_restrict(int ruleset_fd, struct dsh_error **err);
 /* Build and restrict in one step (the stage of the sandbox). */
 int dsh_landlock_apply(const struct dsh_landlock_spec *s, struct dsh_error **err);
 
+/*
+ * Grant read + write beneath every live writable root of p, each checked now and re-checked when
+ * opened (no symlink on the way, same dev/ino): the one "writable roots -> grants" of the project.
+ */
+struct dsh_policy;
+int dsh_landlock_spec_add_roots(struct dsh_landlock_spec *s, const struct dsh_policy *p, struct dsh_error **err);
+
 #endif

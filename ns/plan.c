@@ -102,30 +102,6 @@ static const char *root_why(const struct dsh_root *r)
 	return "?";
 }
 
-char **dsh_socket_candidates(const struct dsh_policy *p)
-{
-	char **v = NULL;
-	static const char *const fixed[] = {
-		"/var/run/docker.sock", "/run/docker.sock", "/run/podman", "/run/containerd/containerd.sock",
-	};
-	static const char *const runtime[] = {
-		"bus", "docker.sock", "podman", "gnupg", "keyring", "ssh-agent.socket", "openssh_agent", "gcr/ssh",
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
-		if (dsh_strv_push(&v, fixed[i]) < 0)
-			goto fail;
-	if (p->xdg_runtime_dir && p->xdg_runtime_dir[0] == '/')
-		for (size_t i = 0; i < ARRAY_SIZE(runtime); i++)
-			if (dsh_strv_pushf(&v, "%s/%s", p->xdg_runtime_dir, runtime[i]) < 0)
-				goto fail;
-	if (p->ssh_auth_sock && p->ssh_auth_sock[0] == '/' && dsh_strv_push(&v, p->ssh_auth_sock) < 0)
-		goto fail;
-	return v;
-fail:
-	dsh_strv_free(v);
-	return NULL;
-}
-
 /* The entry's path as seen now: its kind (for masks) and identity. ENOENT when absent. */
 static int probe_entry(struct dsh_mount_entry *e)
 {
@@ -169,7 +145,7 @@ static int add_literal(struct dsh_mount_plan *plan, const struct dsh_rule *r, co
 	return add_entry(plan, path, a, r, why);
 }
 
-static int add_globs(struct dsh_mount_plan *plan, const struct dsh_policy *p, enum dsh_rule_kind kind,
+static int add_globs(struct dsh_mount_plan *plan, const struct dsh_policy *p, long long max_masks, enum dsh_rule_kind kind,
 		     struct dsh_pathset *masked, struct dsh_error **err)
 {
 	/* With a private /tmp, only the roots bound inside it (and their parents) exist there. */
@@ -184,7 +160,7 @@ static int add_globs(struct dsh_mount_plan *plan, const struct dsh_policy *p, en
 		scope.replaced[nr++] = "/proc";
 	if (plan->dev)
 		scope.replaced[nr++] = "/dev";
-	size_t max = p->max_masks > 0 ? (size_t)p->max_masks : 0;
+	size_t max = max_masks > 0 ? (size_t)max_masks : 0;
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct dsh_rule *r = &p->rules[i];
 		if (r->kind != kind || !r->glob)
@@ -196,7 +172,7 @@ static int add_globs(struct dsh_mount_plan *plan, const struct dsh_policy *p, en
 		if (ret < 0) {
 			dsh_walk_result_clear(&res);
 			if (ret == -E2BIG)
-				dsh_err_hint(err, "narrow the pattern, or raise maxMasks (now %lld)", p->max_masks);
+				dsh_err_hint(err, "narrow the pattern, or raise maxMasks (now %lld)", max_masks);
 			return dsh_err_prefix(err, "rule \"%s\"", r->text);
 		}
 		for (size_t k = 0; k < res.n && ret >= 0; k++) {
@@ -348,7 +324,8 @@ static int normalise(struct dsh_mount_plan *plan)
 	return 0;
 }
 
-int dsh_mount_plan_build(const struct dsh_policy *p, struct dsh_mount_plan **ret, struct dsh_error **err)
+int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_mount_plan **ret,
+			 struct dsh_error **err)
 {
 	struct dsh_mount_plan *plan = calloc(1, sizeof(*plan));
 	if (!plan)
@@ -399,8 +376,8 @@ int dsh_mount_plan_build(const struct dsh_policy *p, struct dsh_mount_plan **ret
 			r = dsh_pathset_add(&masked, rule->canonical);
 		e->have_id = pr == 0 ? e->have_id : false; /* absent: the pass below says why */
 	}
-	if (r >= 0 && p->protect_sockets) {
-		_cleanup_strv_ char **socks = dsh_socket_candidates(p);
+	if (r >= 0 && o->protect_sockets) {
+		char *const *socks = dsh_policy_host_sockets(p);
 		if (!socks) {
 			dsh_pathset_clear(&masked);
 			goto oom;
@@ -416,9 +393,9 @@ int dsh_mount_plan_build(const struct dsh_policy *p, struct dsh_mount_plan **ret
 		dsh_pathset_clear(&masked);
 		goto fail_sys;
 	}
-	r = add_globs(plan, p, DSH_RULE_DENY, &masked, err);
+	r = add_globs(plan, p, o->max_masks, DSH_RULE_DENY, &masked, err);
 	if (r >= 0)
-		r = add_globs(plan, p, DSH_RULE_RO, &masked, err);
+		r = add_globs(plan, p, o->max_masks, DSH_RULE_RO, &masked, err);
 	dsh_pathset_clear(&masked);
 	if (r < 0) {
 		dsh_mount_plan_free(plan);

@@ -55,13 +55,12 @@ struct dsh_mount_plan {
 	size_t dirs_read;    /* directories the glob walker read */
 };
 
-/* Build the plan for p.  Fails on a scan error or more glob matches than p->max_masks. */
-int dsh_mount_plan_build(const struct dsh_policy *p, struct dsh_mount_plan **ret, struct dsh_error **err);
+/* Build the plan for p.  Fails on a scan error or more glob matches than o->max_masks. */
+int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_mount_plan **ret,
+			 struct dsh_error **err);
 void dsh_mount_plan_free(struct dsh_mount_plan *plan);
 /* The plan as text, one entry per line (--dry-run). */
 char *dsh_mount_plan_render(const struct dsh_mount_plan *plan);
 
-/* The well-known host daemon sockets (SPEC 3.11) for this policy, existing or not. */
-char **dsh_socket_candidates(const struct dsh_policy *p);
 
 #endif

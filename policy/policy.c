@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,8 +30,8 @@ static int oom(struct dsh_error **err)
 }
 
 /* Split every access entry into lines and parse each non-blank one. */
-static int parse_rules(struct dsh_policy *p, char *const *access, struct dsh_canon_cache *cache,
-		       struct dsh_error **err)
+static int parse_rules(struct dsh_policy *p, char *const *access, char *const *envp,
+		       struct dsh_canon_cache *cache, struct dsh_error **err)
 {
 	for (size_t i = 0; access && access[i]; i++) {
 		const char *s = access[i];
@@ -45,7 +47,7 @@ static int parse_rules(struct dsh_policy *p, char *const *access, struct dsh_can
 			if (!rules)
 				return oom(err);
 			p->rules = rules;
-			int r = dsh_rule_parse(line, p->workspace, p->envp, (unsigned)p->n_rules, cache,
+			int r = dsh_rule_parse(line, p->workspace, envp, (unsigned)p->n_rules, cache,
 					       &p->rules[p->n_rules], err);
 			if (r < 0)
 				return r;
@@ -176,40 +178,6 @@ static int check_nesting(struct dsh_policy *p, struct dsh_error **err)
 	return 0;
 }
 
-static int validate_config(const struct dsh_config *c, struct dsh_error **err)
-{
-	size_t n_cmd = dsh_strv_len(c->runner_command), n_sig = dsh_strv_len(c->runner_failure_signatures);
-	if (n_cmd > 0 && n_sig == 0) {
-		int r = dsh_err(err, DSH_ERR_CONFIG, EINVAL,
-				"runnerFailureSignatures: required and non-empty when runnerCommand is set");
-		dsh_err_hint(err, "list the stderr substrings that mean the runner itself refused");
-		return r;
-	}
-	if (n_cmd == 0 && n_sig > 0)
-		return dsh_err(err, DSH_ERR_CONFIG, EINVAL,
-			       "runnerFailureSignatures: only allowed together with runnerCommand");
-	for (size_t i = 0; i < n_sig; i++) {
-		const char *s = c->runner_failure_signatures[i];
-		if (!*s)
-			return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "runnerFailureSignatures[%zu]: empty", i);
-		if (strpbrk(s, "\n\r"))
-			return dsh_err(err, DSH_ERR_CONFIG, EINVAL,
-				       "runnerFailureSignatures[%zu]: must be a single line", i);
-	}
-	for (size_t i = 0; i < n_cmd; i++)
-		if (!*c->runner_command[i])
-			return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "runnerCommand[%zu]: empty", i);
-	if (c->probe_timeout_ms <= 0)
-		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "probeTimeoutMs: must be positive, got %lld",
-			       c->probe_timeout_ms);
-	if (c->max_masks <= 0)
-		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "maxMasks: must be positive, got %lld", c->max_masks);
-	if (c->diff_basis_max_bytes < 0)
-		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "diffBasisMaxBytes: must not be negative, got %lld",
-			       c->diff_basis_max_bytes);
-	return 0;
-}
-
 static int resolve_dir(const char *base, const char *path, const char *what, char **ret,
 		       struct dsh_error **err)
 {
@@ -219,31 +187,89 @@ static int resolve_dir(const char *base, const char *path, const char *what, cha
 	return r;
 }
 
+/* The names a command in workspace-write must not rewrite in a writable root (SPEC 1.6). */
+static const char *const protected_names[] = {
+	".git/hooks", ".git/config", ".bashrc", ".bash_profile", ".bash_login", ".profile",
+	".zshrc", ".zprofile", ".zshenv", ".gitconfig",
+};
+
+/* Room for n more rules; roots point into the array, so they are re-pointed by index. */
+static int reserve_rules(struct dsh_policy *p, size_t n, struct dsh_error **err)
+{
+	_cleanup_free_ size_t *idx = calloc(p->n_roots + 1, sizeof(*idx));
+	if (!idx)
+		return oom(err);
+	for (size_t i = 0; i < p->n_roots; i++)
+		idx[i] = p->roots[i].rule ? (size_t)(p->roots[i].rule - p->rules) : SIZE_MAX;
+	struct dsh_rule *rules = realloc(p->rules, (p->n_rules + n) * sizeof(*rules));
+	if (!rules)
+		return oom(err);
+	p->rules = rules;
+	for (size_t i = 0; i < p->n_roots; i++)
+		if (idx[i] != SIZE_MAX)
+			p->roots[i].rule = &rules[idx[i]];
+	return 0;
+}
+
+/* Append a literal rule; the room was reserved. */
+static int push_literal(struct dsh_policy *p, enum dsh_rule_origin origin, const char *path,
+			struct dsh_canon_cache *cache, struct dsh_error **err)
+{
+	int r = dsh_rule_literal(DSH_RULE_RO, origin, path, (unsigned)p->n_rules, cache, &p->rules[p->n_rules], err);
+	if (r < 0)
+		return r;
+	p->n_rules++;
+	return 0;
+}
+
+/*
+ * SPEC 1.6: in workspace-write the command may not plant what runs outside it later — a hook, a
+ * hooksPath, a shell's or git's start-up file in a writable root — nor rewrite the policy it runs
+ * under.  These are ordinary r- rules, so every consumer treats them like the user's own.
+ */
+static int add_protected_defaults(struct dsh_policy *p, const struct dsh_config *c, const char *cwd,
+				  struct dsh_error **err)
+{
+	if (p->mode != DSH_MODE_WORKSPACE_WRITE || !c->protect_defaults)
+		return 0;
+	struct dsh_canon_cache cache = { 0 };
+	if (p->n_roots == 0 && !c->sources)
+		return 0;
+	int r = reserve_rules(p, p->n_roots * ARRAY_SIZE(protected_names) + dsh_strv_len(c->sources), err);
+	for (size_t i = 0; r >= 0 && i < p->n_roots; i++) {
+		const char *root = p->roots[i].path;
+		for (size_t k = 0; r >= 0 && k < ARRAY_SIZE(protected_names); k++) {
+			_cleanup_free_ char *path = NULL;
+			if (asprintf(&path, "%s/%s", strcmp(root, "/") == 0 ? "" : root, protected_names[k]) < 0) {
+				path = NULL;
+				r = oom(err);
+				break;
+			}
+			r = push_literal(p, DSH_ORIGIN_DEFAULT, path, &cache, err);
+		}
+	}
+	for (size_t i = 0; r >= 0 && c->sources && c->sources[i]; i++) {
+		_cleanup_free_ char *path = dsh_path_normalize(cwd, c->sources[i]);
+		r = path ? push_literal(p, DSH_ORIGIN_SELF, path, &cache, err) : oom(err);
+	}
+	dsh_canon_cache_clear(&cache);
+	return r;
+}
+
 int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cwd,
 		   struct dsh_policy **ret, struct dsh_error **err)
 {
 	if (!cwd || cwd[0] != '/')
 		return dsh_err(err, DSH_ERR_USAGE, EINVAL, "the current directory must be an absolute path");
-	int r = validate_config(c, err);
-	if (r < 0)
-		return r;
-
+	int r;
 	struct dsh_policy *p = calloc(1, sizeof(*p));
 	if (!p)
 		return oom(err);
 	p->mode = c->mode;
-	p->network = c->network;
-	p->probe_timeout_ms = c->probe_timeout_ms;
 	p->diff_basis_max_bytes = c->diff_basis_max_bytes;
-	p->max_masks = c->max_masks;
-	p->protect_sockets = c->protect_sockets;
-	p->backend = c->backend;
-	p->envp = dsh_strv_copy(envp);
-	p->runner_command = dsh_strv_copy(c->runner_command);
-	p->runner_failure_signatures = dsh_strv_copy(c->runner_failure_signatures);
-	if ((envp && !p->envp) || (c->runner_command && !p->runner_command) ||
-	    (c->runner_failure_signatures && !p->runner_failure_signatures)) {
-		r = oom(err);
+	if (c->diff_basis_max_bytes < 0) {
+		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL, "diffBasisMaxBytes: must not be negative, got %lld",
+			    c->diff_basis_max_bytes);
 		goto fail;
 	}
 
@@ -259,26 +285,19 @@ int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cw
 		if (r < 0)
 			goto fail;
 	}
-	const char *v;
-	if ((v = dsh_env_get(envp, "HOME")) && *v == '/' && !(p->home = strdup(v))) {
-		r = oom(err);
+	r = dsh_host_sockets(envp, &p->host_sockets, err);
+	if (r < 0)
 		goto fail;
-	}
-	if ((v = dsh_env_get(envp, "XDG_RUNTIME_DIR")) && *v == '/' && !(p->xdg_runtime_dir = strdup(v))) {
-		r = oom(err);
-		goto fail;
-	}
-	if ((v = dsh_env_get(envp, "SSH_AUTH_SOCK")) && *v == '/' && !(p->ssh_auth_sock = strdup(v))) {
-		r = oom(err);
-		goto fail;
-	}
 
 	struct dsh_canon_cache cache = { 0 };
-	r = parse_rules(p, c->access, &cache, err);
+	r = parse_rules(p, c->access, envp, &cache, err);
 	dsh_canon_cache_clear(&cache);
 	if (r < 0)
 		goto fail;
 	r = compute_roots(p, err);
+	if (r < 0)
+		goto fail;
+	r = add_protected_defaults(p, c, cwd, err);
 	if (r < 0)
 		goto fail;
 	r = check_nesting(p, err);
@@ -304,13 +323,8 @@ void dsh_policy_free(struct dsh_policy *p)
 	free(p->workspace);
 	free(p->cwd);
 	free(p->tmpdir);
-	free(p->home);
-	free(p->xdg_runtime_dir);
-	free(p->ssh_auth_sock);
 	dsh_strv_free(p->warnings);
-	dsh_strv_free(p->runner_command);
-	dsh_strv_free(p->runner_failure_signatures);
-	dsh_strv_free(p->envp);
+	dsh_strv_free(p->host_sockets);
 	free(p);
 }
 

@@ -27,6 +27,7 @@ struct dsh_glob {
 
 struct dsh_rule {
 	enum dsh_rule_kind kind;
+	enum dsh_rule_origin origin;
 	unsigned index;   /* position in the policy, from 0 */
 	char *text;       /* as written, trimmed: "-- {{ env.HOME }}/.ssh" */
 	char *resolved;   /* expanded, made absolute against the workspace, '.'/'..' removed */
@@ -62,9 +63,6 @@ struct dsh_policy {
 	char *workspace;    /* canonical */
 	char *cwd;          /* canonical; base of relative paths given to the file fence */
 	char *tmpdir;       /* canonical $TMPDIR, or NULL when unset */
-	char *home;         /* $HOME, or NULL (used by the socket list) */
-	char *xdg_runtime_dir;
-	char *ssh_auth_sock;
 
 	struct dsh_rule *rules;
 	size_t n_rules;
@@ -74,20 +72,14 @@ struct dsh_policy {
 	struct dsh_root *roots;
 	size_t n_roots;
 
-	char **warnings;    /* load-time warnings, one line each, without a prefix */
-
-	bool network;
-	char **runner_command;
-	char **runner_failure_signatures;
-	long long probe_timeout_ms;
-	long long diff_basis_max_bytes;
-	long long max_masks;
-	bool protect_sockets;
-	enum dsh_backend_id backend;
-	char **envp;        /* a copy of the environment the policy was loaded with */
+	long long diff_basis_max_bytes; /* the file fence's diff bound (diffBasisMaxBytes) */
+	char **warnings;     /* load-time warnings, one line each, without a prefix */
+	char **host_sockets; /* SPEC 3.11 candidates, existing or not */
 };
 
-/* Whether a rule (any spelling) covers a canonical path. */
+/* The SPEC 3.11 candidates for the environment envp. */
+int dsh_host_sockets(char *const *envp, char ***ret, struct dsh_error **err);
+/* Whether a rule (any spelling) covers a canonical path (dsh_policy_rule_covers, in-tree name). */
 bool dsh_rule_covers(const struct dsh_rule *r, const char *path);
 /* Whether path equals root or lies beneath it (component-wise, no string-prefix accidents). */
 bool dsh_path_is_beneath(const char *path, const char *root);

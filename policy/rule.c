@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,37 @@ int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, u
 fail_ctx:
 	dsh_err_prefix(err, "rule \"%s\"", text);
 	dsh_rule_clear(r);
+	return ret;
+}
+
+int dsh_rule_literal(enum dsh_rule_kind kind, enum dsh_rule_origin origin, const char *path, unsigned index,
+		     struct dsh_canon_cache *cache, struct dsh_rule *r, struct dsh_error **err)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->origin = origin;
+	r->index = index;
+	/* The path is a name, not a pattern: its wildcard characters are escaped, never expanded. */
+	r->resolved = dsh_glob_escape(path);
+	if (!r->resolved || asprintf(&r->text, "%s %s", dsh_rule_kind_to_string(kind), path) < 0) {
+		r->text = NULL;
+		dsh_rule_clear(r);
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	}
+	int ret = canonical_pattern(r->resolved, false, cache, &r->canonical, &r->literal_dir, err);
+	if (ret >= 0)
+		ret = dsh_glob_compile(r->canonical, &r->match[0], err);
+	if (ret >= 0) {
+		r->n_match = 1;
+		if (strcmp(r->canonical, r->resolved) != 0) {
+			ret = dsh_glob_compile(r->resolved, &r->match[1], err);
+			r->n_match = ret >= 0 ? 2 : 1;
+		}
+	}
+	if (ret < 0) {
+		dsh_err_prefix(err, "rule \"%s\"", r->text);
+		dsh_rule_clear(r);
+	}
 	return ret;
 }
 

@@ -13,6 +13,9 @@
 struct dsh_canon_cache;
 int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, unsigned index,
 		   struct dsh_canon_cache *cache, struct dsh_rule *ret, struct dsh_error **err);
+/* A literal r-/-- rule on an absolute path, made by the policy itself (SPEC 1.6). */
+int dsh_rule_literal(enum dsh_rule_kind kind, enum dsh_rule_origin origin, const char *path, unsigned index,
+		     struct dsh_canon_cache *cache, struct dsh_rule *r, struct dsh_error **err);
 void dsh_rule_clear(struct dsh_rule *r);
 /* Expand {{ env.NAME }} (spaces inside the braces optional). */
 int dsh_expand_env(const char *s, char *const *envp, char **ret, struct dsh_error **err);

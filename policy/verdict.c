@@ -56,8 +56,8 @@ int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *p
 	return 0;
 }
 
-int dsh_policy_verdict_spelled(const struct dsh_policy *p, enum dsh_op op, const char *canonical,
-			       const char *spelled, struct dsh_verdict *v)
+int dsh_policy_decide(const struct dsh_policy *p, enum dsh_op op, const char *canonical, const char *spelled,
+		      struct dsh_verdict *v)
 {
 	int r = dsh_policy_verdict(p, op, canonical, v);
 	if (r < 0 || !v->allow || !spelled || strcmp(spelled, canonical) == 0)
@@ -67,11 +67,17 @@ int dsh_policy_verdict_spelled(const struct dsh_policy *p, enum dsh_op op, const
 		if (rule->kind == DSH_RULE_RW || (rule->kind == DSH_RULE_RO && op == DSH_OP_READ))
 			continue;
 		if (dsh_rule_covers(rule, spelled)) {
-			*v = (struct dsh_verdict){ .allow = false, .rule = rule, .reason = "rule (as spelled)" };
+			*v = (struct dsh_verdict){ .allow = false, .rule = rule, .reason = "rule (as spelled)",
+						   .by_spelling = true };
 			return 0;
 		}
 	}
 	return 0;
+}
+
+bool dsh_policy_rule_covers(const struct dsh_rule *r, const char *path)
+{
+	return dsh_rule_covers(r, path);
 }
 
 char *dsh_verdict_explain(const struct dsh_verdict *v)

@@ -26,8 +26,9 @@ struct sb_plan {
 	char *profile;
 };
 
-static int sb_probe(const struct dsh_policy *p, struct dsh_error **err)
+static int sb_probe(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err)
 {
+	(void)o;
 	(void)p;
 #ifdef __APPLE__
 	if (access(SANDBOX_EXEC, X_OK) < 0)
@@ -40,8 +41,10 @@ static int sb_probe(const struct dsh_policy *p, struct dsh_error **err)
 #endif
 }
 
-static int sb_compile(const struct dsh_policy *p, void **ret_plan, struct dsh_error **err)
+static int sb_compile(const struct dsh_policy *p, const struct dsh_run_options *o, void **ret_plan,
+		      struct dsh_error **err)
 {
+	(void)o;
 	struct sb_plan *plan = calloc(1, sizeof(*plan));
 	if (!plan)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
@@ -189,7 +192,7 @@ static int sb_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 	(void)plan;
 	(void)req;
 	(void)ret;
-	return sb_probe(p, err);
+	return sb_probe(p, NULL, err);
 }
 #endif
 

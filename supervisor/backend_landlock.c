@@ -116,10 +116,11 @@ static enum dsh_enforcement level_of(enum expr e)
 	return DSH_ENFORCE_NONE;
 }
 
-static int describe_rule(const struct dsh_policy *p, const struct dsh_rule *rule, struct dsh_rule_report *ret)
+static int describe_rule(const struct dsh_policy *p, const struct dsh_rule *rule,
+			 const struct dsh_landlock_rule_plan *rp, struct dsh_rule_report *ret)
 {
-	const struct dsh_root *root;
-	enum expr e = classify(p, rule, &root);
+	const struct dsh_root *root = rp->root;
+	enum expr e = (enum expr)rp->expr;
 	const char *path = rule->canonical;
 	char *how = NULL, *lost = NULL;
 	int r = 0;
@@ -173,17 +174,17 @@ static int describe_rule(const struct dsh_policy *p, const struct dsh_rule *rule
 	return 0;
 }
 
-static int ll_describe(const struct dsh_policy *p, const void *plan, struct dsh_description *ret,
+static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh_description *ret,
 		       struct dsh_error **err)
 {
-	(void)plan;
+	const struct dsh_landlock_plan *plan = plan_;
 	struct dsh_description d = { .backend = "landlock", .overall = DSH_ENFORCE_FULL };
 	int r = 0;
 	d.rules = calloc(p->n_rules ? p->n_rules : 1, sizeof(*d.rules));
 	if (!d.rules)
 		return dsh_err_sys(err, ENOMEM, "describe");
-	for (size_t i = 0; i < p->n_rules; i++) {
-		if ((r = describe_rule(p, &p->rules[i], &d.rules[i])) < 0)
+	for (size_t i = 0; i < p->n_rules && i < plan->n_rules; i++) {
+		if ((r = describe_rule(p, &p->rules[i], &plan->rules[i], &d.rules[i])) < 0)
 			break;
 		d.n_rules++;
 		if (d.rules[i].level > d.overall)
@@ -193,11 +194,11 @@ static int ll_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 					d.rules[i].lost)) < 0)
 			break;
 	}
-	if (r >= 0 && p->protect_sockets)
+	if (r >= 0 && plan->opts->protect_sockets)
 		r = dsh_strv_push(&d.warnings,
 				  "host daemon sockets: backend landlock: not masked — Landlock does not mediate connect() "
 				  "to a pathname socket, so the Docker socket, the session bus and agent sockets stay reachable");
-	if (r >= 0 && !p->network)
+	if (r >= 0 && !plan->opts->network)
 		r = dsh_strv_push(&d.notes, "network off: every socket but AF_UNIX is refused (seccomp) and TCP "
 					    "bind/connect are denied (Landlock ABI 4+); there is no loopback");
 	if (r >= 0)
@@ -223,9 +224,10 @@ static int ll_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 	return 0;
 }
 
-static int ll_probe(const struct dsh_policy *p, struct dsh_error **err)
+static int ll_probe(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err)
 {
-	return dsh_probe_backend_landlock(p->probe_timeout_ms, err);
+	(void)p;
+	return dsh_probe_backend_landlock(o->probe_timeout_ms, err);
 }
 
 static int add_glob_matches(const struct dsh_rule *rule, size_t max, struct dsh_walk_result *res,
@@ -244,6 +246,7 @@ void dsh_landlock_plan_free(struct dsh_landlock_plan *plan)
 		return;
 	dsh_landlock_spec_clear(&plan->spec);
 	dsh_seccomp_prog_clear(&plan->seccomp);
+	free(plan->rules);
 	free(plan);
 }
 
@@ -252,7 +255,8 @@ static void ll_free(void *plan)
 	dsh_landlock_plan_free(plan);
 }
 
-int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan **ret, struct dsh_error **err)
+int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_landlock_plan **ret,
+			    struct dsh_error **err)
 {
 	int abi = dsh_landlock_abi();
 	if (abi < 1)
@@ -261,19 +265,30 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan
 	struct dsh_landlock_plan *plan = calloc(1, sizeof(*plan));
 	if (!plan)
 		return dsh_err_sys(err, ENOMEM, "landlock plan");
+	plan->opts = o;
 	dsh_landlock_spec_init(&plan->spec, abi);
-	if (!p->network)
+	plan->rules = calloc(p->n_rules + 1, sizeof(*plan->rules));
+	if (!plan->rules) {
+		dsh_landlock_plan_free(plan);
+		return dsh_err_sys(err, ENOMEM, "landlock plan");
+	}
+	plan->n_rules = p->n_rules;
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_root *root;
+		plan->rules[i].expr = classify(p, &p->rules[i], &root);
+		plan->rules[i].root = root;
+	}
+	if (!o->network)
 		plan->spec.handled_net = dsh_landlock_net_handled(abi);
 
 	/* The rules said by the walk: -- outside the writable roots (and r- in danger-full-access);
 	   a -- glob there contributes each match the glob walker finds now (ns/walk.c, bounded). */
-	size_t n = 0, max = p->max_masks > 0 ? (size_t)p->max_masks : 65536;
+	size_t n = 0, max = o->max_masks > 0 ? (size_t)o->max_masks : 65536;
 	struct dsh_walk_result matches = { 0 };
 	struct dsh_landlock_target *t = NULL;
 	int r = 0;
 	for (size_t i = 0; r >= 0 && i < p->n_rules; i++) {
-		const struct dsh_root *root;
-		if (classify(p, &p->rules[i], &root) == EXPR_GLOB)
+		if (plan->rules[i].expr == EXPR_GLOB)
 			r = add_glob_matches(&p->rules[i], max, &matches, err);
 	}
 	if (r >= 0 && !(t = calloc(p->n_rules + matches.n + 1, sizeof(*t))))
@@ -285,8 +300,7 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan
 	for (size_t i = 0; t && i < matches.n; i++)
 		t[n++] = (struct dsh_landlock_target){ matches.m[i].path, 0, DSH_LANDLOCK_NO_RULE };
 	for (size_t i = 0; r >= 0 && i < p->n_rules; i++) {
-		const struct dsh_root *root;
-		switch (classify(p, &p->rules[i], &root)) {
+		switch ((enum expr)plan->rules[i].expr) {
 		case EXPR_SIBLINGS:
 		case EXPR_SIBLINGS_DIR:
 			t[n++] = (struct dsh_landlock_target){ p->rules[i].canonical, 0, p->rules[i].index };
@@ -310,36 +324,11 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan
 	free(t);
 	dsh_walk_result_clear(&matches);
 	/* Writable roots (in danger-full-access the walk did it), then the devices. */
-	for (size_t i = 0; r >= 0 && !danger(p) && i < p->n_roots; i++) {
-		const struct dsh_root *root = &p->roots[i];
-		if (root->dead_by || root->readonly_by)
-			continue;
-		/* The root as resolved now must be what the grant opens in the child: no symlink on the
-		   way, same dev/ino (a racer swapping it for a link to an r- directory gets 125). */
-		struct stat st;
-		if (fstatat(AT_FDCWD, root->path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno == ENOENT)
-				continue;
-			r = dsh_err_sys(err, errno, "writable root '%s'", root->path);
-			break;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			r = dsh_err(err, DSH_ERR_SYSTEM, ESTALE, "writable root '%s' became a symlink since the policy was loaded",
-				    root->path);
-			break;
-		}
-		r = dsh_landlock_spec_add_rule(&plan->spec, root->path, dsh_landlock_fs_rw(abi),
-					       root->rule ? root->rule->index : DSH_LANDLOCK_NO_RULE, err);
-		if (r >= 0) {
-			struct dsh_landlock_grant *g = &plan->spec.grants[plan->spec.n_grants - 1];
-			g->no_symlinks = g->check_id = true;
-			g->dev = st.st_dev;
-			g->ino = st.st_ino;
-		}
-	}
+	if (r >= 0 && !danger(p))
+		r = dsh_landlock_spec_add_roots(&plan->spec, p, err);
 	for (size_t i = 0; r >= 0 && dsh_landlock_devices[i]; i++)
 		r = dsh_landlock_spec_add(&plan->spec, dsh_landlock_devices[i], -1, dsh_landlock_fs_rw(abi), err);
-	struct dsh_seccomp_opts so = { .deny_inet = !p->network };
+	struct dsh_seccomp_opts so = { .deny_inet = !o->network };
 	if (r >= 0)
 		r = dsh_seccomp_compile(&so, &plan->seccomp, err);
 	if (r < 0) {
@@ -350,10 +339,11 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan
 	return 0;
 }
 
-static int ll_compile(const struct dsh_policy *p, void **ret_plan, struct dsh_error **err)
+static int ll_compile(const struct dsh_policy *p, const struct dsh_run_options *o, void **ret_plan,
+		      struct dsh_error **err)
 {
 	struct dsh_landlock_plan *plan;
-	int r = dsh_landlock_plan_build(p, &plan, err);
+	int r = dsh_landlock_plan_build(p, o, &plan, err);
 	if (r < 0)
 		return r;
 	*ret_plan = plan;
@@ -394,6 +384,7 @@ int dsh_landlock_confine(const struct dsh_policy *p, void *plan_, const struct d
 	struct dsh_landlock_plan *plan = plan_;
 	struct dsh_sandbox_spec spec = {
 		.policy = p,
+		.opts = plan->opts,
 		.req = req,
 		.uid = getuid(),
 		.gid = getgid(),

@@ -23,6 +23,7 @@
 /* The linux-ns backend (SPEC 3): user + mount + pid (+ net) namespaces and its own mount tree. */
 
 struct linux_ns_plan {
+	const struct dsh_run_options *opts;
 	struct dsh_mount_plan *mounts;
 	bool new_net;
 	bool landlock;                    /* the Landlock stage runs (not in danger-full-access) */
@@ -30,9 +31,9 @@ struct linux_ns_plan {
 	struct dsh_seccomp_prog seccomp;  /* compiled here, loaded as the last stage */
 };
 
-static bool new_net(const struct dsh_policy *p)
+static bool new_net(const struct dsh_policy *p, const struct dsh_run_options *o)
 {
-	return !p->network && p->mode != DSH_MODE_DANGER_FULL_ACCESS;
+	return !o->network && p->mode != DSH_MODE_DANGER_FULL_ACCESS;
 }
 
 /*
@@ -55,7 +56,7 @@ static int probe_fn(void *arg)
 	return 0;
 }
 
-static int ln_probe(const struct dsh_policy *p, struct dsh_error **err)
+static int ln_probe(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err)
 {
 	struct mount_attr a0 = { 0 };
 	if ((mount_setattr(-1, "", AT_EMPTY_PATH, &a0, sizeof(a0)) < 0 && errno == ENOSYS) ||
@@ -77,7 +78,8 @@ static int ln_probe(const struct dsh_policy *p, struct dsh_error **err)
 				  "user.max_user_namespaces, AppArmor's restrict_unprivileged_userns)");
 		return r;
 	}
-	long long timeout = p && p->probe_timeout_ms > 0 ? p->probe_timeout_ms : 5000;
+	(void)p;
+	long long timeout = o && o->probe_timeout_ms > 0 ? o->probe_timeout_ms : 5000;
 	struct pollfd pf = { pidfd, POLLIN, 0 };
 	int n;
 	do
@@ -109,17 +111,19 @@ static void plan_free(void *plan)
 	free(lp);
 }
 
-static int ln_compile(const struct dsh_policy *p, void **ret_plan, struct dsh_error **err)
+static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *o, void **ret_plan,
+		      struct dsh_error **err)
 {
 	struct linux_ns_plan *lp = calloc(1, sizeof(*lp));
 	if (!lp)
 		return dsh_err_sys(err, ENOMEM, "linux-ns plan");
-	int r = dsh_mount_plan_build(p, &lp->mounts, err);
+	lp->opts = o;
+	int r = dsh_mount_plan_build(p, o, &lp->mounts, err);
 	if (r < 0) {
 		free(lp);
 		return r;
 	}
-	lp->new_net = new_net(p);
+	lp->new_net = new_net(p, o);
 	/* Landlock is the second wall, best effort (the mount tree is the first): skipped when the
 	   kernel has none, and in danger-full-access, where everything is writable anyway. */
 	int abi = dsh_landlock_abi();
@@ -210,8 +214,8 @@ static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 	    dsh_strv_push(&ret->notes, "/tmp is a private tmpfs: host files under /tmp outside the writable roots "
 				       "are invisible, and writes there never reach the host") < 0)
 		goto oom;
-	if (p->protect_sockets) {
-		_cleanup_strv_ char **socks = dsh_socket_candidates(p);
+	if (lp->opts->protect_sockets) {
+		char *const *socks = dsh_policy_host_sockets(p);
 		for (size_t i = 0; socks && socks[i]; i++)
 			if (dsh_strv_pushf(&ret->notes, "host daemon socket masked when present: %s", socks[i]) < 0)
 				goto oom;
@@ -250,6 +254,7 @@ static int ln_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 	struct linux_ns_plan *lp = plan;
 	struct dsh_sandbox_spec spec = {
 		.policy = p,
+		.opts = lp->opts,
 		.mounts = lp->mounts,
 		.req = req,
 		.new_net = lp->new_net,

@@ -14,15 +14,18 @@
  * without r-/-- rules).  Honest about it: describe says every rule is not enforced.
  */
 
-static int none_probe(const struct dsh_policy *p, struct dsh_error **err)
+static int none_probe(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err)
 {
+	(void)o;
 	(void)p;
 	(void)err;
 	return 0;
 }
 
-static int none_compile(const struct dsh_policy *p, void **ret_plan, struct dsh_error **err)
+static int none_compile(const struct dsh_policy *p, const struct dsh_run_options *o, void **ret_plan,
+			struct dsh_error **err)
 {
+	(void)o;
 	(void)p;
 	(void)err;
 	*ret_plan = NULL;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/cleanup.h"
 #include "common/strbuf.h"
@@ -17,6 +18,7 @@
 #include "supervisor/runner_exec.h"
 
 struct runner_plan {
+	const struct dsh_run_options *opts;
 	char **prefix;   /* runnerCommand + profile arguments + "--"; NULL when exec'd directly */
 	bool direct;     /* danger-full-access without rules: no confinement of its own (SPEC 1.1) */
 };
@@ -29,7 +31,7 @@ static int push_all(char ***v, struct dsh_error **err, const char *const *args)
 	return 0;
 }
 
-int dsh_runner_profile_args(const struct dsh_policy *p, char ***ret, struct dsh_error **err)
+int dsh_runner_profile_args(const struct dsh_policy *p, bool network, char ***ret, struct dsh_error **err)
 {
 	static const char *const base[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
 					    "--proc", "/proc", "--die-with-parent", NULL };
@@ -37,7 +39,7 @@ int dsh_runner_profile_args(const struct dsh_policy *p, char ***ret, struct dsh_
 	int r = push_all(&v, err, base);
 	if (r < 0)
 		return r;
-	if (!p->network && (r = push_all(&v, err, (const char *const[]){ "--unshare-net", NULL })) < 0)
+	if (!network && (r = push_all(&v, err, (const char *const[]){ "--unshare-net", NULL })) < 0)
 		return r;
 	if (p->mode == DSH_MODE_WORKSPACE_WRITE &&
 	    (r = push_all(&v, err, (const char *const[]){ "--tmpfs", "/tmp", "--bind", p->workspace,
@@ -74,22 +76,51 @@ int dsh_runner_rule_args(const struct dsh_rule *r, char ***v)
 	return 1;
 }
 
+/* The rules the user wrote: the dialect cannot carry them (SPEC 1.5). */
+static size_t user_rules(const struct dsh_policy *p, const struct dsh_rule **ret_first)
+{
+	size_t n = 0;
+	*ret_first = NULL;
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].origin == DSH_ORIGIN_USER && n++ == 0)
+			*ret_first = &p->rules[i];
+	return n;
+}
+
 static bool runner_direct(const struct dsh_policy *p)
 {
 	return p->mode == DSH_MODE_DANGER_FULL_ACCESS && p->n_rules == 0;
 }
 
-static int rn_probe(const struct dsh_policy *p, struct dsh_error **err)
+/*
+ * The default-protected names (SPEC 1.6) are literal r- paths, which the dialect spells exactly
+ * (--ro-bind-try); those present now are added, so the runner keeps them read-only too.
+ */
+static int push_defaults(const struct dsh_policy *p, char ***v, struct dsh_error **err)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *r = &p->rules[i];
+		struct stat st;
+		if (r->origin == DSH_ORIGIN_USER || lstat(r->literal_dir, &st) < 0)
+			continue;
+		int k = dsh_runner_rule_args(r, v);
+		if (k < 0)
+			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int rn_probe(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err)
 {
 	if (runner_direct(p))
 		return 0;
-	if (!p->runner_command || !p->runner_command[0]) {
+	if (!o->runner_command || !o->runner_command[0]) {
 		int r = dsh_err(err, DSH_ERR_CONFIG, EINVAL, "backend 'runner' needs runnerCommand");
 		dsh_err_hint(err, "set runnerCommand (e.g. [bwrap]) and runnerFailureSignatures in the configuration");
 		return r;
 	}
 	_cleanup_free_ char *path = NULL;
-	return dsh_runner_find_program(p->runner_command[0], p->envp, &path, err);
+	return dsh_runner_find_program(o->runner_command[0], o->envp, &path, err);
 }
 
 static void rn_free(void *plan)
@@ -101,17 +132,21 @@ static void rn_free(void *plan)
 	free(rp);
 }
 
-static int rn_compile(const struct dsh_policy *p, void **ret_plan, struct dsh_error **err)
+static int rn_compile(const struct dsh_policy *p, const struct dsh_run_options *o, void **ret_plan,
+		      struct dsh_error **err)
 {
 	struct runner_plan *rp = calloc(1, sizeof(*rp));
 	if (!rp)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	rp->opts = o;
 	rp->direct = runner_direct(p);
 	if (!rp->direct) {
 		_cleanup_strv_ char **args = NULL;
-		int r = dsh_runner_profile_args(p, &args, err);
-		if (r >= 0 && p->runner_command)
-			r = push_all(&rp->prefix, err, (const char *const *)p->runner_command);
+		int r = dsh_runner_profile_args(p, o->network, &args, err);
+		if (r >= 0)
+			r = push_defaults(p, &args, err);
+		if (r >= 0 && o->runner_command)
+			r = push_all(&rp->prefix, err, (const char *const *)o->runner_command);
 		if (r >= 0)
 			r = push_all(&rp->prefix, err, (const char *const *)args);
 		if (r >= 0)
@@ -143,17 +178,10 @@ static void add_quoted(struct dsh_buf *b, const char *s)
 
 static int rn_render(const struct dsh_policy *p, const void *plan, char **ret, struct dsh_error **err)
 {
-	struct runner_plan *own = NULL;
 	const struct runner_plan *rp = plan;
-	int r;
-	if (!rp) {
-		void *tmp = NULL;
-		if ((r = rn_compile(p, &tmp, err)) < 0)
-			return r;
-		rp = own = tmp;
-	}
+	const struct dsh_run_options *o = rp->opts;
 	struct dsh_buf b = { 0 };
-	if (!rp->direct && (!p->runner_command || !p->runner_command[0]))
+	if (!rp->direct && (!o->runner_command || !o->runner_command[0]))
 		dsh_buf_add(&b, "# runnerCommand is empty: backend 'runner' cannot run; it would receive\n");
 	if (rp->direct) {
 		dsh_buf_add(&b, "# danger-full-access without rules: the command is run directly\nCMD...\n");
@@ -166,6 +194,8 @@ static int rn_render(const struct dsh_policy *p, const void *plan, char **ret, s
 		dsh_buf_add(&b, " CMD...\n");
 	}
 	for (size_t i = 0; i < p->n_rules; i++) {
+		if (p->rules[i].origin != DSH_ORIGIN_USER)
+			continue;
 		_cleanup_strv_ char **args = NULL;
 		int k = dsh_runner_rule_args(&p->rules[i], &args);
 		dsh_buf_addf(&b, "# rule \"%s\": ", p->rules[i].text);
@@ -182,7 +212,6 @@ static int rn_render(const struct dsh_policy *p, const void *plan, char **ret, s
 		}
 		dsh_buf_add(&b, "; refused: runnerCommand with access rules fails the run (exit 125)\n");
 	}
-	rn_free(own);
 	*ret = dsh_buf_steal(&b);
 	return *ret ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 }
@@ -190,10 +219,11 @@ static int rn_render(const struct dsh_policy *p, const void *plan, char **ret, s
 static int rn_describe(const struct dsh_policy *p, const void *plan, struct dsh_description *d,
 		       struct dsh_error **err)
 {
-	(void)plan;
+	const struct runner_plan *rp = plan;
+	const struct dsh_rule *first;
 	memset(d, 0, sizeof(*d));
 	d->backend = "runner";
-	d->overall = p->n_rules ? DSH_ENFORCE_NONE : DSH_ENFORCE_FULL;
+	d->overall = user_rules(p, &first) ? DSH_ENFORCE_NONE : DSH_ENFORCE_FULL;
 	d->rules = calloc(p->n_rules ? p->n_rules : 1, sizeof(*d->rules));
 	if (!d->rules)
 		goto oom;
@@ -206,6 +236,16 @@ static int rn_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 		if (k < 0)
 			goto oom;
 		_cleanup_free_ char *spelled = NULL;
+		if (r->origin != DSH_ORIGIN_USER) {
+			/* A default-protected name: spelled exactly, when present (push_defaults). */
+			rep->level = DSH_ENFORCE_FULL;
+			if (asprintf(&rep->how, "--ro-bind-try %s %s (when present at start)", r->literal_dir,
+				     r->literal_dir) < 0) {
+				rep->how = NULL;
+				goto oom;
+			}
+			continue;
+		}
 		if (k > 0) {
 			struct dsh_buf b = { 0 };
 			for (size_t j = 0; args[j]; j++) {
@@ -253,7 +293,7 @@ static int rn_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 		    dsh_strv_pushf(&d->notes, "$TMPDIR (%s) is not writable under the runner (its official "
 					      "arguments bind only the workspace)", p->tmpdir) < 0)
 			goto oom;
-		if (p->protect_sockets &&
+		if (rp->opts->protect_sockets &&
 		    dsh_strv_push(&d->notes, "host daemon sockets are not masked under the runner "
 					     "(protectSockets needs linux-ns)") < 0)
 			goto oom;
@@ -271,12 +311,15 @@ static int rn_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 		      struct dsh_run_result *ret, struct dsh_error **err)
 {
 	struct runner_plan *rp = plan;
+	const struct dsh_run_options *o = rp->opts;
+	const struct dsh_rule *first;
+	size_t n_user = user_rules(p, &first);
 	int r;
-	if (p->n_rules > 0) {
+	if (n_user > 0) {
 		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL,
 			    "runnerCommand cannot be combined with access rules (%zu given, first \"%s\"): "
 			    "the runner's dialect cannot enforce them exactly",
-			    p->n_rules, p->rules[0].text);
+			    n_user, first->text);
 		dsh_err_hint(err, "remove runnerCommand to use the built-in sandbox, or remove the access rules");
 		return r;
 	}
@@ -285,11 +328,11 @@ static int rn_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 		return dsh_backend_none.confine(p, NULL, req, ret, err);
 	_cleanup_strv_ char **argv = NULL;
 	_cleanup_free_ char *path = NULL;
-	if ((r = rn_probe(p, err)) < 0)
+	if ((r = rn_probe(p, o, err)) < 0)
 		return r;
 	if ((r = push_all(&argv, err, (const char *const *)rp->prefix)) < 0)
 		return r;
-	if ((r = dsh_runner_find_program(p->runner_command[0], req->envp, &path, err)) < 0)
+	if ((r = dsh_runner_find_program(o->runner_command[0], req->envp, &path, err)) < 0)
 		return r;
 	if ((r = push_all(&argv, err, (const char *const *)req->argv)) < 0)
 		return r;
@@ -300,7 +343,7 @@ static int rn_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 		.cwd = p->cwd,
 		.preserve_fds = req->preserve_fds,
 		.n_preserve_fds = req->n_preserve_fds,
-		.signatures = p->runner_failure_signatures,
+		.signatures = o->runner_failure_signatures,
 		.stderr_fd = 2,
 	};
 	int matched = -1;
@@ -309,10 +352,10 @@ static int rn_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 	if (matched >= 0) {
 		r = dsh_err(err, DSH_ERR_SYSTEM, EPROTO,
 			    "runner '%s' failed: its stderr matched runnerFailureSignatures entry \"%s\" (%s %d)",
-			    p->runner_command[0], p->runner_failure_signatures[matched],
+			    o->runner_command[0], o->runner_failure_signatures[matched],
 			    ret->signal ? "signal" : "exit", ret->signal ? ret->signal : ret->exit_code);
 		dsh_err_hint(err, "the runner refused to run the command; try it alone: %s --ro-bind / / true",
-			     p->runner_command[0]);
+			     o->runner_command[0]);
 		return r;
 	}
 	return 0;

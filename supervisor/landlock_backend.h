@@ -7,12 +7,22 @@
 #include "supervisor/seccomp.h"
 
 /* The landlock backend's plan: everything heavy is done before fork. */
-struct dsh_landlock_plan {
-	struct dsh_landlock_spec spec;
-	struct dsh_seccomp_prog seccomp;
+/* How the plan expresses each policy rule, decided once at compile; describe() only reads it. */
+struct dsh_landlock_rule_plan {
+	int expr;                    /* enum expr of backend_landlock.c */
+	const struct dsh_root *root; /* the writable root that swallows the rule, or NULL */
 };
 
-int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan **ret, struct dsh_error **err);
+struct dsh_landlock_plan {
+	const struct dsh_run_options *opts;
+	struct dsh_landlock_spec spec;
+	struct dsh_seccomp_prog seccomp;
+	struct dsh_landlock_rule_plan *rules; /* one per policy rule */
+	size_t n_rules;
+};
+
+int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_landlock_plan **ret,
+			    struct dsh_error **err);
 void dsh_landlock_plan_free(struct dsh_landlock_plan *plan);
 int dsh_landlock_confine(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
 			 struct dsh_run_result *ret, struct dsh_error **err);

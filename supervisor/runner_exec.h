@@ -15,7 +15,7 @@
 #include "policy/policy.h"
 
 /* The official bubblewrap-dialect arguments for the policy's mode (no rules): NULL-terminated. */
-int dsh_runner_profile_args(const struct dsh_policy *p, char ***ret, struct dsh_error **err);
+int dsh_runner_profile_args(const struct dsh_policy *p, bool network, char ***ret, struct dsh_error **err);
 
 /*
  * What the dialect would say for one rule (SPEC 4: rw -> --bind-try, r- -> --ro-bind-try, -- ->

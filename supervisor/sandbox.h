@@ -30,6 +30,7 @@
 
 struct dsh_sandbox_spec {
 	const struct dsh_policy *policy;
+	const struct dsh_run_options *opts;
 	const struct dsh_mount_plan *mounts;
 	const struct dsh_run_request *req;
 	bool new_net;           /* own network namespace, loopback only */

@@ -17,17 +17,18 @@ bool dsh_policy_has_deny_rules(const struct dsh_policy *p)
 	return false;
 }
 
-int dsh_backend_select(const struct dsh_policy *p, const struct dsh_backend **ret, struct dsh_error **err)
+int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options *o,
+		       const struct dsh_backend **ret, struct dsh_error **err)
 {
 	bool danger = p->mode == DSH_MODE_DANGER_FULL_ACCESS;
-	if (p->backend != DSH_BACKEND_AUTO) {
-		const struct dsh_backend *b = dsh_backend_get(p->backend);
+	if (o->backend != DSH_BACKEND_AUTO) {
+		const struct dsh_backend *b = dsh_backend_get(o->backend);
 		if (!b)
 			return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend '%s' is not built into this dshbox",
-				       dsh_backend_id_to_string(p->backend));
+				       dsh_backend_id_to_string(o->backend));
 		/* linux-ns reports its own clone failure with a hint; the others say up front. */
 		if (b->id != DSH_BACKEND_LINUX_NS && b->probe) {
-			int r = b->probe(p, err);
+			int r = b->probe(p, o, err);
 			if (r < 0)
 				return r;
 		}
@@ -47,7 +48,7 @@ int dsh_backend_select(const struct dsh_policy *p, const struct dsh_backend **re
 		if (!b || !b->probe || !b->confine)
 			continue;
 		struct dsh_error *e = NULL;
-		if (b->probe(p, &e) == 0) {
+		if (b->probe(p, o, &e) == 0) {
 			*ret = b;
 			return 0;
 		}
@@ -75,8 +76,8 @@ static json_t *strv_json(char *const *v)
 	return a;
 }
 
-int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_description *d, char **ret,
-			struct dsh_error **err)
+int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_run_options *ro,
+			const struct dsh_description *d, char **ret, struct dsh_error **err)
 {
 	json_t *o = json_object();
 	if (!o)
@@ -85,7 +86,7 @@ int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_description
 	json_object_set_new(o, "backend", json_string(d->backend));
 	json_object_set_new(o, "enforcement", json_string(dsh_enforcement_to_string(overall)));
 	json_object_set_new(o, "mode", json_string(dsh_mode_to_string(p->mode)));
-	json_object_set_new(o, "network", json_boolean(p->network || p->mode == DSH_MODE_DANGER_FULL_ACCESS));
+	json_object_set_new(o, "network", json_boolean(ro->network || p->mode == DSH_MODE_DANGER_FULL_ACCESS));
 	json_t *rules = json_array();
 	for (size_t i = 0; i < p->n_rules && i < d->n_rules; i++) {
 		const struct dsh_rule *r = &p->rules[i];

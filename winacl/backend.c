@@ -18,8 +18,9 @@
 
 extern const struct dsh_backend dsh_backend_winacl;
 
-static int wa_probe(const struct dsh_policy *p, struct dsh_error **err)
+static int wa_probe(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err)
 {
+	(void)o;
 	(void)p;
 	int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP,
 			"backend 'winacl' runs only on Windows (dshbox-winrun.exe, built by 'make windows')");
@@ -85,8 +86,10 @@ oom:
 	return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 }
 
-static int wa_compile(const struct dsh_policy *p, void **ret_plan, struct dsh_error **err)
+static int wa_compile(const struct dsh_policy *p, const struct dsh_run_options *o, void **ret_plan,
+		      struct dsh_error **err)
 {
+	(void)o;
 	struct wa_input w;
 	int r = wa_input_from_policy(p, &w, err);
 	if (r < 0)
@@ -119,7 +122,7 @@ static int wa_render(const struct dsh_policy *p, const void *plan, char **ret, s
 	void *own = NULL;
 	int r;
 	if (!plan) {
-		if ((r = wa_compile(p, &own, err)) < 0)
+		if ((r = wa_compile(p, NULL, &own, err)) < 0)
 			return r;
 		plan = own;
 	}
@@ -153,7 +156,7 @@ static int wa_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 	int r;
 	memset(d, 0, sizeof(*d));
 	if (!plan) {
-		if ((r = wa_compile(p, &own, err)) < 0)
+		if ((r = wa_compile(p, NULL, &own, err)) < 0)
 			return r;
 		plan = own;
 	}
@@ -216,7 +219,7 @@ static int wa_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 	(void)plan;
 	(void)req;
 	(void)ret;
-	return wa_probe(p, err);
+	return wa_probe(p, NULL, err);
 }
 
 const struct dsh_backend dsh_backend_winacl = {

@@ -56,10 +56,11 @@ struct dsh_backend {
 	const char *name;
 	enum dsh_backend_id id;
 	/* 0 when this backend can enforce on this machine; else -errno and err says why (with a hint).
-	   Bounded by the policy's probe_timeout_ms. */
-	int (*probe)(const struct dsh_policy *p, struct dsh_error **err);
-	/* Build the plan (pure where the backend allows it). */
-	int (*compile)(const struct dsh_policy *p, void **ret_plan, struct dsh_error **err);
+	   Bounded by o->probe_timeout_ms. */
+	int (*probe)(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err);
+	/* Build the plan (pure where the backend allows it).  The plan keeps a pointer to o. */
+	int (*compile)(const struct dsh_policy *p, const struct dsh_run_options *o, void **ret_plan,
+		       struct dsh_error **err);
 	/* What this backend enforces of each rule; plan may be NULL (explain without compiling). */
 	int (*describe)(const struct dsh_policy *p, const void *plan, struct dsh_description *ret,
 			struct dsh_error **err);
@@ -76,5 +77,18 @@ struct dsh_backend {
 const struct dsh_backend *dsh_backend_get(enum dsh_backend_id id);
 /* All compiled-in backends (NULL-terminated), for explain's table. */
 const struct dsh_backend *const *dsh_backend_list(void);
+
+/*
+ * Choose the backend for a run (SPEC 4).  An explicit backend is used as asked.  auto: danger-full-
+ * access without r-/-- rules runs with none (argv verbatim); otherwise linux-ns, then landlock, each
+ * probe bounded by o->probe_timeout_ms; when neither can enforce, fail closed (-ENOTSUP, with a
+ * hint), except in danger-full-access, which falls back to none (describe says what is not enforced).
+ */
+int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options *o,
+		       const struct dsh_backend **ret, struct dsh_error **err);
+
+/* The --report JSON object (SPEC 2) for a chosen backend and its description. */
+int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_run_options *o,
+			const struct dsh_description *d, char **ret, struct dsh_error **err);
 
 #endif

@@ -8,7 +8,7 @@
  *   struct dsh_config c;  dsh_config_init(&c);
  *   dsh_config_load_file(&c, "dshbox.yml", &err);        (optional)
  *   dsh_policy_new(&c, environ, cwd, &policy, &err);
- *   dsh_policy_verdict(policy, DSH_OP_WRITE, "/canonical/path", &v);
+ *   dsh_policy_decide(policy, DSH_OP_WRITE, "/canonical/path", NULL, &v);
  *
  * The library never prints, never exits and never reads the process environment: the caller passes
  * the environment vector and the current directory in.
@@ -60,11 +60,14 @@ struct dsh_config {
 	char *workspace;          /* NULL: the current directory */
 	char *cwd;                /* NULL: the current directory */
 	char **access;            /* rule texts; one entry may hold several lines */
+	bool protect_defaults;    /* the default-protected names of SPEC 1.6 */
+	char **sources;           /* the configuration and access files loaded (SPEC 1.6), as given */
+	long long diff_basis_max_bytes;   /* the file fence: largest old file an overwrite diffs */
+	/* Run options (struct dsh_run_options), read by dsh_run_options_init(). */
 	bool network;             /* false: own network namespace, loopback only */
 	char **runner_command;
 	char **runner_failure_signatures;
 	long long probe_timeout_ms;
-	long long diff_basis_max_bytes;
 	long long max_masks;
 	bool protect_sockets;
 	enum dsh_backend_id backend;
@@ -79,12 +82,33 @@ int dsh_config_load_string(struct dsh_config *c, const char *yaml, size_t len, c
 /* Append the rules of a rules file (one per line, '#' comments and blank lines ignored). */
 int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct dsh_error **err);
 
+/*
+ * How a command is run, apart from what it may access: the backend, the runner, limits, the
+ * network and the command's environment.  Passed to a backend's probe, compile and confine.
+ */
+struct dsh_run_options {
+	enum dsh_backend_id backend;
+	bool network;
+	char **runner_command;            /* NULL-terminated, or NULL */
+	char **runner_failure_signatures; /* NULL-terminated, or NULL */
+	long long probe_timeout_ms;       /* positive bound for each backend probe */
+	long long max_masks;              /* most masks a run may create from glob matches */
+	bool protect_sockets;
+	char **envp;                      /* the environment the options were read with (a copy) */
+};
+
+/* Validate c's run options and copy them, with envp, into o.  Errors name the key. */
+int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, char *const *envp,
+			 struct dsh_error **err);
+void dsh_run_options_clear(struct dsh_run_options *o);
+
 struct dsh_policy;
 
 /*
  * Compile a configuration into a policy: expand, resolve, validate every rule (any invalid rule fails
- * the whole load), compute the writable roots and the load-time warnings.  envp is the environment
- * that {{ env.NAME }} and TMPDIR are read from; cwd the caller's current directory (absolute).
+ * the whole load), add the default-protected names, compute the writable roots and the load-time
+ * warnings.  envp is the environment that {{ env.NAME }} and TMPDIR are read from; cwd the caller's
+ * current directory (absolute).
  */
 int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cwd,
 		   struct dsh_policy **ret, struct dsh_error **err);
@@ -92,37 +116,99 @@ void dsh_policy_free(struct dsh_policy *p);
 /* Load-time warnings (NULL-terminated, owned by the policy), one line each without a prefix. */
 char *const *dsh_policy_warnings(const struct dsh_policy *p);
 
+enum dsh_mode dsh_policy_mode(const struct dsh_policy *p);
+const char *dsh_policy_workspace(const struct dsh_policy *p); /* canonical */
+const char *dsh_policy_cwd(const struct dsh_policy *p);       /* canonical */
+const char *dsh_policy_tmpdir(const struct dsh_policy *p);    /* canonical $TMPDIR, or NULL */
+
+/* ---- rules ---- */
+
 struct dsh_rule;
+
+/* Where a rule came from. */
+enum dsh_rule_origin {
+	DSH_ORIGIN_USER,    /* --access, the configuration, an access file */
+	DSH_ORIGIN_DEFAULT, /* a default-protected name of a writable root (SPEC 1.6) */
+	DSH_ORIGIN_SELF,    /* the configuration or access file in use (SPEC 1.6) */
+};
+const char *dsh_rule_origin_to_string(enum dsh_rule_origin o);
+
+size_t dsh_policy_rule_count(const struct dsh_policy *p);
+const struct dsh_rule *dsh_policy_rule(const struct dsh_policy *p, size_t i);
+enum dsh_rule_kind dsh_rule_kind(const struct dsh_rule *r);
+enum dsh_rule_origin dsh_rule_origin(const struct dsh_rule *r);
+unsigned dsh_rule_index(const struct dsh_rule *r);
+const char *dsh_rule_text(const struct dsh_rule *r);      /* as written: "-- {{ env.HOME }}/.ssh" */
+const char *dsh_rule_canonical(const struct dsh_rule *r); /* absolute, canonical pattern or path */
+const char *dsh_rule_resolved(const struct dsh_rule *r);  /* absolute, lexical: the spelling */
+bool dsh_rule_is_glob(const struct dsh_rule *r);
+/* The anchored POSIX ERE of spelling i (0: canonical, 1: as written when it differs), or NULL. */
+const char *dsh_rule_regex(const struct dsh_rule *r, size_t i);
+/* The canonical directory where a glob's first wildcard component starts (the path of a literal). */
+const char *dsh_rule_literal_prefix(const struct dsh_rule *r);
+
+/* ---- writable roots ---- */
+
 struct dsh_root;
+
+/* The writable roots in the mode's sense: canonical, de-duplicated, sorted parents first. */
+size_t dsh_policy_root_count(const struct dsh_policy *p);
+const struct dsh_root *dsh_policy_root(const struct dsh_policy *p, size_t i);
+const char *dsh_root_path(const struct dsh_root *r);
+const char *dsh_root_origin_name(const struct dsh_root *r); /* "workspace", "/tmp", "rw rule" ... */
+const struct dsh_rule *dsh_root_rule(const struct dsh_root *r);        /* the rw rule, or NULL */
+const struct dsh_rule *dsh_root_dead_by(const struct dsh_root *r);     /* a -- rule covering it */
+const struct dsh_rule *dsh_root_readonly_by(const struct dsh_root *r); /* an r- rule covering it */
+
+/* ---- decisions: the only place a rule is interpreted ---- */
 
 struct dsh_verdict {
 	bool allow;
 	const struct dsh_rule *rule; /* the rule that decided, or NULL */
 	const struct dsh_root *root; /* the writable root that allowed a write, or NULL */
 	const char *reason;          /* static text: "rule", "mode read-only", "writable root", ... */
+	bool by_spelling;            /* a deny-type rule covering the path as spelled decided */
 };
 
 /*
- * The verdict for an operation on a canonical absolute path (symlinks already resolved by the
- * caller: the file fence does it through the kernel, dsh_path_resolve() does it by name).
+ * The verdict for an operation on a canonical absolute path (symlinks resolved: the file fence
+ * does it through the kernel, dsh_policy_resolve() by name).  spelled, when not NULL, is the same
+ * path as the caller spelled it (absolute, lexically normalised, symlinks unresolved): a deny-type
+ * rule covering the spelling denies too — the sandbox masks a `--` directory, so nothing may reach
+ * through it by name either.  Allow-type decisions never look at the spelling (that would let a
+ * symlink out).
  */
+int dsh_policy_decide(const struct dsh_policy *p, enum dsh_op op, const char *canonical,
+		      const char *spelled, struct dsh_verdict *ret);
+/* dsh_policy_decide() without a spelling. */
 int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *path,
 		       struct dsh_verdict *ret);
-/*
- * The verdict for a path the caller spelled one way (lexically normalised, symlinks unresolved)
- * that resolves to canonical: decided on the canonical path, and a deny-type rule covering the
- * spelling denies too — the sandbox masks a `--` directory, so nothing may reach through it by
- * name either.  Allow-type decisions never look at the spelling (that would let a symlink out).
- */
-int dsh_policy_verdict_spelled(const struct dsh_policy *p, enum dsh_op op, const char *canonical,
-			       const char *spelled, struct dsh_verdict *ret);
 /* One line naming what decided: `rule "-- *.pem"`, `mode read-only`, `writable root /ws`. */
 char *dsh_verdict_explain(const struct dsh_verdict *v);
 
+/* Whether rule r (a glob or a literal, any spelling) covers path: for planners that expand rules. */
+bool dsh_policy_rule_covers(const struct dsh_rule *r, const char *path);
+
+/*
+ * Resolve a path given by the user for a decision: relative to the policy's cwd, '.' and '..'
+ * removed lexically (ret_spelled), and the longest existing prefix canonicalised, the missing rest
+ * appended (ret_canonical).  Either output may be NULL.
+ */
+int dsh_policy_resolve(const struct dsh_policy *p, const char *path, char **ret_canonical,
+		       char **ret_spelled, struct dsh_error **err);
 /*
  * Resolve a path for a verdict: relative to base, '.' and '..' removed lexically, the longest
  * existing prefix canonicalised (symlinks resolved), the missing rest appended.
  */
 int dsh_path_resolve(const char *base, const char *path, char **ret, struct dsh_error **err);
+/* Lexical normalisation (pure): absolute against base, '//' '.' '..' resolved.  NULL on bad input. */
+char *dsh_path_normalize(const char *base, const char *path);
+
+/*
+ * Host sockets (SPEC 3.11): the candidate paths of daemon sockets a sandboxed command must not
+ * reach, from the environment the policy was loaded with and well-known system paths.
+ * NULL-terminated, owned by the policy.
+ */
+char *const *dsh_policy_host_sockets(const struct dsh_policy *p);
 
 #endif

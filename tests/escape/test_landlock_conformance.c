@@ -71,12 +71,15 @@ static void mkdirs(const char *path, bool last)
 }
 
 /* Whether describe() claims every rule of the policy (reads and writes alike). */
-static bool claimed(const struct dsh_policy *p)
+static bool claimed(const struct dsh_policy *p, const struct dsh_run_options *o)
 {
 	const struct dsh_backend *b = dsh_backend_get(DSH_BACKEND_LANDLOCK);
 	struct dsh_description d = { 0 };
 	struct dsh_error *err = NULL;
-	cr_assert_eq(b->describe(p, NULL, &d, &err), 0);
+	void *plan = NULL;
+	cr_assert_eq(b->compile(p, o, &plan, &err), 0, "%s", err ? err->msg : "");
+	cr_assert_eq(b->describe(p, plan, &d, &err), 0);
+	b->free(plan);
 	bool ok = true;
 	for (size_t i = 0; i < d.n_rules; i++) {
 		switch (d.rules[i].level) {
@@ -137,10 +140,14 @@ Test(landlock_conformance, every_claimed_verdict_holds, .timeout = 300)
 		cr_assert_eq(dsh_mode_from_string(c->fields[0], &cfg.mode), 0);
 		cfg.workspace = strdup(ws);
 		cfg.access = dsh_strv_copy(rules);
+		cfg.protect_defaults = !v.protect_defaults_off;
 		struct dsh_policy *p = NULL;
 		struct dsh_error *err = NULL;
 		cr_assert_eq(dsh_policy_new(&cfg, env, ws, &p, &err), 0, "verdicts.tsv:%d", c->line);
-		bool claim = claimed(p);
+		struct dsh_run_options ro;
+		cr_assert_eq(dsh_run_options_init(&ro, &cfg, env, &err), 0);
+		bool claim = claimed(p, &ro);
+		dsh_run_options_clear(&ro);
 		dsh_policy_free(p);
 		dsh_config_clear(&cfg);
 		if (!claim) {
@@ -159,6 +166,10 @@ Test(landlock_conformance, every_claimed_verdict_holds, .timeout = 300)
 		argv[n++] = c->fields[0];
 		argv[n++] = "--workspace";
 		argv[n++] = ws;
+		if (dsh_vectors_config(&v)) {
+			argv[n++] = "--config";
+			argv[n++] = (char *)dsh_vectors_config(&v);
+		}
 		argv[n++] = "--cwd";
 		argv[n++] = ws;
 		for (size_t k = 0; rules && rules[k] && n < 56; k++) {

@@ -253,6 +253,10 @@ Test(cli_policy, check_runs_the_verdict_vectors)
 		dsh_strv_push(&argv, c->fields[0]);
 		dsh_strv_push(&argv, "--workspace");
 		dsh_strv_push(&argv, v.workspace);
+		if (dsh_vectors_config(&v)) {
+			dsh_strv_push(&argv, "--config");
+			dsh_strv_push(&argv, dsh_vectors_config(&v));
+		}
 		if (strcmp(c->fields[1], "-") != 0) {
 			char *rules = strdup(c->fields[1]), *save = NULL;
 			for (char *rl = strtok_r(rules, ";", &save); rl; rl = strtok_r(NULL, ";", &save)) {

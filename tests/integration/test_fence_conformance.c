@@ -105,6 +105,9 @@ static const char *env_value(char **env, const char *name)
 	return NULL;
 }
 
+/* The vectors' own settings (protectDefaults) as a configuration file, or NULL. */
+static const char *vectors_config;
+
 /* argv: dshbox SUB... POLICY-OPTIONS... */
 static char **policy_argv(const char *const *head, const char *mode, const char *ws, char **rules,
 			  const char *const *tail)
@@ -117,6 +120,10 @@ static char **policy_argv(const char *const *head, const char *mode, const char 
 	dsh_strv_push(&argv, mode);
 	dsh_strv_push(&argv, "--workspace");
 	dsh_strv_push(&argv, ws);
+	if (vectors_config) {
+		dsh_strv_push(&argv, "--config");
+		dsh_strv_push(&argv, vectors_config);
+	}
 	for (size_t i = 0; rules[i]; i++) {
 		dsh_strv_push(&argv, "--access");
 		dsh_strv_push(&argv, rules[i]);
@@ -130,6 +137,7 @@ Test(fence_conformance, verdicts_through_fs_read_and_write, .timeout = 120)
 {
 	struct dsh_vectors v;
 	dsh_vectors_load("verdicts.tsv", &v);
+	vectors_config = dsh_vectors_config(&v);
 	cr_assert_not_null(v.workspace);
 	size_t ran = 0, ran_read = 0, ran_write = 0;
 	for (size_t i = 0; i < v.n_cases; i++) {
@@ -169,6 +177,7 @@ Test(fence_conformance, verdicts_through_fs_read_and_write, .timeout = 120)
 		struct dsh_config cfg;
 		dsh_config_init(&cfg);
 		cfg.workspace = strdup(ws);
+		cfg.protect_defaults = !v.protect_defaults_off;
 		cr_assert_eq(dsh_mode_from_string(mode, &cfg.mode), 0);
 		for (size_t k = 0; rules[k]; k++)
 			dsh_strv_push(&cfg.access, rules[k]);

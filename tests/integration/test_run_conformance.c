@@ -125,6 +125,7 @@ Test(run_conformance, verdicts_process_side_agrees, .timeout = 300)
 		cr_assert_eq(dsh_mode_from_string(c->fields[0], &cfg.mode), 0);
 		cfg.workspace = strdup(ws);
 		cfg.access = dsh_strv_copy(rules);
+		cfg.protect_defaults = !v.protect_defaults_off;
 		struct dsh_policy *p = NULL;
 		struct dsh_error *err = NULL;
 		cr_assert_eq(dsh_policy_new(&cfg, env, ws, &p, &err), 0, "verdicts.tsv:%d: %s", c->line,
@@ -147,6 +148,10 @@ Test(run_conformance, verdicts_process_side_agrees, .timeout = 300)
 		argv[n++] = c->fields[0];
 		argv[n++] = "--workspace";
 		argv[n++] = ws;
+		if (dsh_vectors_config(&v)) {
+			argv[n++] = "--config";
+			argv[n++] = (char *)dsh_vectors_config(&v);
+		}
 		argv[n++] = "--cwd";
 		argv[n++] = ws;
 		for (size_t k = 0; rules && rules[k] && n < 56; k++) {

@@ -289,8 +289,11 @@ Test(run_tree, path_swapped_after_planning_aborts)
 	struct dsh_policy *p = NULL;
 	struct dsh_error *err = NULL;
 	cr_assert_eq(dsh_policy_new(&cfg, base_env, ws, &p, &err), 0);
+	struct dsh_run_options ro;
+	cr_assert_eq(dsh_run_options_init(&ro, &cfg, base_env, &err), 0);
 	struct dsh_mount_plan *plan = NULL;
-	cr_assert_eq(dsh_mount_plan_build(p, &plan, &err), 0);
+	cr_assert_eq(dsh_mount_plan_build(p, &ro, &plan, &err), 0);
+	dsh_run_options_clear(&ro);
 	/* The masked directory is replaced by a symlink to a directory elsewhere. */
 	_cleanup_free_ char *moved = path_in(root, "moved");
 	cr_assert_eq(rename(secret, moved), 0);
@@ -513,8 +516,11 @@ Test(run_tree, glob_walk_reads_only_what_the_pattern_needs)
 		struct dsh_policy *p = NULL;
 		struct dsh_error *err = NULL;
 		cr_assert_eq(dsh_policy_new(&cfg, base_env, ws, &p, &err), 0);
+		struct dsh_run_options ro;
+		cr_assert_eq(dsh_run_options_init(&ro, &cfg, base_env, &err), 0);
 		struct dsh_mount_plan *plan = NULL;
-		cr_assert_eq(dsh_mount_plan_build(p, &plan, &err), 0);
+		cr_assert_eq(dsh_mount_plan_build(p, &ro, &plan, &err), 0);
+		dsh_run_options_clear(&ro);
 		cr_expect_eq(plan->dirs_read, cases[i].dirs_read, "%s read %zu directories", cases[i].rule, plan->dirs_read);
 		cr_expect_eq(plan->glob_matches, cases[i].matches, "%s matched %zu", cases[i].rule, plan->glob_matches);
 		dsh_mount_plan_free(plan);

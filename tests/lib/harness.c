@@ -139,7 +139,7 @@ char *dsh_test_helper(const char *name)
 
 const char *dsh_test_conformance_dir(void)
 {
-	return DSH_TOP "/../shared/conformance";
+	return DSH_TOP "/tests/conformance";
 }
 
 char *dsh_test_mkdtemp(void)
@@ -229,6 +229,10 @@ void dsh_vectors_load(const char *name, struct dsh_vectors *v)
 				v->workspace = strdup(kv + 10);
 			else if (strncmp(kv, "tmpdir=", 7) == 0)
 				v->tmpdir = strdup(kv + 7);
+			else if (strcmp(kv, "protectDefaults=false") == 0)
+				v->protect_defaults_off = true;
+			else if (strcmp(kv, "protectDefaults=true") == 0)
+				v->protect_defaults_off = false;
 			else if (strncmp(kv, "env=", 4) == 0)
 				v->env = push(v->env, &n_env, strdup(kv + 4));
 			else
@@ -272,4 +276,20 @@ void dsh_vectors_clear(struct dsh_vectors *v)
 	free(v->workspace);
 	free(v->tmpdir);
 	memset(v, 0, sizeof(*v));
+}
+
+const char *dsh_vectors_config(const struct dsh_vectors *v)
+{
+	static char path[128];
+	if (!v->protect_defaults_off)
+		return NULL;
+	snprintf(path, sizeof(path), "/var/tmp/dshbox-vectors-%u.yml", (unsigned)getuid());
+	char tmp[160];
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	FILE *f = fopen(tmp, "w");
+	cr_assert_not_null(f, "%s: %s", tmp, strerror(errno));
+	fputs("protectDefaults: false\n", f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(rename(tmp, path), 0, "%s: %s", path, strerror(errno));
+	return path;
 }

@@ -57,6 +57,7 @@ struct dsh_vectors {
 	char *workspace;  /* #@ workspace= */
 	char *tmpdir;     /* #@ tmpdir= */
 	char **env;       /* #@ env=NAME=VALUE, in order */
+	bool protect_defaults_off; /* #@ protectDefaults=false */
 	struct dsh_vector {
 		int line;       /* 1-based line number in the file */
 		char **fields;  /* TAB-separated fields, NULL-terminated */
@@ -64,8 +65,11 @@ struct dsh_vectors {
 	} *cases;
 	size_t n_cases;
 };
-/* Load ../shared/conformance/NAME; aborts the test when the file is missing. */
+/* Load tests/conformance/NAME (the exact copy of the shared vectors); aborts when it is missing. */
 void dsh_vectors_load(const char *name, struct dsh_vectors *v);
 void dsh_vectors_clear(struct dsh_vectors *v);
+/* A configuration file saying what the file's headers say beyond the CLI flags (protectDefaults),
+   or NULL when the defaults hold. */
+const char *dsh_vectors_config(const struct dsh_vectors *v);
 
 #endif

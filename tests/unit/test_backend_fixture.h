@@ -37,16 +37,21 @@ static inline char *fx_glob_escape(const char *s)
 	return d;
 }
 
+/* The run options that go with the fixture's policy (one test process per test). */
+static struct dsh_run_options fx_ro;
+
 static inline void fx_init(struct dsh_policy *p, enum dsh_mode mode, const char *workspace)
 {
 	memset(p, 0, sizeof(*p));
 	p->mode = mode;
 	p->workspace = fx_strdup(workspace);
 	p->cwd = fx_strdup(workspace);
-	p->network = true;
-	p->protect_sockets = true;
-	p->probe_timeout_ms = 5000;
-	p->max_masks = 65536;
+	p->diff_basis_max_bytes = 10485760;
+	memset(&fx_ro, 0, sizeof(fx_ro));
+	fx_ro.network = true;
+	fx_ro.protect_sockets = true;
+	fx_ro.probe_timeout_ms = 5000;
+	fx_ro.max_masks = 65536;
 }
 
 static inline void fx_root(struct dsh_policy *p, const char *path, enum dsh_root_origin origin)
@@ -143,12 +148,13 @@ static inline void fx_clear(struct dsh_policy *p)
 	free(p->workspace);
 	free(p->cwd);
 	free(p->tmpdir);
-	for (char **v = p->runner_command; v && *v; v++)
+	for (char **v = fx_ro.runner_command; v && *v; v++)
 		free(*v);
-	free(p->runner_command);
-	for (char **v = p->runner_failure_signatures; v && *v; v++)
+	free(fx_ro.runner_command);
+	for (char **v = fx_ro.runner_failure_signatures; v && *v; v++)
 		free(*v);
-	free(p->runner_failure_signatures);
+	free(fx_ro.runner_failure_signatures);
+	memset(&fx_ro, 0, sizeof(fx_ro));
 	memset(p, 0, sizeof(*p));
 }
 

@@ -78,7 +78,10 @@ Test(conformance, rules)
 				     c->line);
 			cr_expect_eq(r, 0, "rules.tsv:%d: '%s' rejected: %s", c->line, c->fields[0], err ? err->msg : "");
 			if (r == 0) {
-				cr_expect_eq(p->n_rules, 1);
+				size_t user = 0;
+				for (size_t k = 0; k < p->n_rules; k++)
+					user += p->rules[k].origin == DSH_ORIGIN_USER;
+				cr_expect_eq(user, 1);
 				cr_expect_str_eq(dsh_rule_kind_to_string(p->rules[0].kind), kind, "rules.tsv:%d", c->line);
 				cr_expect_str_eq(p->rules[0].resolved, canon, "rules.tsv:%d", c->line);
 			}
@@ -132,23 +135,24 @@ Test(conformance, globs)
 	dsh_vectors_clear(&v);
 }
 
-Test(conformance, verdicts)
+static void run_verdicts(const char *name)
 {
 	struct dsh_vectors v;
-	dsh_vectors_load("verdicts.tsv", &v);
+	dsh_vectors_load(name, &v);
 	_cleanup_strv_ char **env = vector_env(&v);
 	size_t ran = 0;
 	for (size_t i = 0; i < v.n_cases; i++) {
 		struct dsh_vector *c = &v.cases[i];
-		cr_assert_eq(c->n_fields, 5, "verdicts.tsv:%d: expected 5 fields", c->line);
+		cr_assert_eq(c->n_fields, 5, "%s:%d: expected 5 fields", name, c->line);
 		struct dsh_config cfg;
 		dsh_config_init(&cfg);
 		cfg.workspace = strdup(v.workspace);
-		cr_assert_eq(dsh_mode_from_string(c->fields[0], &cfg.mode), 0, "verdicts.tsv:%d: mode", c->line);
+		cfg.protect_defaults = !v.protect_defaults_off;
+		cr_assert_eq(dsh_mode_from_string(c->fields[0], &cfg.mode), 0, "%s:%d: mode", name, c->line);
 		split_rules(c->fields[1], &cfg.access);
 		struct dsh_policy *p = NULL;
 		_cleanup_error_ struct dsh_error *err = NULL;
-		cr_assert_eq(dsh_policy_new(&cfg, env, "/", &p, &err), 0, "verdicts.tsv:%d: %s", c->line,
+		cr_assert_eq(dsh_policy_new(&cfg, env, "/", &p, &err), 0, "%s:%d: %s", name, c->line,
 			     err ? err->msg : "");
 		_cleanup_free_ char *path = NULL;
 		cr_assert_eq(dsh_path_resolve("/", c->fields[3], &path, NULL), 0);
@@ -157,14 +161,25 @@ Test(conformance, verdicts)
 		cr_assert_eq(dsh_policy_verdict(p, op, path, &vd), 0);
 		bool want = strcmp(c->fields[4], "allow") == 0;
 		_cleanup_free_ char *why = dsh_verdict_explain(&vd);
-		cr_expect_eq(vd.allow, want, "verdicts.tsv:%d: %s %s %s under '%s': got %s (%s)", c->line,
+		cr_expect_eq(vd.allow, want, "%s:%d: %s %s %s under '%s': got %s (%s)", name, c->line,
 			     c->fields[0], c->fields[2], c->fields[3], c->fields[1], vd.allow ? "allow" : "deny", why);
 		dsh_policy_free(p);
 		dsh_config_clear(&cfg);
 		ran++;
 	}
-	fprintf(stderr, "conformance: verdicts.tsv: %zu vector lines ran\n", ran);
+	fprintf(stderr, "conformance: %s: %zu vector lines ran\n", name, ran);
 	cr_expect_gt(ran, 0);
 	cr_expect_eq(ran, v.n_cases);
 	dsh_vectors_clear(&v);
+}
+
+Test(conformance, verdicts)
+{
+	run_verdicts("verdicts.tsv");
+}
+
+/* The default-protected names of SPEC 1.6 (protectDefaults at its default). */
+Test(conformance, defaults)
+{
+	run_verdicts("defaults.tsv");
 }

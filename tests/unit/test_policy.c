@@ -148,6 +148,7 @@ Test(policy, config_access_as_list_or_block_are_the_same)
 		struct dsh_config c;
 		dsh_config_init(&c);
 		c.workspace = strdup("/ws");
+		c.protect_defaults = false; /* the rules written, nothing added */
 		_cleanup_error_ struct dsh_error *err = NULL;
 		cr_assert_eq(dsh_config_load_string(&c, docs[i], strlen(docs[i]), "test.yml", &err), 0, "%s",
 			     err ? err->msg : "");

@@ -42,7 +42,7 @@ Test(runner, official_args_read_only)
 	fx_init(&p, DSH_MODE_READ_ONLY, "/ws");
 	char **args = NULL;
 	struct dsh_error *e = NULL;
-	cr_assert_eq(dsh_runner_profile_args(&p, &args, &e), 0);
+	cr_assert_eq(dsh_runner_profile_args(&p, fx_ro.network, &args, &e), 0);
 	expect_argv(args, (const char *const[]){ "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc",
 						 "/proc", "--die-with-parent", NULL });
 	dsh_strv_free(args);
@@ -53,10 +53,10 @@ Test(runner, official_args_workspace_write_network_off)
 {
 	struct dsh_policy p;
 	fx_init(&p, DSH_MODE_WORKSPACE_WRITE, "/w s");
-	p.network = false;
+	fx_ro.network = false;
 	char **args = NULL;
 	struct dsh_error *e = NULL;
-	cr_assert_eq(dsh_runner_profile_args(&p, &args, &e), 0);
+	cr_assert_eq(dsh_runner_profile_args(&p, fx_ro.network, &args, &e), 0);
 	expect_argv(args, (const char *const[]){ "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc",
 						 "/proc", "--die-with-parent", "--unshare-net", "--tmpfs", "/tmp",
 						 "--bind", "/w s", "/w s", NULL });
@@ -85,7 +85,10 @@ Test(runner, rule_dialect)
 	const struct dsh_backend *b = &dsh_backend_runner;
 	struct dsh_description d;
 	struct dsh_error *e = NULL;
-	cr_assert_eq(b->describe(&p, NULL, &d, &e), 0);
+	void *plan = NULL;
+	cr_assert_eq(b->compile(&p, &fx_ro, &plan, &e), 0);
+	cr_assert_eq(b->describe(&p, plan, &d, &e), 0);
+	b->free(plan);
 	cr_expect_eq(d.n_rules, 4);
 	cr_expect_eq(d.overall, DSH_ENFORCE_NONE);
 	cr_assert_eq(dsh_strv_len(d.warnings), 4);
@@ -108,7 +111,10 @@ Test(runner, describe_without_rules)
 	const struct dsh_backend *b = &dsh_backend_runner;
 	struct dsh_description d;
 	struct dsh_error *e = NULL;
-	cr_assert_eq(b->describe(&p, NULL, &d, &e), 0);
+	void *plan = NULL;
+	cr_assert_eq(b->compile(&p, &fx_ro, &plan, &e), 0);
+	cr_assert_eq(b->describe(&p, plan, &d, &e), 0);
+	b->free(plan);
 	cr_expect_eq(d.overall, DSH_ENFORCE_FULL);
 	cr_expect_eq(dsh_strv_len(d.warnings), 0);
 	cr_expect(dsh_strv_contains(d.denial_signatures, "permission denied"));
@@ -179,7 +185,7 @@ static int confine_capture(struct dsh_policy *p, char *const *argv, struct dsh_r
 {
 	const struct dsh_backend *b = &dsh_backend_runner;
 	void *plan = NULL;
-	cr_assert_eq(b->compile(p, &plan, e), 0);
+	cr_assert_eq(b->compile(p, &fx_ro, &plan, e), 0);
 	char *errfile = NULL;
 	cr_assert(asprintf(&errfile, "%s/stderr", dir) > 0);
 	int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -203,8 +209,8 @@ Test(runner, confine_passes_the_official_argv)
 	fake_runner(&t, NULL);
 	struct dsh_policy p;
 	fx_init(&p, DSH_MODE_WORKSPACE_WRITE, t.dir);
-	p.runner_command = fx_strv((const char *const[]){ t.runner, "--extra", NULL });
-	p.runner_failure_signatures = fx_strv((const char *const[]){ "fake-runner: refused", NULL });
+	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, "--extra", NULL });
+	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "fake-runner: refused", NULL });
 	char *argv[] = { "sh", "-c", "echo 'to stderr: fine' >&2; exit 7", NULL };
 	struct dsh_run_result res;
 	struct dsh_error *e = NULL;
@@ -230,8 +236,8 @@ Test(runner, confine_refuses_any_rule_before_running)
 	fake_runner(&t, NULL);
 	struct dsh_policy p;
 	fx_init(&p, DSH_MODE_WORKSPACE_WRITE, t.dir);
-	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	p.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
 	fx_literal(&p, DSH_RULE_RO, "r- .git", "/ws/.git", NULL);
 	char *argv[] = { "true", NULL };
 	struct dsh_run_result res;
@@ -255,8 +261,8 @@ Test(runner, confine_reports_a_runner_failure)
 	fake_runner(&t, "echo 'noise'; echo 'FAKE-RUNNER: Refused to set up' >&2; exit 1");
 	struct dsh_policy p;
 	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
-	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	p.runner_failure_signatures = fx_strv((const char *const[]){ "unrelated", "fake-runner: refused", NULL });
+	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "unrelated", "fake-runner: refused", NULL });
 	char *argv[] = { "true", NULL };
 	struct dsh_run_result res;
 	struct dsh_error *e = NULL;
@@ -278,8 +284,8 @@ Test(runner, confine_passes_a_signal_through)
 	fake_runner(&t, NULL);
 	struct dsh_policy p;
 	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
-	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	p.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
 	char *argv[] = { "sh", "-c", "kill -TERM $$", NULL };
 	struct dsh_run_result res;
 	struct dsh_error *e = NULL;
@@ -295,10 +301,10 @@ Test(runner, missing_runner_is_a_dshbox_failure)
 {
 	struct dsh_policy p;
 	fx_init(&p, DSH_MODE_READ_ONLY, "/");
-	p.runner_command = fx_strv((const char *const[]){ "dshbox-no-such-runner", NULL });
-	p.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	fx_ro.runner_command = fx_strv((const char *const[]){ "dshbox-no-such-runner", NULL });
+	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
 	struct dsh_error *e = NULL;
-	cr_expect_eq(dsh_backend_runner.probe(&p, &e), -ENOENT);
+	cr_expect_eq(dsh_backend_runner.probe(&p, &fx_ro, &e), -ENOENT);
 	cr_expect(e && strstr(e->msg, "dshbox-no-such-runner"));
 	cr_expect(e && e->hint);
 	dsh_error_free(e);
@@ -320,8 +326,8 @@ Test(runner, stderr_relayed_byte_for_byte)
 	cr_assert(asprintf(&gen, "cat '%s' >&2", blob) > 0);
 	struct dsh_policy p;
 	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
-	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	p.runner_failure_signatures = fx_strv((const char *const[]){ "never printed", NULL });
+	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "never printed", NULL });
 	char *argv[] = { "sh", "-c", gen, NULL };
 	struct dsh_run_result res;
 	struct dsh_error *e = NULL;
@@ -346,8 +352,8 @@ Test(runner, a_signal_sent_to_dshbox_reaches_the_runner)
 	fake_runner(&t, NULL);
 	struct dsh_policy p;
 	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
-	p.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	p.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
 	pid_t me = getpid(), killer = fork();
 	cr_assert_geq(killer, 0);
 	if (killer == 0) {

@@ -338,7 +338,7 @@ Test(sbpl, backend_render_describe)
 	const struct dsh_backend *b = &dsh_backend_seatbelt;
 	void *plan = NULL;
 	struct dsh_error *e = NULL;
-	cr_assert_eq(b->compile(&p, &plan, &e), 0);
+	cr_assert_eq(b->compile(&p, &fx_ro, &plan, &e), 0);
 	char *text = NULL, *direct = NULL;
 	cr_assert_eq(b->render(&p, plan, &text, &e), 0);
 	cr_assert_eq(dsh_sbpl_profile(&p, &direct, &e), 0);
@@ -357,7 +357,7 @@ Test(sbpl, backend_render_describe)
 	for (char **n = d.notes; n && *n; n++)
 		said |= strstr(*n, "not run on this platform") != NULL;
 	cr_expect(said, "describe() does not say the profile is not run here");
-	cr_expect_lt(b->probe(&p, &e), 0);
+	cr_expect_lt(b->probe(&p, &fx_ro, &e), 0);
 	cr_expect(e && e->hint);
 	dsh_error_free(e);
 	e = NULL;

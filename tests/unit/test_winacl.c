@@ -105,7 +105,7 @@ Test(winacl, rules_and_precedence)
 	cr_expect(said);
 	cr_expect(dsh_strv_contains(d.denial_signatures, "access is denied"));
 	dsh_description_clear(&d);
-	cr_expect_lt(dsh_backend_winacl.probe(&p, &e), 0);
+	cr_expect_lt(dsh_backend_winacl.probe(&p, &fx_ro, &e), 0);
 	cr_expect(e && e->hint);
 	dsh_error_free(e);
 	fx_clear(&p);

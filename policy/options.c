@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Run options (struct dsh_run_options): how a command runs, apart from what it may access. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strv.h"
+#include "dshbox/dshbox.h"
+
+static int validate(const struct dsh_config *c, struct dsh_error **err)
+{
+	size_t n_cmd = dsh_strv_len(c->runner_command), n_sig = dsh_strv_len(c->runner_failure_signatures);
+	if (n_cmd > 0 && n_sig == 0) {
+		int r = dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+				"runnerFailureSignatures: required and non-empty when runnerCommand is set");
+		dsh_err_hint(err, "list the stderr substrings that mean the runner itself refused");
+		return r;
+	}
+	if (n_cmd == 0 && n_sig > 0)
+		return dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+			       "runnerFailureSignatures: only allowed together with runnerCommand");
+	for (size_t i = 0; i < n_sig; i++) {
+		const char *s = c->runner_failure_signatures[i];
+		if (!*s)
+			return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "runnerFailureSignatures[%zu]: empty", i);
+		if (strpbrk(s, "\n\r"))
+			return dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+				       "runnerFailureSignatures[%zu]: must be a single line", i);
+	}
+	for (size_t i = 0; i < n_cmd; i++)
+		if (!*c->runner_command[i])
+			return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "runnerCommand[%zu]: empty", i);
+	if (c->probe_timeout_ms <= 0)
+		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "probeTimeoutMs: must be positive, got %lld",
+			       c->probe_timeout_ms);
+	if (c->max_masks <= 0)
+		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "maxMasks: must be positive, got %lld", c->max_masks);
+	return 0;
+}
+
+int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, char *const *envp,
+			 struct dsh_error **err)
+{
+	memset(o, 0, sizeof(*o));
+	int r = validate(c, err);
+	if (r < 0)
+		return r;
+	o->backend = c->backend;
+	o->network = c->network;
+	o->probe_timeout_ms = c->probe_timeout_ms;
+	o->max_masks = c->max_masks;
+	o->protect_sockets = c->protect_sockets;
+	o->envp = dsh_strv_copy(envp);
+	o->runner_command = dsh_strv_copy(c->runner_command);
+	o->runner_failure_signatures = dsh_strv_copy(c->runner_failure_signatures);
+	if ((envp && !o->envp) || (c->runner_command && !o->runner_command) ||
+	    (c->runner_failure_signatures && !o->runner_failure_signatures)) {
+		dsh_run_options_clear(o);
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+void dsh_run_options_clear(struct dsh_run_options *o)
+{
+	dsh_strv_free(o->envp);
+	dsh_strv_free(o->runner_command);
+	dsh_strv_free(o->runner_failure_signatures);
+	memset(o, 0, sizeof(*o));
+}
