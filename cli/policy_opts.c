@@ -102,8 +102,13 @@ int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *c
 			dsh_err(&err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 			return cli_fail(err);
 		}
-	if (ret_run && dsh_run_options_init(ret_run, c, envp, &err) < 0)
+	/* Every command validates the whole configuration, run options included. */
+	struct dsh_run_options scratch;
+	struct dsh_run_options *ro = ret_run ? ret_run : &scratch;
+	if (dsh_run_options_init(ro, c, envp, &err) < 0)
 		return cli_fail(err);
+	if (!ret_run)
+		dsh_run_options_clear(&scratch);
 	if (dsh_policy_new(c, envp, cwd, ret_policy, &err) < 0) {
 		if (ret_run)
 			dsh_run_options_clear(ret_run);

@@ -412,6 +412,11 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 				pr = 0; /* checked inside, where /proc and /dev are the sandbox's own */
 				e->have_id = false;
 			}
+			if (pr == -ENOENT && e->rule && e->rule->origin != DSH_ORIGIN_USER) {
+				/* A default-protected name that is absent: the usual case, not worth a note. */
+				entry_clear(e);
+				continue;
+			}
 			if (pr < 0) {
 				r = note(plan, "skipped %s %s (%s): %s", e->action == DSH_MOUNT_BIND_RO ? "bind-ro" : "mask",
 					 e->path, e->why,

@@ -97,8 +97,9 @@ int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_run_options
 			json_object_set_new(proc, "lost", json_string(rr->lost));
 		json_t *fence = json_pack("{s:s, s:s}", "enforcement", "full", "how",
 					  "verdict on the canonical path before every operation (check, fs, serve)");
-		json_t *jr = json_pack("{s:s, s:s, s:s, s:o, s:o}", "rule", r->text, "kind",
-				       dsh_rule_kind_to_string(r->kind), "path", r->canonical ? r->canonical : "",
+		json_t *jr = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o}", "rule", r->text, "kind",
+				       dsh_rule_kind_to_string(r->kind), "origin", dsh_rule_origin_to_string(r->origin),
+				       "path", r->canonical ? r->canonical : "",
 				       "process", proc ? proc : json_null(), "file_fence", fence ? fence : json_null());
 		if (jr)
 			json_array_append_new(rules, jr);
