@@ -17,27 +17,7 @@
 /* A configuration file larger than this is refused: it is a policy, not a data set. */
 #define CONFIG_MAX_BYTES (4 * 1024 * 1024)
 
-void dsh_config_init(struct dsh_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->mode = DSH_MODE_WORKSPACE_WRITE;
-	c->network = true;
-	c->probe_timeout_ms = 5000;
-	c->diff_basis_max_bytes = 10485760;
-	c->max_masks = 65536;
-	c->protect_sockets = true;
-	c->backend = DSH_BACKEND_AUTO;
-}
-
-void dsh_config_clear(struct dsh_config *c)
-{
-	free(c->workspace);
-	free(c->cwd);
-	dsh_strv_free(c->access);
-	dsh_strv_free(c->runner_command);
-	dsh_strv_free(c->runner_failure_signatures);
-	memset(c, 0, sizeof(*c));
-}
+/* dsh_config_init() and dsh_config_clear(): config_defaults.c (built for Windows too, no YAML). */
 
 int dsh_read_small_file(const char *path, char **ret, size_t *ret_len, struct dsh_error **err)
 {
