@@ -199,6 +199,19 @@ int dsh_winacl_plan_from_config(const struct dsh_config *c, char *const *envp, c
 	return 0;
 }
 
+int dsh_winacl_plan_refusal(const struct dsh_policy *p, const struct dsh_winacl_plan *plan, struct dsh_error **err)
+{
+	for (size_t i = 0; i < plan->n_rules && i < p->n_rules; i++)
+		if (plan->refuse[i]) {
+			int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP,
+					"rule \"%s\": a glob cannot be expressed as an ACE; the run is refused",
+					p->rules[i].text);
+			dsh_err_hint(err, "list the paths the glob would match as literal rules");
+			return r;
+		}
+	return 0;
+}
+
 /* One absolute drive path ("C:\x", "C:/x"): not a list (';'), not relative, not UNC. */
 static bool is_drive_path(const char *v)
 {

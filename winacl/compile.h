@@ -39,6 +39,12 @@ int dsh_winacl_plan_from_config(const struct dsh_config *c, char *const *envp, c
 				struct dsh_policy **ret_policy, struct dsh_winacl_plan *ret, struct dsh_error **err);
 
 /*
+ * Whether the runner must refuse the run: the first rule the plan cannot express (a glob: no ACE
+ * names a pattern) as an error naming it, or 0.  The runner exits 125 on it before anything runs.
+ */
+int dsh_winacl_plan_refusal(const struct dsh_policy *p, const struct dsh_winacl_plan *plan, struct dsh_error **err);
+
+/*
  * The environment the runner hands the policy: each value that is one absolute Windows drive path
  * (USERPROFILE=C:\Users\u) in the policy's spelling (/C:/Users/u), so that {{ env.USERPROFILE }}
  * expands to a path the policy can resolve; every other value as it is; and TMPDIR set to temp_dir

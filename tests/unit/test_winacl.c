@@ -241,6 +241,11 @@ Test(winacl, runner_applies_the_plan_explain_prints)
 	for (size_t i = 0; i < plan.n_rules; i++)
 		cr_expect_eq(explained->refuse[i], plan.refuse[i], "rule %zu", i + 1);
 	dsh_backend_winacl.free(explained);
+
+	/* The glob refuses the run, naming the rule. */
+	cr_expect_lt(dsh_winacl_plan_refusal(p, &plan, &e), 0);
+	cr_expect(e && strstr(e->msg, "rule \"-- **/*.pem\": a glob cannot be expressed"), "%s", e ? e->msg : "");
+	dsh_error_free(e);
 	dsh_winacl_plan_clear(&plan);
 	dsh_policy_free(p);
 }
