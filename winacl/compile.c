@@ -44,9 +44,25 @@ static bool names_drive(const char *s)
 	       (s[3] == '\0' || s[3] == '/');
 }
 
+/* Whether s holds cmd.exe's %NAME%, which nothing here expands. */
+static bool has_percent_var(const char *s)
+{
+	for (const char *p = strchr(s, '%'); p; p = strchr(p + 1, '%')) {
+		const char *e = p + 1;
+		while ((*e >= 'A' && *e <= 'Z') || (*e >= 'a' && *e <= 'z') || (*e >= '0' && *e <= '9') || *e == '_')
+			e++;
+		if (e > p + 1 && *e == '%')
+			return true;
+	}
+	return false;
+}
+
 /* Why a rule's spelling cannot be a Windows path, or NULL. */
 static const char *windows_spelling_problem(const struct dsh_rule *r, const char *s)
 {
+	/* First: "%USERPROFILE%/.ssh" would otherwise be read as a directory of the workspace. */
+	if (has_percent_var(s))
+		return "%NAME% is not expanded (write {{ env.NAME }})";
 	if (!names_drive(s))
 		return "it names no Windows drive";
 	if (strchr(s + 3, ':'))

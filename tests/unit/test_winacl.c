@@ -260,6 +260,7 @@ Test(winacl, runner_refuses_what_it_cannot_name)
 		{ "rw /C:/data\\out", "a '\\' that is not a glob escape" },
 		{ "-- /C:/ws/sub\\dir", "a '\\' that is not a glob escape" },
 		{ "-- /C:/ws/file.txt:stream", "a ':' after the drive" },
+		{ "r- %USERPROFILE%/.ssh", "%NAME% is not expanded" },
 		{ "rw {{ env.NOPE }}/x", "NOPE is not set" },       /* the policy's own errors, unchanged */
 		{ "rw /C:/ws/*", "must be concrete" },
 	};
