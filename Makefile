@@ -156,12 +156,21 @@ install: $(DSHBOX) $(LIBA)
 	install -m 0644 include/dshbox/*.h $(DESTDIR)$(INCLUDEDIR)/dshbox/
 	install -m 0644 man/dshbox.1 $(DESTDIR)$(MANDIR)/man1/dshbox.1
 
+# The Windows runner links the portable library it shares with explain: policy/ (rules, expansion,
+# resolution, globs) and the winacl plan compiler, so that what explain describes is what runs.
+# Left out: what needs libyaml (config.c, doctor.c; config_defaults.c has the defaults), the regex
+# reference matcher (glob_regex.c; no <regex.h> in mingw-w64) and the POSIX twin of a *_win.c seam
+# (realpath.c).  compat_win.h supplies the GNU string functions mingw's C library lacks.
 MINGW_CC ?= x86_64-w64-mingw32-gcc
-windows:
-	@mkdir -p $(BUILD)/windows
-	$(MINGW_CC) -std=gnu11 -D_GNU_SOURCE -municode -O2 -Wall -Wextra -Werror -I$(TOP) -I$(TOP)/include \
-		-o $(BUILD)/windows/dshbox-winrun.exe $(wildcard winacl/*_win.c) winacl/plan.c policy/names.c \
-		common/error.c common/strv.c common/strbuf.c -ladvapi32
+WIN_POSIX_ONLY := policy/config.c policy/doctor.c policy/glob_regex.c policy/realpath.c
+WIN_SRCS := $(wildcard winacl/*_win.c) winacl/plan.c winacl/compile.c \
+	$(filter-out $(WIN_POSIX_ONLY),$(wildcard policy/*.c)) $(wildcard common/*.c)
+WIN_CFLAGS := -std=gnu11 -D_GNU_SOURCE -D__USE_MINGW_ANSI_STDIO=1 -include common/compat_win.h -municode \
+	-O2 $(WARNINGS) -I$(TOP) -I$(TOP)/include
+windows: $(BUILD)/windows/dshbox-winrun.exe
+$(BUILD)/windows/dshbox-winrun.exe: $(WIN_SRCS) $(wildcard common/*.h policy/*.h winacl/*.h include/dshbox/*.h)
+	@mkdir -p $(dir $@)
+	$(call quiet,MINGW,$@)$(MINGW_CC) $(WIN_CFLAGS) -o $@ $(WIN_SRCS) -ladvapi32
 
 clean:
 	rm -rf build build-san

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "dshbox/error.h"
+
 /*
  * A growable string.  An allocation failure is sticky (oom = true) so that builders can append
  * freely and check once at the end with dsh_buf_steal(), which returns NULL after any failure.
@@ -18,7 +20,7 @@ struct dsh_buf {
 void dsh_buf_add(struct dsh_buf *b, const char *s);
 void dsh_buf_addn(struct dsh_buf *b, const char *s, size_t n);
 void dsh_buf_addc(struct dsh_buf *b, char c);
-void dsh_buf_addf(struct dsh_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dsh_buf_addf(struct dsh_buf *b, const char *fmt, ...) DSH_PRINTF(2, 3);
 /* The string (never NULL unless out of memory), ownership to the caller; the buffer is reset. */
 char *dsh_buf_steal(struct dsh_buf *b);
 void dsh_buf_free(struct dsh_buf *b);

@@ -5,13 +5,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "dshbox/error.h"
+
 /* NULL-terminated string vectors, owned with their strings. */
 size_t dsh_strv_len(char *const *v);
 /* Append a copy of s; returns 0 or -ENOMEM (v unchanged on failure). */
 int dsh_strv_push(char ***v, const char *s);
 /* Append s itself, taking ownership (freed on failure). */
 int dsh_strv_push_take(char ***v, char *s);
-int dsh_strv_pushf(char ***v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int dsh_strv_pushf(char ***v, const char *fmt, ...) DSH_PRINTF(2, 3);
 bool dsh_strv_contains(char *const *v, const char *s);
 char **dsh_strv_copy(char *const *v);
 void dsh_strv_free(char **v);

@@ -17,29 +17,7 @@
 /* A configuration file larger than this is refused: it is a policy, not a data set. */
 #define CONFIG_MAX_BYTES (4 * 1024 * 1024)
 
-void dsh_config_init(struct dsh_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->mode = DSH_MODE_WORKSPACE_WRITE;
-	c->network = true;
-	c->probe_timeout_ms = 5000;
-	c->diff_basis_max_bytes = 10485760;
-	c->max_masks = 65536;
-	c->protect_sockets = true;
-	c->protect_defaults = true;
-	c->backend = DSH_BACKEND_AUTO;
-}
-
-void dsh_config_clear(struct dsh_config *c)
-{
-	free(c->workspace);
-	free(c->cwd);
-	dsh_strv_free(c->access);
-	dsh_strv_free(c->sources);
-	dsh_strv_free(c->runner_command);
-	dsh_strv_free(c->runner_failure_signatures);
-	memset(c, 0, sizeof(*c));
-}
+/* dsh_config_init() and dsh_config_clear(): config_defaults.c (built for Windows too, no YAML). */
 
 int dsh_read_small_file(const char *path, char **ret, size_t *ret_len, struct dsh_error **err)
 {
@@ -203,8 +181,6 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 		return integer(x, v, key, &c->max_masks);
 	if (strcmp(key, "protectSockets") == 0)
 		return boolean(x, v, key, &c->protect_sockets, false);
-	if (strcmp(key, "protectDefaults") == 0)
-		return boolean(x, v, key, &c->protect_defaults, false);
 	return bad(x, v, key, "%s", "unknown key");
 }
 
@@ -271,10 +247,7 @@ int dsh_config_load_file(struct dsh_config *c, const char *path, struct dsh_erro
 		dsh_err_prefix(err, "configuration");
 		return r;
 	}
-	r = dsh_config_load_string(c, buf, len, path, err);
-	if (r >= 0 && dsh_strv_push(&c->sources, path) < 0)
-		r = dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
-	return r;
+	return dsh_config_load_string(c, buf, len, path, err);
 }
 
 int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct dsh_error **err)
@@ -298,7 +271,5 @@ int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct d
 		if (dsh_strv_push(&c->access, line) < 0)
 			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	}
-	if (dsh_strv_push(&c->sources, path) < 0)
-		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "policy/glob.h"
+#include "policy/glob_regex.h"
 #include "policy/path.h"
 
 /*
@@ -514,23 +515,12 @@ bool dsh_glob_match(const struct dsh_glob *g, const char *path)
 	return g->prog && prog_match(g->prog, path);
 }
 
-bool dsh_glob_match_regex(struct dsh_glob *g, const char *path)
-{
-	if (!g->re_compiled) {
-		if (regcomp(&g->re, g->regex, REG_EXTENDED | REG_NOSUB) != 0)
-			return false;
-		g->re_compiled = true;
-	}
-	return regexec(&g->re, path, 0, NULL, 0) == 0;
-}
-
 void dsh_glob_clear(struct dsh_glob *g)
 {
 	free(g->pattern);
 	free(g->regex);
 	free(g->literal);
 	prog_free(g->prog);
-	if (g->re_compiled)
-		regfree(&g->re);
+	dsh_glob_regex_release(g);
 	memset(g, 0, sizeof(*g));
 }

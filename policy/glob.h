@@ -21,9 +21,7 @@ int dsh_glob_to_regex(const char *pattern, char **ret, struct dsh_error **err);
 int dsh_glob_compile(const char *pattern, struct dsh_glob *ret, struct dsh_error **err);
 /* Whether the glob covers path (the fast matcher). */
 bool dsh_glob_match(const struct dsh_glob *g, const char *path);
-/* The same question answered by regexec() on g->regex: the reference the fast matcher is tested
-   against, and what Seatbelt uses. */
-bool dsh_glob_match_regex(struct dsh_glob *g, const char *path);
+/* dsh_glob_match_regex(), the reference the fast matcher is tested against: policy/glob_regex.h. */
 /* The pattern with every wildcard character escaped (for a literal canonical prefix). */
 char *dsh_glob_escape(const char *s);
 void dsh_glob_clear(struct dsh_glob *g);

@@ -3,7 +3,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/cleanup.h"
 #include "common/strbuf.h"
@@ -55,8 +54,9 @@ int dsh_path_canonicalize(const char *path, char **ret, struct dsh_error **err)
 	/* Cut components off the end until what is left exists; "/" always does. */
 	size_t cut = strlen(prefix);
 	for (;;) {
-		char real[PATH_MAX];
-		if (realpath(prefix[0] ? prefix : "/", real)) {
+		_cleanup_free_ char *real = NULL;
+		int r = dsh_path_real(prefix[0] ? prefix : "/", &real);
+		if (r == 0) {
 			const char *rest = path + cut;
 			char *out = NULL;
 			if (strcmp(real, "/") == 0 && *rest == '/')
@@ -68,8 +68,8 @@ int dsh_path_canonicalize(const char *path, char **ret, struct dsh_error **err)
 			*ret = out;
 			return 0;
 		}
-		if (errno != ENOENT && errno != ENOTDIR && errno != EACCES && errno != ELOOP)
-			return dsh_err_sys(err, errno, "resolve '%s'", prefix);
+		if (r != -ENOENT && r != -ENOTDIR && r != -EACCES && r != -ELOOP)
+			return dsh_err_sys(err, -r, "resolve '%s'", prefix);
 		char *slash = strrchr(prefix, '/');
 		if (!slash || slash == prefix) {
 			prefix[1] = '\0';
@@ -103,8 +103,7 @@ int dsh_path_canonicalize_cached(const char *path, struct dsh_canon_cache *cache
 	if (asprintf(&joined, "%s%s", strcmp(cache->canon, "/") == 0 ? "" : cache->canon, slash) < 0)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	/* Only a symlink as the last component needs the full resolution. */
-	struct stat st;
-	if (lstat(joined, &st) == 0 && S_ISLNK(st.st_mode))
+	if (dsh_path_is_link(joined))
 		return dsh_path_canonicalize(path, ret, err);
 	*ret = TAKE_PTR(joined);
 	return 0;

@@ -2,6 +2,8 @@
 #ifndef DSH_POLICY_PATH_H
 #define DSH_POLICY_PATH_H
 
+#include <stdbool.h>
+
 #include "dshbox/error.h"
 
 /*
@@ -26,5 +28,15 @@ struct dsh_canon_cache {
 int dsh_path_canonicalize_cached(const char *path, struct dsh_canon_cache *cache, char **ret,
 				 struct dsh_error **err);
 void dsh_canon_cache_clear(struct dsh_canon_cache *cache);
+
+/*
+ * The per-platform seam under dsh_path_canonicalize (policy/realpath.c on POSIX, realpath_win.c on
+ * Windows); everything else in policy/ is portable.  dsh_path_real(): the canonical form of an
+ * existing absolute path in a new string, or -errno; -ENOENT, -ENOTDIR, -EACCES and -ELOOP mean
+ * "cut the last component and try its parent".  dsh_path_is_link(): whether the last component is
+ * a symbolic link (or on Windows any reparse point), so that the cache must not be trusted for it.
+ */
+int dsh_path_real(const char *path, char **ret);
+bool dsh_path_is_link(const char *path);
 
 #endif

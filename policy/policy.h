@@ -7,11 +7,11 @@
  * mechanisms and backends read these fields directly and never change them.
  */
 
-#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "dshbox/dshbox.h"
+#include "policy/glob_regex.h"
 
 /* A compiled glob (or literal) covering the matched path and all its descendants (SPEC 1.4). */
 struct dsh_glob_prog;

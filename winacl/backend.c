@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The winacl backend (SPEC 6) as the library sees it: the plan (plan.c) built from the policy,
- * described and rendered on every platform.  Running it is the Windows runner's job
+ * The winacl backend (SPEC 6) as the library sees it: the plan (plan.c), built from the policy by
+ * the one compile the Windows runner uses too (compile.c), described and rendered on every
+ * platform.  Running it is the Windows runner's job
  * (winacl/runner_win.c, `make windows`); on this platform probe() and confine() refuse.
  */
 #include <errno.h>
@@ -12,8 +13,8 @@
 #include "common/strbuf.h"
 #include "common/strv.h"
 #include "dshbox/backend.h"
-#include "policy/glob.h"
 #include "policy/policy.h"
+#include "winacl/compile.h"
 #include "winacl/plan.h"
 
 extern const struct dsh_backend dsh_backend_winacl;
@@ -28,79 +29,15 @@ static int wa_probe(const struct dsh_policy *p, const struct dsh_run_options *o,
 	return r;
 }
 
-/* Everything the input points at, owned here. */
-struct wa_input {
-	struct dsh_winacl_input in;
-	const char **roots, **labels;
-	struct dsh_winacl_rule *rules;
-	char ***paths;
-	size_t n_rules;
-};
-
-static void wa_input_clear(struct wa_input *w)
-{
-	for (size_t i = 0; i < w->n_rules; i++)
-		dsh_strv_free(w->paths[i]);
-	free(w->paths);
-	free(w->rules);
-	free(w->roots);
-	free(w->labels);
-}
-
-static int wa_input_from_policy(const struct dsh_policy *p, struct wa_input *w, struct dsh_error **err)
-{
-	memset(w, 0, sizeof(*w));
-	w->roots = calloc(p->n_roots + 1, sizeof(char *));
-	w->labels = calloc(p->n_roots + 1, sizeof(char *));
-	w->rules = calloc(p->n_rules + 1, sizeof(*w->rules));
-	w->paths = calloc(p->n_rules + 1, sizeof(char **));
-	if (!w->roots || !w->labels || !w->rules || !w->paths)
-		goto oom;
-	w->n_rules = p->n_rules;
-	for (size_t i = 0; i < p->n_roots; i++) {
-		w->roots[i] = p->roots[i].path;
-		w->labels[i] = dsh_root_origin_to_string(p->roots[i].origin);
-	}
-	for (size_t i = 0; i < p->n_rules; i++) {
-		const struct dsh_rule *r = &p->rules[i];
-		w->rules[i].kind = r->kind;
-		w->rules[i].text = r->text;
-		w->rules[i].glob = r->glob;
-		if (r->glob)
-			continue;
-		for (size_t j = 0; j < r->n_match; j++) {
-			char *path = r->match[j].literal ? strdup(r->match[j].literal) : dsh_glob_unescape(r->match[j].pattern);
-			if (!path || dsh_strv_push_take(&w->paths[i], path) < 0)
-				goto oom;
-		}
-		w->rules[i].paths = (const char *const *)w->paths[i];
-	}
-	w->in.mode = p->mode;
-	w->in.roots = w->roots;
-	w->in.root_labels = w->labels;
-	w->in.rules = w->rules;
-	w->in.n_rules = p->n_rules;
-	return 0;
-oom:
-	wa_input_clear(w);
-	return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
-}
-
 static int wa_compile(const struct dsh_policy *p, const struct dsh_run_options *o, void **ret_plan,
 		      struct dsh_error **err)
 {
 	(void)o;
-	struct wa_input w;
-	int r = wa_input_from_policy(p, &w, err);
-	if (r < 0)
-		return r;
 	struct dsh_winacl_plan *plan = calloc(1, sizeof(*plan));
-	if (!plan) {
-		wa_input_clear(&w);
+	if (!plan)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
-	}
-	r = dsh_winacl_plan_build(&w.in, plan, err);
-	wa_input_clear(&w);
+	/* The same compile as dshbox-winrun.exe's (winacl/compile.c), in the policy's own paths. */
+	int r = dsh_winacl_plan_from_policy(p, 0, plan, err);
 	if (r < 0) {
 		free(plan);
 		return r;

@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * dshbox-winrun.exe: the Windows applier of the winacl plan (winacl/plan.c).  Built by
- * `make windows` with mingw-w64; not run on the build machines (wine fakes tokens and ACLs).
+ * dshbox-winrun.exe: the Windows applier of the winacl plan.  Built by `make windows` with
+ * mingw-w64; not run on the build machines (wine fakes tokens and ACLs).
  *
- *   dshbox-winrun [--mode M] [--workspace DIR] [--root DIR]... [--access RULE]... -- CMD [ARG...]
+ *   dshbox-winrun [--mode M] [--workspace DIR] [--access RULE]... [--dry-run] -- CMD [ARG...]
  *
- * It builds the plan, adds the plan's ACEs for a fresh per-run sandbox SID, runs the command under
- * a write-restricted token in a kill-on-close job, removes every ACE naming that SID again, and
- * exits with the command's status.  Its own failures print one line "dshbox-winrun: error: …" and
- * exit 125 before the command runs (or, for the clean-up, after it, with the command's status lost).
+ * The rules are dshbox's own (SPEC 1.2-1.4): the runner fills a struct dsh_config and hands it,
+ * with the environment and the current directory, to the same compile explain uses
+ * (winacl/compile.c over policy/), so what `dshbox explain --backend winacl` describes is what
+ * runs here.  Windows paths are spelled /C:/dir inside the policy (policy/winpath.h): the runner
+ * maps its directories and the environment's drive paths into that spelling, and the compile maps
+ * the plan back.  It then adds the plan's ACEs for a fresh per-run sandbox SID, runs the command
+ * under a write-restricted token in a kill-on-close job, removes every ACE naming that SID again,
+ * and exits with the command's status.  --dry-run prints the plan and runs nothing (exit 0, or
+ * 125 when the run would be refused).  Its own failures print "dshbox-winrun: error: …" (and a
+ * hint line) and exit 125 before the command runs (or, for the clean-up, after it, with the
+ * command's status lost).
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
@@ -22,10 +29,15 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "common/strv.h"
+#include "dshbox/dshbox.h"
+#include "policy/winpath.h"
+#include "winacl/compile.h"
 #include "winacl/plan.h"
 
 #define WINRUN_EXIT_FAILURE 125
 #define WINRUN_PREFIX "dshbox-winrun: error: "
+#define WINRUN_HINT "dshbox-winrun: hint: "
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void fail(const char *fmt, ...)
@@ -36,6 +48,17 @@ static void fail(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	exit(WINRUN_EXIT_FAILURE);
+}
+
+/* A library error: its one line, and its hint on a second. */
+static void fail_err(struct dsh_error *err) __attribute__((noreturn));
+static void fail_err(struct dsh_error *err)
+{
+	if (err && err->hint)
+		fprintf(stderr, WINRUN_PREFIX "%s\n" WINRUN_HINT "%s\n", err->msg, err->hint);
+	else
+		fprintf(stderr, WINRUN_PREFIX "%s\n", err ? err->msg : "unknown error");
 	exit(WINRUN_EXIT_FAILURE);
 }
 
@@ -57,14 +80,30 @@ static wchar_t *to_wide(const char *s)
 	return w;
 }
 
-static char *full_path(const char *p)
+/* A directory the runner was given (or is in), in the policy's spelling (/C:/dir). */
+static char *policy_path(const char *what, const char *win)
 {
-	wchar_t *w = to_wide(p), buf[32768];
-	DWORD n = GetFullPathNameW(w, 32768, buf, NULL);
-	free(w);
-	if (n == 0 || n >= 32768)
-		fail("cannot resolve path '%s' (error %lu)", p, GetLastError());
-	return to_utf8(buf);
+	char *p = NULL;
+	struct dsh_error *err = NULL;
+	if (dsh_win_path_to_policy(win, &p, &err) < 0) {
+		dsh_err_prefix(&err, "%s", what);
+		fail_err(err);
+	}
+	return p;
+}
+
+/* The process environment as UTF-8 NAME=VALUE strings (the library never reads it itself). */
+static char **environment(void)
+{
+	wchar_t *block = GetEnvironmentStringsW();
+	char **env = NULL;
+	if (!block)
+		fail("GetEnvironmentStrings failed (error %lu)", GetLastError());
+	for (const wchar_t *e = block; *e; e += wcslen(e) + 1)
+		if (dsh_strv_push_take(&env, to_utf8(e)) < 0)
+			fail("out of memory");
+	FreeEnvironmentStringsW(block);
+	return env;
 }
 
 /* ---- SIDs ---- */
@@ -237,102 +276,81 @@ static BOOL WINAPI ignore_ctrl(DWORD type)
 	return TRUE; /* the command gets the console event; the runner stays to remove the ACEs */
 }
 
-static bool is_glob(const char *s)
-{
-	for (; *s; s++)
-		if (*s == '*' || *s == '?' || *s == '[')
-			return true;
-	return false;
-}
-
+/* The entry point -municode asks for (wide arguments); declared for -Wmissing-prototypes. */
+int wmain(int argc, wchar_t **wargv);
 int wmain(int argc, wchar_t **wargv)
 {
-	enum dsh_mode mode = DSH_MODE_WORKSPACE_WRITE;
-	char *workspace = NULL;
-	const char **roots = calloc((size_t)argc + 3, sizeof(char *));
-	const char **labels = calloc((size_t)argc + 3, sizeof(char *));
-	struct dsh_winacl_rule *rules = calloc((size_t)argc + 1, sizeof(*rules));
-	size_t n_roots = 0, n_rules = 0;
+	struct dsh_config c;
+	bool dry_run = false;
 	int i = 1;
-	if (!roots || !labels || !rules)
-		fail("out of memory");
+	dsh_config_init(&c);
 	for (; i < argc; i++) {
 		char *a = to_utf8(wargv[i]);
 		if (strcmp(a, "--") == 0) {
 			i++;
 			break;
 		}
+		if (strcmp(a, "--dry-run") == 0) {
+			dry_run = true;
+			continue;
+		}
 		if (i + 1 >= argc)
 			fail("option '%s' needs a value", a);
 		char *v = to_utf8(wargv[++i]);
 		if (strcmp(a, "--mode") == 0) {
-			if (dsh_mode_from_string(v, &mode) < 0)
-				fail("unknown mode '%s'", v);
+			if (dsh_mode_from_string(v, &c.mode) < 0)
+				fail("unknown mode '%s' (read-only, workspace-write, danger-full-access)", v);
 		} else if (strcmp(a, "--workspace") == 0) {
-			workspace = full_path(v);
-		} else if (strcmp(a, "--root") == 0) {
-			labels[n_roots] = "extra root";
-			roots[n_roots++] = full_path(v);
+			free(c.workspace);
+			c.workspace = policy_path("workspace", v);
 		} else if (strcmp(a, "--access") == 0) {
-			struct dsh_winacl_rule *r = &rules[n_rules++];
-			if (strncmp(v, "rw ", 3) == 0)
-				r->kind = DSH_RULE_RW;
-			else if (strncmp(v, "r- ", 3) == 0)
-				r->kind = DSH_RULE_RO;
-			else if (strncmp(v, "-- ", 3) == 0)
-				r->kind = DSH_RULE_DENY;
-			else
-				fail("rule \"%s\": the prefix must be 'rw', 'r-' or '--'", v);
-			r->text = v;
-			r->glob = is_glob(v + 3);
-			if (r->glob && r->kind == DSH_RULE_RW)
-				fail("rule \"%s\": an rw path must be concrete", v);
-			if (!r->glob) {
-				const char **paths = calloc(2, sizeof(char *));
-				if (!paths)
-					fail("out of memory");
-				paths[0] = full_path(v + 3);
-				r->paths = paths;
-				if (r->kind == DSH_RULE_RW) {
-					labels[n_roots] = "rw rule";
-					roots[n_roots++] = paths[0];
-				}
-			}
+			/* As written: the policy parses, expands and resolves it (SPEC 1.2-1.4). */
+			if (dsh_strv_push(&c.access, v) < 0)
+				fail("out of memory");
 		} else {
 			fail("unknown option '%s'", a);
 		}
 	}
-	if (i >= argc)
+	if (i >= argc && !dry_run)
 		fail("no command given (dshbox-winrun [OPTIONS] -- CMD [ARG...])");
-	if (!workspace) {
-		wchar_t cwd[32768];
-		if (!GetCurrentDirectoryW(32768, cwd))
-			fail("GetCurrentDirectory failed (error %lu)", GetLastError());
-		workspace = to_utf8(cwd);
-	}
-	wchar_t tmp[MAX_PATH + 1];
-	labels[n_roots] = "workspace";
-	roots[n_roots++] = workspace;
-	if (GetTempPathW(MAX_PATH + 1, tmp)) {
-		labels[n_roots] = "TEMP";
-		roots[n_roots++] = full_path(to_utf8(tmp));
-	}
 
-	struct dsh_winacl_input in = { .mode = mode, .roots = roots, .root_labels = labels, .rules = rules,
-				       .n_rules = n_rules };
-	struct dsh_winacl_plan plan;
+	wchar_t wcwd[32768];
+	DWORD n = GetCurrentDirectoryW(32768, wcwd);
+	if (n == 0 || n >= 32768)
+		fail("GetCurrentDirectory failed (error %lu)", GetLastError());
+	char *cwd = policy_path("the current directory", to_utf8(wcwd));
+	/* %TEMP% is the Windows temporary directory: the policy's $TMPDIR root (SPEC 1.1). */
+	wchar_t wtmp[MAX_PATH + 1];
+	n = GetTempPathW(MAX_PATH + 1, wtmp);
+	char *temp = n > 0 && n <= MAX_PATH ? to_utf8(wtmp) : NULL;
+	char **host_env = environment(), **env = NULL;
 	struct dsh_error *err = NULL;
-	if (dsh_winacl_plan_build(&in, &plan, &err) < 0)
-		fail("%s", err->msg);
-	for (size_t k = 0; k < plan.n_rules; k++)
-		if (plan.refuse[k])
-			fail("rule \"%s\": a glob cannot be expressed as an ACE; the run is refused", rules[k].text);
+	if (dsh_winacl_env_for_policy(host_env, temp, &env, &err) < 0)
+		fail_err(err);
+
+	struct dsh_policy *policy = NULL;
+	struct dsh_winacl_plan plan;
+	if (dsh_winacl_plan_from_config(&c, env, cwd, DSH_WINACL_WINDOWS_PATHS, &policy, &plan, &err) < 0)
+		fail_err(err);
+	for (char *const *w = dsh_policy_warnings(policy); *w; w++)
+		fprintf(stderr, "dshbox-winrun: warning: %s\n", *w);
+	if (dry_run) {
+		char *text = dsh_winacl_plan_render(&plan);
+		if (!text)
+			fail("out of memory");
+		fputs(text, stdout);
+		fflush(stdout);
+	}
+	/* A dry run says so too: the exit status is the one the run would have had before starting. */
+	if (dsh_winacl_plan_refusal(policy, &plan, &err) < 0)
+		fail_err(err);
+	if (dry_run)
+		return 0;
 
 	wchar_t *cmdline = NULL;
 	size_t len = 0, cap = 0;
 	for (int k = i; k < argc; k++)
 		quote_arg(&cmdline, &len, &cap, wargv[k]);
-	wchar_t *wworkspace = to_wide(workspace);
 
 	SetConsoleCtrlHandler(ignore_ctrl, TRUE);
 	HANDLE job = CreateJobObjectW(NULL, NULL);
@@ -400,9 +418,10 @@ int wmain(int argc, wchar_t **wargv)
 	PROCESS_INFORMATION pi;
 	memset(&si, 0, sizeof(si));
 	si.cb = sizeof(si);
-	BOOL ok = tok ? CreateProcessAsUserW(tok, NULL, cmdline, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL,
-					     wworkspace, &si, &pi)
-		      : CreateProcessW(NULL, cmdline, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL, wworkspace, &si, &pi);
+	/* The command starts where the runner was started (SPEC 1.5: cwd defaults to the process's). */
+	BOOL ok = tok ? CreateProcessAsUserW(tok, NULL, cmdline, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL, NULL,
+					     &si, &pi)
+		      : CreateProcessW(NULL, cmdline, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL, NULL, &si, &pi);
 	DWORD code = WINRUN_EXIT_FAILURE;
 	DWORD start_error = ok ? 0 : GetLastError();
 	if (ok) {

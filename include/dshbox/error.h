@@ -26,16 +26,27 @@ struct dsh_error {
 	char *hint;    /* optional one-line remedy for the user, or NULL */
 };
 
+/*
+ * printf-style checking.  On mingw-w64 the archetype "printf" means msvcrt's formats (no %zu, no
+ * %lld); the Windows build uses mingw's own C99 printf (__USE_MINGW_ANSI_STDIO), whose formats are
+ * GNU's, so it checks against those.
+ */
+#ifdef _WIN32
+#define DSH_PRINTF(fmt, args) __attribute__((format(gnu_printf, fmt, args)))
+#else
+#define DSH_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#endif
+
 /* Set *err (if err and *err is still NULL) and return -code (code 0 counts as EINVAL). */
 int dsh_err(struct dsh_error **err, enum dsh_err_domain domain, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+	DSH_PRINTF(4, 5);
 /* Like dsh_err with DSH_ERR_SYSTEM, appending ": strerror(code)". */
 int dsh_err_sys(struct dsh_error **err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+	DSH_PRINTF(3, 4);
 /* Prepend "context: " to the message; returns the error's -code (or -EINVAL with no error). */
-int dsh_err_prefix(struct dsh_error **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int dsh_err_prefix(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
 /* Attach (or replace) the hint. */
-void dsh_err_hint(struct dsh_error **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dsh_err_hint(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
 void dsh_error_free(struct dsh_error *err);
 
 #endif
