@@ -176,41 +176,38 @@ static int fail_sys(struct ctx *c, const char *path, int sys, const char *what)
 /* ---- the verdict ---- */
 
 /* A deny-type rule (--, and r- for a mutation) covering a path as spelled denies. */
-static int check_spelling(struct ctx *c, enum dsh_op op, const char *spelled, const char *canonical)
+/* A symlink that is not itself written: only deny-type rules on its spellings apply. */
+static int check_spelling(struct ctx *c, const char *spelled, const char *canonical)
 {
-	for (size_t i = 0; i < c->p->n_rules; i++) {
-		const struct dsh_rule *rule = &c->p->rules[i];
-		if (rule->kind == DSH_RULE_RW || (rule->kind == DSH_RULE_RO && op == DSH_OP_READ))
-			continue;
-		if (dsh_rule_covers(rule, spelled))
-			return fail(c, DSH_FENCE_DENIED, canonical, 0, rule->text,
-				    "denied: rule \"%s\" covers the path as spelled, %s (mode %s)", rule->text,
-				    spelled, dsh_mode_to_string(c->p->mode));
-	}
-	return 0;
+	struct dsh_verdict v;
+	if (!dsh_policy_spelling_denied(c->p, DSH_OP_WRITE, spelled, &v))
+		return 0;
+	const char *rule = dsh_rule_text(v.rule);
+	return fail(c, DSH_FENCE_DENIED, canonical, 0, rule, "denied: rule \"%s\" covers the path as spelled, %s (mode %s)",
+		    rule, spelled, dsh_mode_to_string(c->p->mode));
 }
 
 /*
- * The policy's verdict on the canonical path; and, where the path was spelled differently (through
- * symlinks), a deny-type rule covering the spelling denies too: the process sandbox masks a `--`
- * directory, so a tool may not reach through it either.
+ * The policy's decision on the canonical path, with the spelling the caller used (through
+ * symlinks): the process sandbox masks a `--` directory, so a tool may not reach through it by
+ * name either.  dsh_policy_decide() is the one place that weighs rules.
  */
 static int check(struct ctx *c, enum dsh_op op, const char *canonical, const char *spelled)
 {
 	struct dsh_verdict v;
-	int r = dsh_policy_verdict(c->p, op, canonical, &v);
+	int r = dsh_policy_decide(c->p, op, canonical, spelled, &v);
 	if (r < 0)
 		return fail(c, DSH_FENCE_INVALID, canonical, 0, NULL, "no verdict: %s", strerror(-r));
-	if (!v.allow) {
-		_cleanup_free_ char *why = dsh_verdict_explain(&v);
-		const char *rule = v.rule ? v.rule->text : v.reason;
-		return fail(c, DSH_FENCE_DENIED, canonical, 0, rule ? rule : "denied",
-			    "denied: %s (mode %s)", why ? why : (rule ? rule : "the policy"),
+	if (v.allow)
+		return 0;
+	const char *rule = v.rule ? dsh_rule_text(v.rule) : v.reason;
+	if (v.by_spelling)
+		return fail(c, DSH_FENCE_DENIED, canonical, 0, rule,
+			    "denied: rule \"%s\" covers the path as spelled, %s (mode %s)", rule, spelled,
 			    dsh_mode_to_string(c->p->mode));
-	}
-	if (spelled && strcmp(spelled, canonical) != 0)
-		return check_spelling(c, op, spelled, canonical);
-	return 0;
+	_cleanup_free_ char *why = dsh_verdict_explain(&v);
+	return fail(c, DSH_FENCE_DENIED, canonical, 0, rule ? rule : "denied", "denied: %s (mode %s)",
+		    why ? why : (rule ? rule : "the policy"), dsh_mode_to_string(c->p->mode));
 }
 
 /* ---- kernel resolution ---- */
@@ -337,7 +334,7 @@ static void target_clear(struct target *t)
 static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 {
 	_cleanup_free_ char *abs = NULL;
-	int r = dsh_fence_path_absolute(c->p->cwd, path, &abs, NULL);
+	int r = dsh_path_absolute(c->p->cwd, path, &abs, NULL);
 	if (r < 0)
 		return fail(c, DSH_FENCE_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
 	bool followed = false;
@@ -378,9 +375,9 @@ static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 		if (t->exists && S_ISLNK(t->st.st_mode)) {
 			/* The link itself is not written: only its spellings must not be denied; the
 			   target gets the full verdict on the next hop (as `check` decides by name). */
-			r = check_spelling(c, DSH_OP_WRITE, spelled, t->path);
+			r = check_spelling(c, spelled, t->path);
 			if (r == 0)
-				r = check_spelling(c, DSH_OP_WRITE, t->path, t->path);
+				r = check_spelling(c, t->path, t->path);
 			if (r < 0)
 				return r;
 			char link[PATH_MAX + 1];
@@ -392,7 +389,7 @@ static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 			link[n] = '\0';
 			free(abs);
 			abs = NULL;
-			r = dsh_fence_path_absolute(t->pcanon, link, &abs, NULL);
+			r = dsh_path_absolute(t->pcanon, link, &abs, NULL);
 			if (r < 0)
 				return fail(c, DSH_FENCE_INVALID, t->path, 0, NULL, "unusable symlink target");
 			followed = true;
@@ -459,7 +456,7 @@ int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset
 	struct ctx c = { p, DSH_FENCE_OP_READ, ret_fail, err };
 	memset(ret, 0, sizeof(*ret));
 	_cleanup_free_ char *abs = NULL;
-	int r = dsh_fence_path_absolute(p->cwd, path, &abs, NULL);
+	int r = dsh_path_absolute(p->cwd, path, &abs, NULL);
 	if (r < 0)
 		return fail(&c, DSH_FENCE_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
 	_cleanup_close_ int fd = openat2_path(AT_FDCWD, abs, O_PATH, NULL);
@@ -949,7 +946,7 @@ int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fenc
 	struct ctx c = { p, DSH_FENCE_OP_LIST, ret_fail, err };
 	memset(ret, 0, sizeof(*ret));
 	_cleanup_free_ char *abs = NULL;
-	int r = dsh_fence_path_absolute(p->cwd, path, &abs, NULL);
+	int r = dsh_path_absolute(p->cwd, path, &abs, NULL);
 	if (r < 0)
 		return fail(&c, DSH_FENCE_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
 	_cleanup_close_ int fd = openat2_path(AT_FDCWD, abs, O_PATH, NULL);

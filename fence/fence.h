@@ -142,10 +142,7 @@ int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fenc
 extern void (*dsh_fence_edit_hook)(void *userdata);
 extern void *dsh_fence_edit_hook_data;
 
-/* --- pure helpers (fence/path.c, fence/diff.c) --- */
-
-/* base + path made absolute and lexically normal ('.', '..', '//' removed; ".." at / stays at /). */
-int dsh_fence_path_absolute(const char *base, const char *path, char **ret, struct dsh_error **err);
+/* --- pure helpers (fence/diff.c) --- */
 
 /*
  * A unified diff (3 lines of context) from old to new, labelled with path; "" when they are equal.

@@ -181,6 +181,8 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 		return integer(x, v, key, &c->max_masks);
 	if (strcmp(key, "protectSockets") == 0)
 		return boolean(x, v, key, &c->protect_sockets, false);
+	if (strcmp(key, "protectDefaults") == 0)
+		return boolean(x, v, key, &c->protect_defaults, false);
 	return bad(x, v, key, "%s", "unknown key");
 }
 
@@ -247,7 +249,10 @@ int dsh_config_load_file(struct dsh_config *c, const char *path, struct dsh_erro
 		dsh_err_prefix(err, "configuration");
 		return r;
 	}
-	return dsh_config_load_string(c, buf, len, path, err);
+	r = dsh_config_load_string(c, buf, len, path, err);
+	if (r >= 0 && dsh_strv_push(&c->sources, path) < 0)
+		r = dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	return r;
 }
 
 int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct dsh_error **err)
@@ -271,5 +276,7 @@ int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct d
 		if (dsh_strv_push(&c->access, line) < 0)
 			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	}
+	if (dsh_strv_push(&c->sources, path) < 0)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	return 0;
 }

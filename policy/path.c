@@ -159,3 +159,28 @@ int dsh_path_compare(const char *a, const char *b)
 		return ca < cb ? -1 : 1;
 	}
 }
+
+int dsh_path_absolute(const char *base, const char *path, char **ret, struct dsh_error **err)
+{
+	if (!path || !*path)
+		return dsh_err(err, DSH_ERR_USAGE, EINVAL, "empty path");
+	if (strpbrk(path, "\n\r"))
+		return dsh_err(err, DSH_ERR_USAGE, EINVAL, "path holds a line break");
+	if (path[0] != '/' && (!base || base[0] != '/'))
+		return dsh_err(err, DSH_ERR_USAGE, EINVAL, "relative path '%s' without an absolute base", path);
+	if ((path[0] == '/' ? 0 : strlen(base) + 1) + strlen(path) + 1 > PATH_MAX)
+		return dsh_err(err, DSH_ERR_USAGE, ENAMETOOLONG, "path longer than PATH_MAX");
+	for (const char *c = path; *c;) {
+		size_t n = strcspn(c, "/");
+		if (n > NAME_MAX)
+			return dsh_err(err, DSH_ERR_USAGE, ENAMETOOLONG, "a component of '%s' is longer than NAME_MAX",
+				       path);
+		c += n;
+		c += strspn(c, "/");
+	}
+	char *out = dsh_path_normalize(base, path);
+	if (!out)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	*ret = out;
+	return 0;
+}

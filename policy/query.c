@@ -69,14 +69,12 @@ char *const *dsh_policy_host_sockets(const struct dsh_policy *p)
 int dsh_policy_resolve(const struct dsh_policy *p, const char *path, char **ret_canonical,
 		       char **ret_spelled, struct dsh_error **err)
 {
-	_cleanup_free_ char *spelled = dsh_path_normalize(p->cwd, path);
-	if (!spelled)
-		return dsh_err(err, DSH_ERR_USAGE, EINVAL, "cannot resolve '%s'", path);
-	if (ret_canonical) {
-		int r = dsh_path_canonicalize(spelled, ret_canonical, err);
-		if (r < 0)
-			return r;
-	}
+	_cleanup_free_ char *spelled = NULL;
+	int r = dsh_path_absolute(p->cwd, path, &spelled, err);
+	if (r < 0)
+		return r;
+	if (ret_canonical && (r = dsh_path_canonicalize(spelled, ret_canonical, err)) < 0)
+		return r;
 	if (ret_spelled)
 		*ret_spelled = TAKE_PTR(spelled);
 	return 0;

@@ -56,12 +56,9 @@ int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *p
 	return 0;
 }
 
-int dsh_policy_decide(const struct dsh_policy *p, enum dsh_op op, const char *canonical, const char *spelled,
-		      struct dsh_verdict *v)
+bool dsh_policy_spelling_denied(const struct dsh_policy *p, enum dsh_op op, const char *spelled,
+				struct dsh_verdict *v)
 {
-	int r = dsh_policy_verdict(p, op, canonical, v);
-	if (r < 0 || !v->allow || !spelled || strcmp(spelled, canonical) == 0)
-		return r;
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct dsh_rule *rule = &p->rules[i];
 		if (rule->kind == DSH_RULE_RW || (rule->kind == DSH_RULE_RO && op == DSH_OP_READ))
@@ -69,9 +66,19 @@ int dsh_policy_decide(const struct dsh_policy *p, enum dsh_op op, const char *ca
 		if (dsh_rule_covers(rule, spelled)) {
 			*v = (struct dsh_verdict){ .allow = false, .rule = rule, .reason = "rule (as spelled)",
 						   .by_spelling = true };
-			return 0;
+			return true;
 		}
 	}
+	return false;
+}
+
+int dsh_policy_decide(const struct dsh_policy *p, enum dsh_op op, const char *canonical, const char *spelled,
+		      struct dsh_verdict *v)
+{
+	int r = dsh_policy_verdict(p, op, canonical, v);
+	if (r < 0 || !v->allow || !spelled || strcmp(spelled, canonical) == 0)
+		return r;
+	dsh_policy_spelling_denied(p, op, spelled, v);
 	return 0;
 }
 

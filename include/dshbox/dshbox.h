@@ -180,6 +180,12 @@ struct dsh_verdict {
  */
 int dsh_policy_decide(const struct dsh_policy *p, enum dsh_op op, const char *canonical,
 		      const char *spelled, struct dsh_verdict *ret);
+/*
+ * Only the spelling half of dsh_policy_decide(): whether a deny-type rule covers the path as spelled
+ * (a symlink that is itself not written, say); fills ret when it does.
+ */
+bool dsh_policy_spelling_denied(const struct dsh_policy *p, enum dsh_op op, const char *spelled,
+				struct dsh_verdict *ret);
 /* dsh_policy_decide() without a spelling. */
 int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *path,
 		       struct dsh_verdict *ret);
@@ -203,6 +209,11 @@ int dsh_policy_resolve(const struct dsh_policy *p, const char *path, char **ret_
 int dsh_path_resolve(const char *base, const char *path, char **ret, struct dsh_error **err);
 /* Lexical normalisation (pure): absolute against base, '//' '.' '..' resolved.  NULL on bad input. */
 char *dsh_path_normalize(const char *base, const char *path);
+/*
+ * The same for a path a user or host handed in: refused when empty, holding a line break, relative
+ * without an absolute base, or longer than PATH_MAX / NAME_MAX; '..' above / stays at /.
+ */
+int dsh_path_absolute(const char *base, const char *path, char **ret, struct dsh_error **err);
 
 /*
  * Host sockets (SPEC 3.11): the candidate paths of daemon sockets a sandboxed command must not

@@ -249,7 +249,7 @@ static char *absolute(const char *base, const char *p)
 {
 	char *out = NULL;
 	_cleanup_error_ struct dsh_error *err = NULL;
-	if (dsh_fence_path_absolute(base, p, &out, &err) < 0)
+	if (dsh_path_absolute(base, p, &out, &err) < 0)
 		return NULL;
 	return out;
 }
