@@ -16,6 +16,13 @@ enum {
 	DSH_EXIT_NOT_FOUND = 127,
 };
 
+/*
+ * `dshbox fs` answers with the kind of its failure (one table, cli/exit.c): 1 denied, 2 not-found,
+ * 3 conflict, 4 not-regular-file, 5 too-large, 6 invalid, 7 io; 125 for usage, configuration and
+ * policy errors, as every other command.
+ */
+int cli_fs_exit_code(enum dsh_err_kind k);
+
 /* Every subcommand: argv[0] is the subcommand's name.  Returns the process exit code. */
 int cmd_run(int argc, char **argv, char **envp);
 int cmd_check(int argc, char **argv, char **envp);

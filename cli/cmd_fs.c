@@ -117,33 +117,11 @@ static int write_stdout(const char *s, size_t n)
 	return 0;
 }
 
-static int cli_fs_exit_code(enum dsh_fence_kind k)
+/* The fence's failure: its one line, and the exit code of its kind (cli/exit.c). */
+static int fence_failed(const struct dsh_error *e)
 {
-	switch (k) {
-	case DSH_FENCE_DENIED:
-		return 1;
-	case DSH_FENCE_NOT_FOUND:
-		return 2;
-	case DSH_FENCE_CONFLICT:
-		return 3;
-	case DSH_FENCE_NOT_REGULAR:
-		return 4;
-	case DSH_FENCE_TOO_LARGE:
-		return 5;
-	case DSH_FENCE_INVALID:
-		return 6;
-	case DSH_FENCE_IO:
-		return 7;
-	}
-	return 7;
-}
-
-static int fence_failed(const struct dsh_fence_failure *f, const struct dsh_error *e)
-{
-	const char *msg = f->message ? f->message : (e && e->msg ? e->msg : "the operation failed");
-	struct dsh_error shown = { DSH_ERR_SYSTEM, EIO, (char *)msg, NULL };
-	cli_fail(&shown);
-	return cli_fs_exit_code(f->kind);
+	cli_fail(e);
+	return cli_fs_exit_code(e ? e->kind : DSH_ERR_SYSTEM);
 }
 
 /* Names are printed with control characters escaped, so one entry is one line. */
@@ -251,14 +229,13 @@ int cmd_fs(int argc, char **argv, char **envp)
 	cli_policy_print_warnings(&po, policy);
 
 	_cleanup_error_ struct dsh_error *err = NULL;
-	struct dsh_fence_failure fail = { 0 };
 	int code = DSH_EXIT_OK;
 	if (is_read) {
 		struct dsh_fence_read_result res;
-		if (dsh_fence_read(policy, path, offset, limit, &res, &fail, &err) < 0)
-			code = fence_failed(&fail, err);
+		if (dsh_fence_read(policy, path, offset, limit, &res, &err) < 0)
+			code = fence_failed(err);
 		else if (write_stdout(res.data, res.len) < 0)
-			code = 7;
+			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 		dsh_fence_read_result_clear(&res);
 	} else if (is_write) {
 		_cleanup_free_ char *data = NULL;
@@ -267,29 +244,29 @@ int cmd_fs(int argc, char **argv, char **envp)
 		if (r == -EFBIG) {
 			fprintf(stderr, "dshbox: error: write %s: more than %u bytes on stdin\n", path,
 				DSH_FENCE_MAX_CONTENT);
-			code = cli_fs_exit_code(DSH_FENCE_TOO_LARGE);
+			code = cli_fs_exit_code(DSH_ERR_TOO_LARGE);
 		} else if (r < 0) {
 			fprintf(stderr, "dshbox: error: write %s: reading stdin: %s\n", path, strerror(-r));
-			code = cli_fs_exit_code(DSH_FENCE_IO);
+			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 		} else {
 			struct dsh_fence_write_result res;
-			if (dsh_fence_write(policy, path, data, len, &res, &fail, &err) < 0)
-				code = fence_failed(&fail, err);
+			if (dsh_fence_write(policy, path, data, len, &res, &err) < 0)
+				code = fence_failed(err);
 			else if (res.diff && write_stdout(res.diff, strlen(res.diff)) < 0)
-				code = 7;
+				code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 			dsh_fence_write_result_clear(&res);
 		}
 	} else if (is_edit) {
 		struct dsh_fence_write_result res;
-		if (dsh_fence_edit(policy, path, old_s, strlen(old_s), new_s, strlen(new_s), all, &res, &fail, &err) < 0)
-			code = fence_failed(&fail, err);
+		if (dsh_fence_edit(policy, path, old_s, strlen(old_s), new_s, strlen(new_s), all, &res, &err) < 0)
+			code = fence_failed(err);
 		else if (res.diff && write_stdout(res.diff, strlen(res.diff)) < 0)
-			code = 7;
+			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 		dsh_fence_write_result_clear(&res);
 	} else {
 		struct dsh_fence_list_result res;
-		if (dsh_fence_list(policy, path, &res, &fail, &err) < 0) {
-			code = fence_failed(&fail, err);
+		if (dsh_fence_list(policy, path, &res, &err) < 0) {
+			code = fence_failed(err);
 		} else {
 			for (size_t i = 0; i < res.n_entries; i++) {
 				const struct dsh_fence_entry *e = &res.entries[i];
@@ -305,11 +282,10 @@ int cmd_fs(int argc, char **argv, char **envp)
 				fprintf(stderr, "dshbox: warning: list %s: only the first %u entries are shown\n",
 					res.path, DSH_FENCE_MAX_ENTRIES);
 			if (fflush(stdout) != 0)
-				code = 7;
+				code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 		}
 		dsh_fence_list_result_clear(&res);
 	}
-	dsh_fence_failure_clear(&fail);
 	dsh_policy_free(policy);
 	dsh_config_clear(&config);
 	return code;

@@ -196,7 +196,7 @@ int cmd_run(int argc, char **argv, char **envp)
 	dsh_strv_free(res.warnings);
 	if (res.message) {
 		/* Like env(1): the command could not be run; say why, keep its 126/127. */
-		struct dsh_error e = { .domain = DSH_ERR_SYSTEM, .code = 0, .msg = res.message };
+		struct dsh_error e = { .kind = DSH_ERR_SYSTEM, .code = 0, .msg = res.message };
 		cli_fail(&e);
 		free(res.message);
 	}

@@ -15,9 +15,9 @@ static char *vformat(const char *fmt, va_list ap)
 }
 
 /* Used when even the error cannot be allocated: the caller still sees a failure, never success. */
-static struct dsh_error oom_error = { DSH_ERR_SYSTEM, ENOMEM, (char *)"out of memory", NULL };
+static struct dsh_error oom_error = { DSH_ERR_SYSTEM, ENOMEM, (char *)"out of memory", NULL, NULL, NULL };
 
-static int set(struct dsh_error **err, enum dsh_err_domain domain, int code, char *msg)
+static int set(struct dsh_error **err, enum dsh_err_kind kind, int code, char *msg)
 {
 	if (code <= 0)
 		code = EINVAL;
@@ -32,20 +32,42 @@ static int set(struct dsh_error **err, enum dsh_err_domain domain, int code, cha
 		*err = &oom_error;
 		return -code;
 	}
-	e->domain = domain;
+	e->kind = kind;
 	e->code = code;
 	e->msg = msg;
 	*err = e;
 	return -code;
 }
 
-int dsh_err(struct dsh_error **err, enum dsh_err_domain domain, int code, const char *fmt, ...)
+static const char *const kind_names[] = {
+#define DSH_ERR_X(e, s) [e] = s,
+	DSH_ERR_KINDS(DSH_ERR_X)
+#undef DSH_ERR_X
+};
+
+const char *dsh_err_kind_to_string(enum dsh_err_kind k)
+{
+	return (size_t)k < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[k] : "io";
+}
+
+int dsh_err(struct dsh_error **err, enum dsh_err_kind kind, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	char *msg = vformat(fmt, ap);
 	va_end(ap);
-	return set(err, domain, code, msg);
+	return set(err, kind, code, msg);
+}
+
+void dsh_err_subject(struct dsh_error **err, const char *path, const char *rule)
+{
+	if (!err || !*err || *err == &oom_error)
+		return;
+	char *p = path ? strdup(path) : NULL, *r = rule ? strdup(rule) : NULL;
+	free((*err)->path);
+	free((*err)->rule);
+	(*err)->path = p;
+	(*err)->rule = r;
 }
 
 int dsh_err_sys(struct dsh_error **err, int code, const char *fmt, ...)
@@ -101,5 +123,7 @@ void dsh_error_free(struct dsh_error *err)
 		return;
 	free(err->msg);
 	free(err->hint);
+	free(err->path);
+	free(err->rule);
 	free(err);
 }

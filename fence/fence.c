@@ -32,17 +32,6 @@
 void (*dsh_fence_edit_hook)(void *userdata);
 void *dsh_fence_edit_hook_data;
 
-static const char *const kind_names[] = {
-#define X(e, s) [e] = s,
-	DSH_FENCE_KINDS(X)
-#undef X
-};
-
-const char *dsh_fence_kind_to_string(enum dsh_fence_kind k)
-{
-	return (size_t)k < ARRAY_SIZE(kind_names) ? kind_names[k] : "unknown";
-}
-
 static const char *const op_names[] = {
 	[DSH_FENCE_OP_READ] = "read",
 	[DSH_FENCE_OP_WRITE] = "write",
@@ -67,15 +56,6 @@ const char *dsh_fence_entry_type_to_string(enum dsh_fence_entry_type t)
 	return (size_t)t < ARRAY_SIZE(entry_names) ? entry_names[t] : "other";
 }
 
-void dsh_fence_failure_clear(struct dsh_fence_failure *f)
-{
-	if (!f)
-		return;
-	free(f->path);
-	free(f->rule);
-	free(f->message);
-	memset(f, 0, sizeof(*f));
-}
 
 void dsh_fence_read_result_clear(struct dsh_fence_read_result *r)
 {
@@ -105,32 +85,35 @@ void dsh_fence_list_result_clear(struct dsh_fence_list_result *r)
 struct ctx {
 	const struct dsh_policy *p;
 	enum dsh_fence_op op;
-	struct dsh_fence_failure *fail;
 	struct dsh_error **err;
 };
 
-static int kind_errno(enum dsh_fence_kind k, int sys)
+static int kind_errno(enum dsh_err_kind k, int sys)
 {
 	switch (k) {
-	case DSH_FENCE_DENIED:
+	case DSH_ERR_DENIED:
 		return EACCES;
-	case DSH_FENCE_NOT_FOUND:
+	case DSH_ERR_NOT_FOUND:
 		return ENOENT;
-	case DSH_FENCE_CONFLICT:
+	case DSH_ERR_CONFLICT:
 		return EBUSY;
-	case DSH_FENCE_NOT_REGULAR:
+	case DSH_ERR_NOT_REGULAR:
 		return EINVAL;
-	case DSH_FENCE_TOO_LARGE:
+	case DSH_ERR_TOO_LARGE:
 		return EFBIG;
-	case DSH_FENCE_INVALID:
+	case DSH_ERR_INVALID:
 		return EINVAL;
-	case DSH_FENCE_IO:
+	case DSH_ERR_SYSTEM:
+	case DSH_ERR_POLICY:
+	case DSH_ERR_CONFIG:
+	case DSH_ERR_USAGE:
+	case DSH_ERR_UNSUPPORTED:
 		return sys > 0 ? sys : EIO;
 	}
 	return EIO;
 }
 
-static int failv(struct ctx *c, enum dsh_fence_kind kind, const char *path, int sys, const char *rule,
+static int failv(struct ctx *c, enum dsh_err_kind kind, const char *path, int sys, const char *rule,
 		 const char *fmt, va_list ap)
 {
 	char *detail = NULL, *msg = NULL;
@@ -141,23 +124,18 @@ static int failv(struct ctx *c, enum dsh_fence_kind kind, const char *path, int 
 		msg = NULL;
 	free(detail);
 	int code = kind_errno(kind, sys);
-	if (c->fail) {
-		dsh_fence_failure_clear(c->fail);
-		c->fail->kind = kind;
-		c->fail->op = c->op;
-		c->fail->path = path ? strdup(path) : NULL;
-		c->fail->mode = c->p->mode;
-		c->fail->rule = rule ? strdup(rule) : NULL;
-		c->fail->sys_errno = kind == DSH_FENCE_IO ? code : 0;
-		c->fail->message = msg ? strdup(msg) : NULL;
+	/* The operation's last word is its failure: what a helper said on the way is replaced. */
+	if (c->err && *c->err) {
+		dsh_error_free(*c->err);
+		*c->err = NULL;
 	}
-	enum dsh_err_domain dom = kind == DSH_FENCE_DENIED ? DSH_ERR_POLICY : DSH_ERR_SYSTEM;
-	dsh_err(c->err, dom, code, "%s", msg ? msg : "fence: out of memory");
+	dsh_err(c->err, kind, code, "%s", msg ? msg : "fence: out of memory");
+	dsh_err_subject(c->err, path, rule);
 	free(msg);
 	return -code;
 }
 
-__attribute__((format(printf, 6, 7))) static int fail(struct ctx *c, enum dsh_fence_kind kind,
+__attribute__((format(printf, 6, 7))) static int fail(struct ctx *c, enum dsh_err_kind kind,
 						       const char *path, int sys, const char *rule,
 						       const char *fmt, ...)
 {
@@ -170,7 +148,7 @@ __attribute__((format(printf, 6, 7))) static int fail(struct ctx *c, enum dsh_fe
 
 static int fail_sys(struct ctx *c, const char *path, int sys, const char *what)
 {
-	return fail(c, DSH_FENCE_IO, path, sys, NULL, "%s: %s", what, strerror(sys));
+	return fail(c, DSH_ERR_SYSTEM, path, sys, NULL, "%s: %s", what, strerror(sys));
 }
 
 /* ---- the verdict ---- */
@@ -183,7 +161,7 @@ static int check_spelling(struct ctx *c, const char *spelled, const char *canoni
 	if (!dsh_policy_spelling_denied(c->p, DSH_OP_WRITE, spelled, &v))
 		return 0;
 	const char *rule = dsh_rule_text(v.rule);
-	return fail(c, DSH_FENCE_DENIED, canonical, 0, rule, "denied: rule \"%s\" covers the path as spelled, %s (mode %s)",
+	return fail(c, DSH_ERR_DENIED, canonical, 0, rule, "denied: rule \"%s\" covers the path as spelled, %s (mode %s)",
 		    rule, spelled, dsh_mode_to_string(c->p->mode));
 }
 
@@ -197,16 +175,16 @@ static int check(struct ctx *c, enum dsh_op op, const char *canonical, const cha
 	struct dsh_verdict v;
 	int r = dsh_policy_decide(c->p, op, canonical, spelled, &v);
 	if (r < 0)
-		return fail(c, DSH_FENCE_INVALID, canonical, 0, NULL, "no verdict: %s", strerror(-r));
+		return fail(c, DSH_ERR_INVALID, canonical, 0, NULL, "no verdict: %s", strerror(-r));
 	if (v.allow)
 		return 0;
 	const char *rule = v.rule ? dsh_rule_text(v.rule) : v.reason;
 	if (v.by_spelling)
-		return fail(c, DSH_FENCE_DENIED, canonical, 0, rule,
+		return fail(c, DSH_ERR_DENIED, canonical, 0, rule,
 			    "denied: rule \"%s\" covers the path as spelled, %s (mode %s)", rule, spelled,
 			    dsh_mode_to_string(c->p->mode));
 	_cleanup_free_ char *why = dsh_verdict_explain(&v);
-	return fail(c, DSH_FENCE_DENIED, canonical, 0, rule ? rule : "denied", "denied: %s (mode %s)",
+	return fail(c, DSH_ERR_DENIED, canonical, 0, rule ? rule : "denied", "denied: %s (mode %s)",
 		    why ? why : (rule ? rule : "the policy"), dsh_mode_to_string(c->p->mode));
 }
 
@@ -281,13 +259,13 @@ static int fail_open(struct ctx *c, enum dsh_op op, const char *abs, int e, cons
 	}
 	switch (e) {
 	case ENOENT:
-		return fail(c, DSH_FENCE_NOT_FOUND, abs, 0, NULL, "%s does not exist", what);
+		return fail(c, DSH_ERR_NOT_FOUND, abs, 0, NULL, "%s does not exist", what);
 	case ENOTDIR:
-		return fail(c, DSH_FENCE_NOT_FOUND, abs, 0, NULL, "a component of the path is not a directory");
+		return fail(c, DSH_ERR_NOT_FOUND, abs, 0, NULL, "a component of the path is not a directory");
 	case ELOOP:
-		return fail(c, DSH_FENCE_INVALID, abs, 0, NULL, "too many symlinks, or a /proc magic link");
+		return fail(c, DSH_ERR_INVALID, abs, 0, NULL, "too many symlinks, or a /proc magic link");
 	case ENAMETOOLONG:
-		return fail(c, DSH_FENCE_INVALID, abs, 0, NULL, "path too long");
+		return fail(c, DSH_ERR_INVALID, abs, 0, NULL, "path too long");
 	default:
 		return fail_sys(c, abs, e, "open");
 	}
@@ -336,14 +314,14 @@ static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 	_cleanup_free_ char *abs = NULL;
 	int r = dsh_path_absolute(c->p->cwd, path, &abs, NULL);
 	if (r < 0)
-		return fail(c, DSH_FENCE_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
+		return fail(c, DSH_ERR_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
 	bool followed = false;
 	t->pfd = -1;
 	for (int hop = 0;; hop++) {
 		if (hop > MAX_HOPS)
-			return fail(c, DSH_FENCE_INVALID, abs, 0, NULL, "too many levels of symlinks");
+			return fail(c, DSH_ERR_INVALID, abs, 0, NULL, "too many levels of symlinks");
 		if (strcmp(abs, "/") == 0)
-			return fail(c, DSH_FENCE_NOT_REGULAR, abs, 0, NULL, "is a directory");
+			return fail(c, DSH_ERR_NOT_REGULAR, abs, 0, NULL, "is a directory");
 		_cleanup_free_ char *spelled = strdup(abs);
 		if (!spelled)
 			return fail_sys(c, abs, ENOMEM, "resolve");
@@ -356,7 +334,7 @@ static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 			int e = -t->pfd;
 			t->pfd = -1;
 			if (e == ENOSYS)
-				return fail(c, DSH_FENCE_IO, spelled, ENOSYS, NULL, "openat2 is not supported by this kernel");
+				return fail(c, DSH_ERR_SYSTEM, spelled, ENOSYS, NULL, "openat2 is not supported by this kernel");
 			return fail_open(c, DSH_OP_WRITE, spelled, e, followed ? "the symlink's target directory" : "the parent directory");
 		}
 		r = fd_path(t->pfd, &t->pcanon);
@@ -385,13 +363,13 @@ static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 			if (n < 0)
 				return fail_sys(c, t->path, errno, "readlink");
 			if ((size_t)n >= sizeof(link) || n == 0)
-				return fail(c, DSH_FENCE_INVALID, t->path, 0, NULL, "unusable symlink");
+				return fail(c, DSH_ERR_INVALID, t->path, 0, NULL, "unusable symlink");
 			link[n] = '\0';
 			free(abs);
 			abs = NULL;
 			r = dsh_path_absolute(t->pcanon, link, &abs, NULL);
 			if (r < 0)
-				return fail(c, DSH_FENCE_INVALID, t->path, 0, NULL, "unusable symlink target");
+				return fail(c, DSH_ERR_INVALID, t->path, 0, NULL, "unusable symlink target");
 			followed = true;
 			continue;
 		}
@@ -399,10 +377,10 @@ static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 		if (r < 0)
 			return r;
 		if (!t->exists && followed)
-			return fail(c, DSH_FENCE_INVALID, t->path, 0, NULL,
+			return fail(c, DSH_ERR_INVALID, t->path, 0, NULL,
 				    "reached through a dangling symlink; a write never follows one");
 		if (t->exists && !S_ISREG(t->st.st_mode))
-			return fail(c, DSH_FENCE_NOT_REGULAR, t->path, 0, NULL, "%s",
+			return fail(c, DSH_ERR_NOT_REGULAR, t->path, 0, NULL, "%s",
 				    S_ISDIR(t->st.st_mode) ? "is a directory" : "is not a regular file");
 		return 0;
 	}
@@ -450,21 +428,20 @@ static bool same_file(const struct stat *a, const struct stat *b)
 }
 
 int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset, uint64_t limit,
-		   struct dsh_fence_read_result *ret, struct dsh_fence_failure *ret_fail,
-		   struct dsh_error **err)
+		   struct dsh_fence_read_result *ret, struct dsh_error **err)
 {
-	struct ctx c = { p, DSH_FENCE_OP_READ, ret_fail, err };
+	struct ctx c = { p, DSH_FENCE_OP_READ, err };
 	memset(ret, 0, sizeof(*ret));
 	_cleanup_free_ char *abs = NULL;
 	int r = dsh_path_absolute(p->cwd, path, &abs, NULL);
 	if (r < 0)
-		return fail(&c, DSH_FENCE_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
+		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
 	_cleanup_close_ int fd = openat2_path(AT_FDCWD, abs, O_PATH, NULL);
 	if (fd < 0) {
 		int e = -fd;
 		fd = -1;
 		if (e == ENOSYS)
-			return fail(&c, DSH_FENCE_IO, abs, ENOSYS, NULL, "openat2 is not supported by this kernel");
+			return fail(&c, DSH_ERR_SYSTEM, abs, ENOSYS, NULL, "openat2 is not supported by this kernel");
 		return fail_open(&c, DSH_OP_READ, abs, e, "the file");
 	}
 	_cleanup_free_ char *canon = NULL;
@@ -478,15 +455,15 @@ int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset
 	if (fstat(fd, &st) < 0)
 		return fail_sys(&c, canon, errno, "stat");
 	if (!S_ISREG(st.st_mode))
-		return fail(&c, DSH_FENCE_NOT_REGULAR, canon, 0, NULL, "%s",
+		return fail(&c, DSH_ERR_NOT_REGULAR, canon, 0, NULL, "%s",
 			    S_ISDIR(st.st_mode) ? "is a directory (use list)" : "is not a regular file");
 	uint64_t size = (uint64_t)st.st_size;
 	uint64_t avail = offset < size ? size - offset : 0;
 	if (limit > DSH_FENCE_MAX_CONTENT)
-		return fail(&c, DSH_FENCE_TOO_LARGE, canon, 0, NULL, "limit %llu is above the most one read returns (%u bytes)",
+		return fail(&c, DSH_ERR_TOO_LARGE, canon, 0, NULL, "limit %llu is above the most one read returns (%u bytes)",
 			    (unsigned long long)limit, DSH_FENCE_MAX_CONTENT);
 	if (limit == 0 && avail > DSH_FENCE_MAX_CONTENT)
-		return fail(&c, DSH_FENCE_TOO_LARGE, canon, 0, NULL,
+		return fail(&c, DSH_ERR_TOO_LARGE, canon, 0, NULL,
 			    "%llu bytes from offset %llu; read at most %u at a time (--offset, --limit)",
 			    (unsigned long long)avail, (unsigned long long)offset, DSH_FENCE_MAX_CONTENT);
 	size_t want = (size_t)(limit ? (limit < avail ? limit : avail) : avail);
@@ -559,7 +536,7 @@ static int clear_temp(struct ctx *c, int pfd, const char *tmpname, const char *t
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return fail_sys(c, tmppath, errno, "lock a temporary file");
 		if (waited >= LOCK_WAIT_MS)
-			return fail(c, DSH_FENCE_CONFLICT, tmppath, 0, NULL,
+			return fail(c, DSH_ERR_CONFLICT, tmppath, 0, NULL,
 				    "another write of the same file is still in progress");
 		sleep_ms(1);
 	}
@@ -593,9 +570,9 @@ static int recheck(struct ctx *c, const struct target *t, const struct old_state
 {
 	struct stat now, now_fd;
 	if (fstatat(t->pfd, t->name, &now, AT_SYMLINK_NOFOLLOW) < 0)
-		return fail(c, DSH_FENCE_CONFLICT, t->path, 0, NULL, "the file was removed after it was read");
+		return fail(c, DSH_ERR_CONFLICT, t->path, 0, NULL, "the file was removed after it was read");
 	if (fstat(old->fd, &now_fd) < 0 || !unchanged(&old->st, &now) || !unchanged(&old->st, &now_fd))
-		return fail(c, DSH_FENCE_CONFLICT, t->path, 0, NULL,
+		return fail(c, DSH_ERR_CONFLICT, t->path, 0, NULL,
 			    "the file changed after it was read; read it again and redo the edit");
 	if (!content)
 		return 0;
@@ -603,7 +580,7 @@ static int recheck(struct ctx *c, const struct target *t, const struct old_state
 	size_t len = 0;
 	if (read_all(old->fd, 0, old->len + 1, &again, &len) < 0 || len != old->len ||
 	    memcmp(again, old->data, len) != 0)
-		return fail(c, DSH_FENCE_CONFLICT, t->path, 0, NULL,
+		return fail(c, DSH_ERR_CONFLICT, t->path, 0, NULL,
 			    "the file changed after it was read; read it again and redo the edit");
 	return 0;
 }
@@ -809,17 +786,16 @@ static int finish(struct ctx *c, const struct target *t, bool had_old, const cha
 }
 
 int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *data, size_t len,
-		    struct dsh_fence_write_result *ret, struct dsh_fence_failure *ret_fail,
-		    struct dsh_error **err)
+		    struct dsh_fence_write_result *ret, struct dsh_error **err)
 {
-	struct ctx c = { p, DSH_FENCE_OP_WRITE, ret_fail, err };
+	struct ctx c = { p, DSH_FENCE_OP_WRITE, err };
 	memset(ret, 0, sizeof(*ret));
 	if (len > DSH_FENCE_MAX_CONTENT)
-		return fail(&c, DSH_FENCE_TOO_LARGE, path, 0, NULL, "%zu bytes is more than one write takes (%u)",
+		return fail(&c, DSH_ERR_TOO_LARGE, path, 0, NULL, "%zu bytes is more than one write takes (%u)",
 			    len, DSH_FENCE_MAX_CONTENT);
 	for (int attempt = 0;; attempt++) {
 		if (attempt >= MAX_RETRIES)
-			return fail(&c, DSH_FENCE_CONFLICT, path, 0, NULL, "the path kept changing during the write");
+			return fail(&c, DSH_ERR_CONFLICT, path, 0, NULL, "the path kept changing during the write");
 		_cleanup_(target_clear) struct target t = { .pfd = -1 };
 		int r = resolve_for_write(&c, path, &t);
 		if (r < 0)
@@ -864,25 +840,25 @@ static size_t count_occurrences(const char *h, size_t hl, const char *n, size_t 
 
 int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
 		   const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
-		   struct dsh_fence_failure *ret_fail, struct dsh_error **err)
+		   struct dsh_error **err)
 {
-	struct ctx c = { p, DSH_FENCE_OP_EDIT, ret_fail, err };
+	struct ctx c = { p, DSH_FENCE_OP_EDIT, err };
 	memset(ret, 0, sizeof(*ret));
 	if (old_len == 0)
-		return fail(&c, DSH_FENCE_INVALID, path, 0, NULL, "the old string is empty");
+		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "the old string is empty");
 	if (old_len == new_len && memcmp(old_s, new_s, old_len) == 0)
-		return fail(&c, DSH_FENCE_INVALID, path, 0, NULL, "the old and new strings are the same");
+		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "the old and new strings are the same");
 	for (int attempt = 0;; attempt++) {
 		if (attempt >= MAX_RETRIES)
-			return fail(&c, DSH_FENCE_CONFLICT, path, 0, NULL, "the path kept changing during the edit");
+			return fail(&c, DSH_ERR_CONFLICT, path, 0, NULL, "the path kept changing during the edit");
 		_cleanup_(target_clear) struct target t = { .pfd = -1 };
 		int r = resolve_for_write(&c, path, &t);
 		if (r < 0)
 			return r;
 		if (!t.exists)
-			return fail(&c, DSH_FENCE_NOT_FOUND, t.path, 0, NULL, "the file does not exist");
+			return fail(&c, DSH_ERR_NOT_FOUND, t.path, 0, NULL, "the file does not exist");
 		if ((uint64_t)t.st.st_size > DSH_FENCE_MAX_CONTENT)
-			return fail(&c, DSH_FENCE_TOO_LARGE, t.path, 0, NULL, "%lld bytes is more than an edit takes (%u)",
+			return fail(&c, DSH_ERR_TOO_LARGE, t.path, 0, NULL, "%lld bytes is more than an edit takes (%u)",
 				    (long long)t.st.st_size, DSH_FENCE_MAX_CONTENT);
 		struct old_state old = { .fd = -1 };
 		_cleanup_free_ char *old_data = NULL;
@@ -894,17 +870,17 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 		if (r < 0)
 			return r;
 		if (!had_old)
-			return fail(&c, DSH_FENCE_TOO_LARGE, t.path, 0, NULL, "the file grew beyond what an edit takes");
+			return fail(&c, DSH_ERR_TOO_LARGE, t.path, 0, NULL, "the file grew beyond what an edit takes");
 
 		size_t n = count_occurrences(old.data, old.len, old_s, old_len);
 		if (n == 0)
-			return fail(&c, DSH_FENCE_INVALID, t.path, 0, NULL, "the old string was not found");
+			return fail(&c, DSH_ERR_INVALID, t.path, 0, NULL, "the old string was not found");
 		if (n > 1 && !all)
-			return fail(&c, DSH_FENCE_INVALID, t.path, 0, NULL,
+			return fail(&c, DSH_ERR_INVALID, t.path, 0, NULL,
 				    "the old string occurs %zu times; give more context to make it unique, or replace all", n);
 		size_t out_len = old.len - n * old_len + n * new_len;
 		if (out_len > DSH_FENCE_MAX_CONTENT)
-			return fail(&c, DSH_FENCE_TOO_LARGE, t.path, 0, NULL, "the result would be %zu bytes", out_len);
+			return fail(&c, DSH_ERR_TOO_LARGE, t.path, 0, NULL, "the result would be %zu bytes", out_len);
 		_cleanup_free_ char *out = malloc(out_len + 1);
 		if (!out)
 			return fail_sys(&c, t.path, ENOMEM, "edit");
@@ -925,7 +901,7 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 			dsh_fence_edit_hook(dsh_fence_edit_hook_data);
 		r = commit(&c, &t, out, o, &old);
 		if (r == -EAGAIN)
-			return fail(&c, DSH_FENCE_CONFLICT, t.path, 0, NULL, "the file changed during the edit");
+			return fail(&c, DSH_ERR_CONFLICT, t.path, 0, NULL, "the file changed during the edit");
 		if (r < 0)
 			return r;
 		ret->replacements = n;
@@ -941,14 +917,14 @@ static int entry_cmp(const void *a, const void *b)
 }
 
 int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fence_list_result *ret,
-		   struct dsh_fence_failure *ret_fail, struct dsh_error **err)
+		   struct dsh_error **err)
 {
-	struct ctx c = { p, DSH_FENCE_OP_LIST, ret_fail, err };
+	struct ctx c = { p, DSH_FENCE_OP_LIST, err };
 	memset(ret, 0, sizeof(*ret));
 	_cleanup_free_ char *abs = NULL;
 	int r = dsh_path_absolute(p->cwd, path, &abs, NULL);
 	if (r < 0)
-		return fail(&c, DSH_FENCE_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
+		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
 	_cleanup_close_ int fd = openat2_path(AT_FDCWD, abs, O_PATH, NULL);
 	if (fd < 0) {
 		int e = -fd;
@@ -966,7 +942,7 @@ int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fenc
 	if (fstat(fd, &st) < 0)
 		return fail_sys(&c, canon, errno, "stat");
 	if (!S_ISDIR(st.st_mode))
-		return fail(&c, DSH_FENCE_INVALID, canon, 0, NULL, "is not a directory (use read)");
+		return fail(&c, DSH_ERR_INVALID, canon, 0, NULL, "is not a directory (use read)");
 	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return fail_sys(&c, canon, errno, "open the directory");

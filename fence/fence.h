@@ -13,8 +13,9 @@
  * follows a symlink at the last component only by resolving its target again from the start (every
  * hop is re-checked), and never follows a dangling one.
  *
- * Failures are structured (struct dsh_fence_failure) and also reported through struct dsh_error with
- * a one-line message.  The library never prints.
+ * A failure is a struct dsh_error whose kind (denied, not-found, conflict, not-regular-file,
+ * too-large, invalid, io), path (canonical where it was resolved) and rule (denied: the deciding rule
+ * text, or "mode read-only" ...) say what happened, with a one-line message.  Never printed here.
  */
 
 #include <stdbool.h>
@@ -30,21 +31,6 @@
 /* Most entries one list answer holds; more sets `truncated`. */
 #define DSH_FENCE_MAX_ENTRIES 100000u
 
-#define DSH_FENCE_KINDS(X)                              \
-	X(DSH_FENCE_DENIED, "denied")                   \
-	X(DSH_FENCE_NOT_FOUND, "not-found")             \
-	X(DSH_FENCE_CONFLICT, "conflict")               \
-	X(DSH_FENCE_NOT_REGULAR, "not-regular-file")    \
-	X(DSH_FENCE_TOO_LARGE, "too-large")             \
-	X(DSH_FENCE_INVALID, "invalid")                 \
-	X(DSH_FENCE_IO, "io")
-
-enum dsh_fence_kind {
-#define X(e, s) e,
-	DSH_FENCE_KINDS(X)
-#undef X
-};
-
 enum dsh_fence_op {
 	DSH_FENCE_OP_READ,
 	DSH_FENCE_OP_WRITE,
@@ -52,20 +38,7 @@ enum dsh_fence_op {
 	DSH_FENCE_OP_LIST,
 };
 
-const char *dsh_fence_kind_to_string(enum dsh_fence_kind k);
 const char *dsh_fence_op_to_string(enum dsh_fence_op op);
-
-/* Why an operation did not happen.  Strings are owned (dsh_fence_failure_clear). */
-struct dsh_fence_failure {
-	enum dsh_fence_kind kind;
-	enum dsh_fence_op op;
-	char *path;         /* canonical where it was resolved, else absolute and lexically normal */
-	enum dsh_mode mode;
-	char *rule;         /* denied: the deciding rule text, or "mode read-only" etc.; else NULL */
-	int sys_errno;      /* io: the errno; else 0 */
-	char *message;      /* one line, for humans (also the dsh_error message) */
-};
-void dsh_fence_failure_clear(struct dsh_fence_failure *f);
 
 struct dsh_fence_read_result {
 	char *path;         /* canonical */
@@ -116,13 +89,11 @@ void dsh_fence_list_result_clear(struct dsh_fence_list_result *r);
  * read without a limit, or a limit above it, is too-large.
  */
 int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset, uint64_t limit,
-		   struct dsh_fence_read_result *ret, struct dsh_fence_failure *ret_fail,
-		   struct dsh_error **err);
+		   struct dsh_fence_read_result *ret, struct dsh_error **err);
 
 /* Replace (or create) the file atomically with data; an existing file keeps its mode and owner. */
 int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *data, size_t len,
-		    struct dsh_fence_write_result *ret, struct dsh_fence_failure *ret_fail,
-		    struct dsh_error **err);
+		    struct dsh_fence_write_result *ret, struct dsh_error **err);
 
 /*
  * Replace an exact string: the only occurrence, or every one with all.  Absent, ambiguous without
@@ -130,10 +101,10 @@ int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *da
  */
 int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
 		   const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
-		   struct dsh_fence_failure *ret_fail, struct dsh_error **err);
+		   struct dsh_error **err);
 
 int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fence_list_result *ret,
-		   struct dsh_fence_failure *ret_fail, struct dsh_error **err);
+		   struct dsh_error **err);
 
 /*
  * Test hook: called in dsh_fence_edit after the file was read and the new content computed, before

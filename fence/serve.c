@@ -102,7 +102,7 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-static json_t *error_answer(json_t *id, const char *op, enum dsh_fence_kind kind, const char *path,
+static json_t *error_answer(json_t *id, const char *op, enum dsh_err_kind kind, const char *path,
 			    const struct dsh_policy *p, const char *rule, const char *message)
 {
 	bool oom = false;
@@ -114,7 +114,7 @@ static json_t *error_answer(json_t *id, const char *op, enum dsh_fence_kind kind
 	}
 	put(a, "id", id ? json_incref(id) : json_null(), &oom);
 	put(a, "ok", json_false(), &oom);
-	put(e, "kind", json_string(dsh_fence_kind_to_string(kind)), &oom);
+	put(e, "kind", json_string(dsh_err_kind_to_string(kind)), &oom);
 	put(e, "op", str_or_null(op), &oom);
 	put(e, "path", str_or_null(path), &oom);
 	put(e, "mode", p ? json_string(dsh_mode_to_string(p->mode)) : json_null(), &oom);
@@ -140,13 +140,15 @@ __attribute__((format(printf, 4, 5))) static json_t *invalid(json_t *id, const c
 	for (char *c = msg; *c; c++)
 		if ((unsigned char)*c >= 0x80 || (unsigned char)*c < 0x20)
 			*c = '?';
-	return error_answer(id, op, DSH_FENCE_INVALID, NULL, p, NULL, msg);
+	return error_answer(id, op, DSH_ERR_INVALID, NULL, p, NULL, msg);
 }
 
-static json_t *failure_answer(json_t *id, const char *op, const struct dsh_policy *p,
-			      const struct dsh_fence_failure *f, const struct dsh_error *e)
+static json_t *failure_answer(json_t *id, const char *op, const struct dsh_policy *p, const struct dsh_error *f)
 {
-	const char *msg = f->message ? f->message : (e && e->msg ? e->msg : "failed");
+	static const struct dsh_error none = { .kind = DSH_ERR_SYSTEM };
+	if (!f)
+		f = &none;
+	const char *msg = f->msg ? f->msg : "failed";
 	/* Paths are bytes; JSON strings are UTF-8.  A path that is not UTF-8 is sent with its invalid
 	   bytes replaced, and the message likewise (json_string refuses invalid UTF-8). */
 	json_t *a = error_answer(id, op, f->kind, f->path, p, f->rule, msg);
@@ -354,7 +356,6 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 		return invalid(id, op, p, "\"path\" holds a NUL character");
 
 	_cleanup_error_ struct dsh_error *err = NULL;
-	struct dsh_fence_failure f = { 0 };
 	json_t *a = NULL;
 
 	if (strcmp(op, "read") == 0) {
@@ -366,8 +367,8 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 		if (get_u64(req, "offset", &offset) < 0 || get_u64(req, "limit", &limit) < 0)
 			return invalid(id, op, p, "\"offset\" and \"limit\" must be non-negative integers");
 		struct dsh_fence_read_result r;
-		if (dsh_fence_read(p, path, offset, limit, &r, &f, &err) < 0) {
-			a = failure_answer(id, op, p, &f, err);
+		if (dsh_fence_read(p, path, offset, limit, &r, &err) < 0) {
+			a = failure_answer(id, op, p, err);
 		} else {
 			*ret_text = read_answer_text(id, &r);
 			if (!*ret_text)
@@ -393,7 +394,7 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 			json_t *all = json_object_get(req, "all");
 			if (all && !json_is_boolean(all))
 				return invalid(id, op, p, "\"all\" must be true or false");
-			rc = dsh_fence_edit(p, path, o, ol, n, nl, all && json_is_true(all), &r, &f, &err);
+			rc = dsh_fence_edit(p, path, o, ol, n, nl, all && json_is_true(all), &r, &err);
 		} else {
 			const char *content, *enc;
 			size_t cl, el;
@@ -411,15 +412,15 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 				}
 				if (d < 0)
 					return invalid(id, op, p, "\"content\" is not valid base64");
-				rc = dsh_fence_write(p, path, (const char *)bytes, bl, &r, &f, &err);
+				rc = dsh_fence_write(p, path, (const char *)bytes, bl, &r, &err);
 			} else if (!enc || strcmp(enc, "utf-8") == 0) {
-				rc = dsh_fence_write(p, path, content, cl, &r, &f, &err);
+				rc = dsh_fence_write(p, path, content, cl, &r, &err);
 			} else {
 				return invalid(id, op, p, "\"encoding\" must be \"utf-8\" or \"base64\"");
 			}
 		}
 		if (rc < 0) {
-			a = failure_answer(id, op, p, &f, err);
+			a = failure_answer(id, op, p, err);
 		} else {
 			a = ok_answer(id, op, r.path, oom);
 			put(a, "created", json_boolean(r.created), oom);
@@ -436,8 +437,8 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 		if (k)
 			return invalid(id, op, p, "unknown key \"%s\" for list", k);
 		struct dsh_fence_list_result r;
-		if (dsh_fence_list(p, path, &r, &f, &err) < 0) {
-			a = failure_answer(id, op, p, &f, err);
+		if (dsh_fence_list(p, path, &r, &err) < 0) {
+			a = failure_answer(id, op, p, err);
 		} else {
 			a = ok_answer(id, op, r.path, oom);
 			json_t *arr = json_array();
@@ -473,7 +474,6 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 	} else {
 		return invalid(id, op, p, "unknown op (read, write, edit or list)");
 	}
-	dsh_fence_failure_clear(&f);
 	if (!a)
 		*oom = true;
 	return a;
@@ -521,6 +521,6 @@ char *dsh_serve_answer_too_long(size_t limit)
 	_cleanup_json_ json_t *a = NULL;
 	char msg[128];
 	snprintf(msg, sizeof(msg), "request line longer than %zu bytes; it was skipped", limit);
-	a = error_answer(NULL, NULL, DSH_FENCE_TOO_LARGE, NULL, NULL, NULL, msg);
+	a = error_answer(NULL, NULL, DSH_ERR_TOO_LARGE, NULL, NULL, NULL, msg);
 	return a ? json_dumps(a, JSON_COMPACT) : NULL;
 }

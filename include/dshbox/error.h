@@ -11,19 +11,37 @@
 
 #include <stdarg.h>
 
-enum dsh_err_domain {
-	DSH_ERR_SYSTEM,  /* a syscall or library call failed; code is the errno */
-	DSH_ERR_POLICY,  /* a rule or the policy is invalid */
-	DSH_ERR_CONFIG,  /* the configuration file or an option is invalid */
-	DSH_ERR_USAGE,   /* the command line is wrong */
-	DSH_ERR_UNSUPPORTED, /* the kernel or platform cannot enforce what was asked */
+/*
+ * What went wrong, as a caller decides on it: the CLI maps each kind to an exit code (one table in
+ * cli/), the file fence and serve name it in their answers.
+ */
+#define DSH_ERR_KINDS(X)                                                                          \
+	X(DSH_ERR_SYSTEM, "io")                   /* a syscall or library call failed; code: errno */ \
+	X(DSH_ERR_POLICY, "policy")               /* a rule or the policy is invalid */              \
+	X(DSH_ERR_CONFIG, "config")               /* the configuration or an option is invalid */    \
+	X(DSH_ERR_USAGE, "usage")                 /* the call itself is wrong */                     \
+	X(DSH_ERR_UNSUPPORTED, "unsupported")     /* this kernel or platform cannot enforce it */    \
+	X(DSH_ERR_DENIED, "denied")               /* the policy forbids it (rule and path set) */    \
+	X(DSH_ERR_NOT_FOUND, "not-found")                                                            \
+	X(DSH_ERR_CONFLICT, "conflict")           /* changed by someone else since it was read */    \
+	X(DSH_ERR_NOT_REGULAR, "not-regular-file")                                                   \
+	X(DSH_ERR_TOO_LARGE, "too-large")                                                            \
+	X(DSH_ERR_INVALID, "invalid")             /* a request that cannot be carried out as asked */
+
+enum dsh_err_kind {
+#define DSH_ERR_X(e, s) e,
+	DSH_ERR_KINDS(DSH_ERR_X)
+#undef DSH_ERR_X
 };
+const char *dsh_err_kind_to_string(enum dsh_err_kind k);
 
 struct dsh_error {
-	enum dsh_err_domain domain;
+	enum dsh_err_kind kind;
 	int code;      /* positive errno value; EINVAL for policy/config/usage errors */
 	char *msg;     /* one line, outermost context first */
 	char *hint;    /* optional one-line remedy for the user, or NULL */
+	char *path;    /* the subject: the path concerned, or NULL */
+	char *rule;    /* the deciding rule's text (denied), or NULL */
 };
 
 /*
@@ -38,13 +56,15 @@ struct dsh_error {
 #endif
 
 /* Set *err (if err and *err is still NULL) and return -code (code 0 counts as EINVAL). */
-int dsh_err(struct dsh_error **err, enum dsh_err_domain domain, int code, const char *fmt, ...)
+int dsh_err(struct dsh_error **err, enum dsh_err_kind kind, int code, const char *fmt, ...)
 	DSH_PRINTF(4, 5);
 /* Like dsh_err with DSH_ERR_SYSTEM, appending ": strerror(code)". */
 int dsh_err_sys(struct dsh_error **err, int code, const char *fmt, ...)
 	DSH_PRINTF(3, 4);
 /* Prepend "context: " to the message; returns the error's -code (or -EINVAL with no error). */
 int dsh_err_prefix(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
+/* Attach (or replace) the subject: the path concerned and the deciding rule (either may be NULL). */
+void dsh_err_subject(struct dsh_error **err, const char *path, const char *rule);
 /* Attach (or replace) the hint. */
 void dsh_err_hint(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
 void dsh_error_free(struct dsh_error *err);

@@ -62,25 +62,21 @@ static struct dsh_policy *policy(enum dsh_mode mode, const char *const *rules)
 	return p;
 }
 
-static enum dsh_fence_kind write_fails(struct dsh_policy *p, const char *path, const char *data)
+static enum dsh_err_kind write_fails(struct dsh_policy *p, const char *path, const char *data)
 {
 	struct dsh_fence_write_result r;
-	struct dsh_fence_failure f = { 0 };
 	_cleanup_error_ struct dsh_error *err = NULL;
-	int rc = dsh_fence_write(p, path, data, strlen(data), &r, &f, &err);
+	int rc = dsh_fence_write(p, path, data, strlen(data), &r, &err);
 	cr_assert_lt(rc, 0, "write %s succeeded", path);
 	cr_assert_not_null(err);
-	cr_assert_not_null(f.message);
-	enum dsh_fence_kind k = f.kind;
-	dsh_fence_failure_clear(&f);
-	return k;
+	cr_assert_not_null(err->msg);
+	return err->kind;
 }
 
 static void write_ok(struct dsh_policy *p, const char *path, const char *data, struct dsh_fence_write_result *r)
 {
-	struct dsh_fence_failure f = { 0 };
 	_cleanup_error_ struct dsh_error *err = NULL;
-	int rc = dsh_fence_write(p, path, data, strlen(data), r, &f, &err);
+	int rc = dsh_fence_write(p, path, data, strlen(data), r, &err);
 	cr_assert_eq(rc, 0, "write %s: %s", path, err ? err->msg : "");
 }
 
@@ -121,8 +117,8 @@ Test(fence_ops, write_creates_and_leaves_no_temporary)
 	_cleanup_free_ char *content = dsh_test_read_file(f);
 	cr_expect_str_eq(content, "bytes");
 	/* Binary overwrite: no diff, said so. */
-	struct dsh_fence_failure fl = { 0 };
-	cr_assert_eq(dsh_fence_write(p, f, "a\0b", 3, &r, &fl, NULL), 0);
+	struct dsh_error *fl = NULL;
+	cr_assert_eq(dsh_fence_write(p, f, "a\0b", 3, &r, &fl), 0);
 	cr_expect_null(r.diff);
 	cr_expect(r.diff_skipped);
 	dsh_fence_write_result_clear(&r);
@@ -141,23 +137,24 @@ Test(fence_ops, denied_writes_change_nothing)
 	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, rules);
 	_cleanup_free_ char *outside = P("%s/secret", out);
 	dsh_test_write_file(outside, "outside\n");
-	cr_expect_eq(write_fails(p, outside, "x"), DSH_FENCE_DENIED);
-	cr_expect_eq(write_fails(p, ".git/hooks/pre-commit", "x"), DSH_FENCE_DENIED);
-	cr_expect_eq(write_fails(p, "deep/key.pem", "x"), DSH_FENCE_DENIED);
+	cr_expect_eq(write_fails(p, outside, "x"), DSH_ERR_DENIED);
+	cr_expect_eq(write_fails(p, ".git/hooks/pre-commit", "x"), DSH_ERR_DENIED);
+	cr_expect_eq(write_fails(p, "deep/key.pem", "x"), DSH_ERR_DENIED);
 	_cleanup_free_ char *content = dsh_test_read_file(outside);
 	cr_expect_str_eq(content, "outside\n");
 	dsh_policy_free(p);
 
 	struct dsh_policy *ro = policy(DSH_MODE_READ_ONLY, NULL);
-	struct dsh_fence_failure f = { 0 };
+	struct dsh_error *f = NULL;
 	struct dsh_fence_write_result r;
-	cr_assert_lt(dsh_fence_write(ro, "a.txt", "x", 1, &r, &f, NULL), 0);
-	cr_expect_eq(f.kind, DSH_FENCE_DENIED);
-	cr_expect_str_eq(f.rule, "mode read-only");
-	cr_expect_eq(f.mode, DSH_MODE_READ_ONLY);
+	cr_assert_lt(dsh_fence_write(ro, "a.txt", "x", 1, &r, &f), 0);
+	cr_expect_eq(f->kind, DSH_ERR_DENIED);
+	cr_expect_str_eq(f->rule, "mode read-only");
+	cr_expect(strstr(f->msg, "(mode read-only)"), "%s", f->msg);
 	_cleanup_free_ char *a = P("%s/a.txt", ws);
-	cr_expect_str_eq(f.path, a);
-	dsh_fence_failure_clear(&f);
+	cr_expect_str_eq(f->path, a);
+	dsh_error_free(f);
+	f = NULL;
 	dsh_policy_free(ro);
 }
 
@@ -177,13 +174,13 @@ Test(fence_ops, symlinks_are_followed_only_where_rechecked)
 	_cleanup_free_ char *missing_out = P("%s/created-by-fence", out);
 	cr_assert_eq(symlink(missing_out, l_dang_out), 0);
 
-	cr_expect_eq(write_fails(p, l_out, "x"), DSH_FENCE_DENIED);
-	cr_expect_eq(write_fails(p, "dir-out/target", "x"), DSH_FENCE_DENIED);
-	cr_expect_eq(write_fails(p, "dir-out/new", "x"), DSH_FENCE_DENIED);
-	cr_expect_eq(write_fails(p, l_dang_out, "x"), DSH_FENCE_DENIED);
+	cr_expect_eq(write_fails(p, l_out, "x"), DSH_ERR_DENIED);
+	cr_expect_eq(write_fails(p, "dir-out/target", "x"), DSH_ERR_DENIED);
+	cr_expect_eq(write_fails(p, "dir-out/new", "x"), DSH_ERR_DENIED);
+	cr_expect_eq(write_fails(p, l_dang_out, "x"), DSH_ERR_DENIED);
 	_cleanup_free_ char *new_in = P("%s/new-in", ws), *l_dang_in = P("%s/dangling-in", ws);
 	cr_assert_eq(symlink(new_in, l_dang_in), 0);
-	cr_expect_eq(write_fails(p, l_dang_in, "x"), DSH_FENCE_INVALID, "a dangling symlink is never followed");
+	cr_expect_eq(write_fails(p, l_dang_in, "x"), DSH_ERR_INVALID, "a dangling symlink is never followed");
 	cr_expect_eq(access(new_in, F_OK), -1);
 	cr_expect_eq(access(missing_out, F_OK), -1);
 	_cleanup_free_ char *o = dsh_test_read_file(outside);
@@ -229,27 +226,32 @@ Test(fence_ops, reads_check_the_canonical_path_and_the_spelling)
 	cr_assert_eq(symlink(sec, l1), 0);
 	cr_assert_eq(symlink(pub, l2), 0);
 	struct dsh_fence_read_result r;
-	struct dsh_fence_failure f = { 0 };
-	cr_expect_lt(dsh_fence_read(p, "innocent", 0, 0, &r, &f, NULL), 0);
-	cr_expect_eq(f.kind, DSH_FENCE_DENIED);
-	cr_expect_str_eq(f.path, sec);
-	cr_expect_str_eq(f.rule, rule);
-	dsh_fence_failure_clear(&f);
+	struct dsh_error *f = NULL;
+	cr_expect_lt(dsh_fence_read(p, "innocent", 0, 0, &r, &f), 0);
+	cr_expect_eq(f->kind, DSH_ERR_DENIED);
+	cr_expect_str_eq(f->path, sec);
+	cr_expect_str_eq(f->rule, rule);
+	dsh_error_free(f);
+	f = NULL;
 	/* Reaching out of a denied directory through a link in it is denied too (the sandbox masks it). */
-	cr_expect_lt(dsh_fence_read(p, l2, 0, 0, &r, &f, NULL), 0);
-	cr_expect_eq(f.kind, DSH_FENCE_DENIED);
-	dsh_fence_failure_clear(&f);
+	cr_expect_lt(dsh_fence_read(p, l2, 0, 0, &r, &f), 0);
+	cr_expect_eq(f->kind, DSH_ERR_DENIED);
+	dsh_error_free(f);
+	f = NULL;
 	/* A missing file in a denied directory is denied, not "not found". */
-	cr_expect_lt(dsh_fence_read(p, "secret/nope", 0, 0, &r, &f, NULL), 0);
-	cr_expect_eq(f.kind, DSH_FENCE_DENIED);
-	dsh_fence_failure_clear(&f);
-	cr_expect_lt(dsh_fence_read(p, "nope", 0, 0, &r, &f, NULL), 0);
-	cr_expect_eq(f.kind, DSH_FENCE_NOT_FOUND);
-	dsh_fence_failure_clear(&f);
+	cr_expect_lt(dsh_fence_read(p, "secret/nope", 0, 0, &r, &f), 0);
+	cr_expect_eq(f->kind, DSH_ERR_DENIED);
+	dsh_error_free(f);
+	f = NULL;
+	cr_expect_lt(dsh_fence_read(p, "nope", 0, 0, &r, &f), 0);
+	cr_expect_eq(f->kind, DSH_ERR_NOT_FOUND);
+	dsh_error_free(f);
+	f = NULL;
 	/* /proc magic links are refused. */
-	cr_expect_lt(dsh_fence_read(p, "/proc/self/root/etc/hostname", 0, 0, &r, &f, NULL), 0);
-	cr_expect_eq(f.kind, DSH_FENCE_INVALID, "%s", f.message);
-	dsh_fence_failure_clear(&f);
+	cr_expect_lt(dsh_fence_read(p, "/proc/self/root/etc/hostname", 0, 0, &r, &f), 0);
+	cr_expect_eq(f->kind, DSH_ERR_INVALID, "%s", f->msg);
+	dsh_error_free(f);
+	f = NULL;
 	dsh_policy_free(p);
 }
 
@@ -259,51 +261,55 @@ Test(fence_ops, read_offset_limit_and_types)
 	_cleanup_free_ char *f = P("%s/digits", ws), *fifo = P("%s/fifo", ws);
 	dsh_test_write_file(f, "0123456789");
 	struct dsh_fence_read_result r;
-	struct dsh_fence_failure fl = { 0 };
-	cr_assert_eq(dsh_fence_read(p, f, 3, 4, &r, &fl, NULL), 0);
+	struct dsh_error *fl = NULL;
+	cr_assert_eq(dsh_fence_read(p, f, 3, 4, &r, &fl), 0);
 	cr_expect_eq(r.len, 4);
 	cr_expect_eq(memcmp(r.data, "3456", 4), 0);
 	cr_expect_not(r.eof);
 	cr_expect_eq(r.size, 10);
 	dsh_fence_read_result_clear(&r);
-	cr_assert_eq(dsh_fence_read(p, f, 8, 0, &r, &fl, NULL), 0);
+	cr_assert_eq(dsh_fence_read(p, f, 8, 0, &r, &fl), 0);
 	cr_expect_eq(r.len, 2);
 	cr_expect(r.eof);
 	dsh_fence_read_result_clear(&r);
-	cr_assert_eq(dsh_fence_read(p, f, 100, 5, &r, &fl, NULL), 0);
+	cr_assert_eq(dsh_fence_read(p, f, 100, 5, &r, &fl), 0);
 	cr_expect_eq(r.len, 0);
 	cr_expect(r.eof);
 	dsh_fence_read_result_clear(&r);
-	cr_expect_lt(dsh_fence_read(p, f, 0, (uint64_t)DSH_FENCE_MAX_CONTENT + 1, &r, &fl, NULL), 0);
-	cr_expect_eq(fl.kind, DSH_FENCE_TOO_LARGE);
-	dsh_fence_failure_clear(&fl);
+	cr_expect_lt(dsh_fence_read(p, f, 0, (uint64_t)DSH_FENCE_MAX_CONTENT + 1, &r, &fl), 0);
+	cr_expect_eq(fl->kind, DSH_ERR_TOO_LARGE);
+	dsh_error_free(fl);
+	fl = NULL;
 	/* A FIFO is not read (and the read does not block on it); a directory is not a file. */
 	cr_assert_eq(mkfifo(fifo, 0644), 0);
-	cr_expect_lt(dsh_fence_read(p, fifo, 0, 0, &r, &fl, NULL), 0);
-	cr_expect_eq(fl.kind, DSH_FENCE_NOT_REGULAR);
-	dsh_fence_failure_clear(&fl);
-	cr_expect_lt(dsh_fence_read(p, ws, 0, 0, &r, &fl, NULL), 0);
-	cr_expect_eq(fl.kind, DSH_FENCE_NOT_REGULAR);
-	dsh_fence_failure_clear(&fl);
-	cr_expect_eq(write_fails(p, fifo, "x"), DSH_FENCE_NOT_REGULAR);
-	cr_expect_eq(write_fails(p, ws, "x"), DSH_FENCE_NOT_REGULAR);
+	cr_expect_lt(dsh_fence_read(p, fifo, 0, 0, &r, &fl), 0);
+	cr_expect_eq(fl->kind, DSH_ERR_NOT_REGULAR);
+	dsh_error_free(fl);
+	fl = NULL;
+	cr_expect_lt(dsh_fence_read(p, ws, 0, 0, &r, &fl), 0);
+	cr_expect_eq(fl->kind, DSH_ERR_NOT_REGULAR);
+	dsh_error_free(fl);
+	fl = NULL;
+	cr_expect_eq(write_fails(p, fifo, "x"), DSH_ERR_NOT_REGULAR);
+	cr_expect_eq(write_fails(p, ws, "x"), DSH_ERR_NOT_REGULAR);
 	dsh_policy_free(p);
 }
 
-static enum dsh_fence_kind edit(struct dsh_policy *p, const char *path, const char *o, const char *n, bool all,
+static enum dsh_err_kind edit(struct dsh_policy *p, const char *path, const char *o, const char *n, bool all,
 				size_t *ret_repl)
 {
 	struct dsh_fence_write_result r;
-	struct dsh_fence_failure f = { 0 };
-	int rc = dsh_fence_edit(p, path, o, strlen(o), n, strlen(n), all, &r, &f, NULL);
+	struct dsh_error *f = NULL;
+	int rc = dsh_fence_edit(p, path, o, strlen(o), n, strlen(n), all, &r, &f);
 	if (rc == 0) {
 		if (ret_repl)
 			*ret_repl = r.replacements;
 		dsh_fence_write_result_clear(&r);
-		return (enum dsh_fence_kind)-1;
+		return (enum dsh_err_kind)-1;
 	}
-	enum dsh_fence_kind k = f.kind;
-	dsh_fence_failure_clear(&f);
+	enum dsh_err_kind k = f->kind;
+	dsh_error_free(f);
+	f = NULL;
 	return k;
 }
 
@@ -313,18 +319,18 @@ Test(fence_ops, edit_unique_absent_ambiguous_all)
 	_cleanup_free_ char *f = P("%s/e.txt", ws);
 	dsh_test_write_file(f, "alpha beta alpha gamma\n");
 	size_t n = 0;
-	cr_expect_eq(edit(p, f, "beta", "BETA", false, &n), (enum dsh_fence_kind)-1);
+	cr_expect_eq(edit(p, f, "beta", "BETA", false, &n), (enum dsh_err_kind)-1);
 	cr_expect_eq(n, 1);
-	cr_expect_eq(edit(p, f, "delta", "x", false, NULL), DSH_FENCE_INVALID);
-	cr_expect_eq(edit(p, f, "alpha", "x", false, NULL), DSH_FENCE_INVALID);
-	cr_expect_eq(edit(p, f, "", "x", false, NULL), DSH_FENCE_INVALID);
+	cr_expect_eq(edit(p, f, "delta", "x", false, NULL), DSH_ERR_INVALID);
+	cr_expect_eq(edit(p, f, "alpha", "x", false, NULL), DSH_ERR_INVALID);
+	cr_expect_eq(edit(p, f, "", "x", false, NULL), DSH_ERR_INVALID);
 	_cleanup_free_ char *mid = dsh_test_read_file(f);
 	cr_expect_str_eq(mid, "alpha BETA alpha gamma\n");
-	cr_expect_eq(edit(p, f, "alpha", "A", true, &n), (enum dsh_fence_kind)-1);
+	cr_expect_eq(edit(p, f, "alpha", "A", true, &n), (enum dsh_err_kind)-1);
 	cr_expect_eq(n, 2);
 	_cleanup_free_ char *end = dsh_test_read_file(f);
 	cr_expect_str_eq(end, "A BETA A gamma\n");
-	cr_expect_eq(edit(p, "missing.txt", "a", "b", false, NULL), DSH_FENCE_NOT_FOUND);
+	cr_expect_eq(edit(p, "missing.txt", "a", "b", false, NULL), DSH_ERR_NOT_FOUND);
 	dsh_policy_free(p);
 }
 
@@ -358,7 +364,7 @@ Test(fence_ops, edit_conflict_never_loses_the_other_write)
 		dsh_test_write_file(f, "mine original\n");
 		hook_path = f;
 		dsh_fence_edit_hook = concurrent_write;
-		cr_expect_eq(edit(p, f, "original", "edited", false, NULL), DSH_FENCE_CONFLICT, "style %d", hook_style);
+		cr_expect_eq(edit(p, f, "original", "edited", false, NULL), DSH_ERR_CONFLICT, "style %d", hook_style);
 		dsh_fence_edit_hook = NULL;
 		_cleanup_free_ char *now = dsh_test_read_file(f);
 		cr_expect(strncmp(now, "THEIRS", 6) == 0, "style %d: the other write was lost: %s", hook_style, now);
@@ -375,8 +381,8 @@ Test(fence_ops, list_marks_denied_entries)
 	dsh_test_write_file(s, "x");
 	dsh_test_write_file(d, "y");
 	struct dsh_fence_list_result r;
-	struct dsh_fence_failure f = { 0 };
-	cr_assert_eq(dsh_fence_list(p, ".", &r, &f, NULL), 0);
+	struct dsh_error *f = NULL;
+	cr_assert_eq(dsh_fence_list(p, ".", &r, &f), 0);
 	cr_assert_eq(r.n_entries, 3);
 	cr_expect_str_eq(r.entries[0].name, "a.txt");
 	cr_expect_eq(r.entries[0].size, 5);
@@ -388,9 +394,10 @@ Test(fence_ops, list_marks_denied_entries)
 	cr_expect(r.entries[2].denied);
 	cr_expect_eq(r.entries[2].size, 0);
 	dsh_fence_list_result_clear(&r);
-	cr_expect_lt(dsh_fence_list(p, "secret", &r, &f, NULL), 0);
-	cr_expect_eq(f.kind, DSH_FENCE_DENIED);
-	dsh_fence_failure_clear(&f);
+	cr_expect_lt(dsh_fence_list(p, "secret", &r, &f), 0);
+	cr_expect_eq(f->kind, DSH_ERR_DENIED);
+	dsh_error_free(f);
+	f = NULL;
 	dsh_policy_free(p);
 }
 
@@ -416,7 +423,7 @@ Test(fence_ops, a_stale_temporary_is_cleared_and_a_live_one_is_respected)
 	int fd = open(tmp, O_RDONLY | O_CLOEXEC);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(flock(fd, LOCK_EX), 0);
-	cr_expect_eq(write_fails(p, f, "newer\n"), DSH_FENCE_CONFLICT);
+	cr_expect_eq(write_fails(p, f, "newer\n"), DSH_ERR_CONFLICT);
 	close(fd);
 	_cleanup_free_ char *live = dsh_test_read_file(tmp);
 	cr_expect_str_eq(live, "live");

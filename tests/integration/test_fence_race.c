@@ -197,17 +197,18 @@ Test(fence_race, flipping_final_symlink_library)
 		char data[64];
 		int n = snprintf(data, sizeof(data), "write %d\n", i);
 		struct dsh_fence_write_result r;
-		struct dsh_fence_failure f = { 0 };
-		if (dsh_fence_write(p, "link", data, (size_t)n, &r, &f, NULL) == 0) {
+		struct dsh_error *f = NULL;
+		if (dsh_fence_write(p, "link", data, (size_t)n, &r, &f) == 0) {
 			cr_assert_str_eq(r.path, in, "a write landed at %s", r.path);
 			ok++;
 			dsh_fence_write_result_clear(&r);
-		} else if (f.kind == DSH_FENCE_DENIED) {
+		} else if (f->kind == DSH_ERR_DENIED) {
 			denied++;
 		} else {
 			other++;
 		}
-		dsh_fence_failure_clear(&f);
+		dsh_error_free(f);
+	f = NULL;
 	}
 	stop(racer);
 	const char *names[] = { "file", NULL };
@@ -238,17 +239,18 @@ Test(fence_race, flipping_parent_directory_symlink_library)
 		int n = snprintf(data, sizeof(data), "write %d\n", i);
 		snprintf(name, sizeof(name), i % 2 ? "dir/f" : "dir/new%d", i);
 		struct dsh_fence_write_result r;
-		struct dsh_fence_failure f = { 0 };
-		if (dsh_fence_write(p, name, data, (size_t)n, &r, &f, NULL) == 0) {
+		struct dsh_error *f = NULL;
+		if (dsh_fence_write(p, name, data, (size_t)n, &r, &f) == 0) {
 			cr_assert(strncmp(r.path, real, strlen(real)) == 0, "a write landed at %s", r.path);
 			ok++;
 			dsh_fence_write_result_clear(&r);
-		} else if (f.kind == DSH_FENCE_DENIED) {
+		} else if (f->kind == DSH_ERR_DENIED) {
 			denied++;
 		} else {
 			other++;
 		}
-		dsh_fence_failure_clear(&f);
+		dsh_error_free(f);
+	f = NULL;
 	}
 	stop(racer);
 	const char *names[] = { "f", NULL };
