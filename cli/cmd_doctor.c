@@ -8,8 +8,7 @@
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "common/strv.h"
-#include "policy/config.h"
-#include "policy/doctor.h"
+#include "dshbox/doctor.h"
 
 static const char usage[] =
 	"Usage: dshbox doctor [--row ID] PATCH.yml...\n"
@@ -55,10 +54,7 @@ int cmd_doctor(int argc, char **argv, char **envp)
 	if (dsh_doctor_init(&d, row, &err) < 0)
 		return cli_fail(err);
 	for (int i = optind; i < argc; i++) {
-		_cleanup_free_ char *buf = NULL;
-		size_t len;
-		if (dsh_read_small_file(argv[i], &buf, &len, &err) < 0 ||
-		    dsh_doctor_add_layer(&d, buf, len, argv[i], &err) < 0) {
+		if (dsh_doctor_add_file(&d, argv[i], &err) < 0) {
 			dsh_doctor_clear(&d);
 			return cli_fail(err);
 		}

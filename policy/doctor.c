@@ -7,7 +7,7 @@
 #include "common/cleanup.h"
 #include "common/strv.h"
 #include "policy/config.h"
-#include "policy/doctor.h"
+#include "dshbox/doctor.h"
 
 const char *const dsh_doctor_official_rows[2] = { "sandbox", "fs-sandbox" };
 
@@ -195,4 +195,12 @@ char **dsh_doctor_findings(const struct dsh_doctor *d)
 	if (d->config_error)
 		dsh_strv_pushf(&f, "the effective configuration of row '%s' does not load: %s", d->row, d->config_error);
 	return f;
+}
+
+int dsh_doctor_add_file(struct dsh_doctor *d, const char *path, struct dsh_error **err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r = dsh_read_small_file(path, &buf, &len, err);
+	return r < 0 ? r : dsh_doctor_add_layer(d, buf, len, path, err);
 }

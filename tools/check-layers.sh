@@ -1,7 +1,10 @@
 #!/bin/sh
 # The layering, checked mechanically (make lint):
 #  - nothing includes a layer above its own (cli > supervisor > mechanisms > policy > common;
-#    the mechanisms ns/ landlock/ fence/ seatbelt/ winacl/ are one layer);
+#    the mechanisms ns/ landlock/ fence/ seatbelt/ winacl/ are one layer, and none of them
+#    includes another: what two mechanisms share belongs below them or is composed above);
+#  - cli/ sees the library through the public headers (include/dshbox/) only: it never includes
+#    policy/policy.h, the compiled policy's in-tree layout;
 #  - the library never prints, exits or reads the environment: only cli/ may.
 set -eu
 cd "$(dirname "$0")/.."
@@ -29,8 +32,18 @@ for f in $(git ls-files '*.c' '*.h' | grep -Ev '^(tests|tools)/'); do
 		if [ "$theirs" -gt "$mine" ]; then
 			echo "layering: $f includes $inc/ (a layer above its own)"
 			fail=1
+		elif [ "$mine" -eq 2 ] && [ "$theirs" -eq 2 ] && [ "$inc" != "$dir" ]; then
+			echo "layering: $f includes $inc/ (one mechanism including another)"
+			fail=1
 		fi
 	done
+done
+
+for f in $(git ls-files 'cli/*.c' 'cli/*.h'); do
+	if grep -q '^#include "policy/policy.h"' "$f"; then
+		echo "layering: $f includes policy/policy.h (the CLI uses the query API of include/dshbox/)"
+		fail=1
+	fi
 done
 
 if [ -f "$BUILD/libdshbox.a" ]; then

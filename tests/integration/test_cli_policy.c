@@ -340,3 +340,31 @@ Test(cli_policy, a_large_stdin_does_not_deadlock_the_harness)
 	dsh_proc_clear(&r);
 	free(big);
 }
+
+/*
+ * From a directory that was deleted under it, every command that loads a policy fails cleanly:
+ * one error line with a hint, exit 125, nothing run (it used to free a configuration it had never
+ * initialised).  The ASan build runs this too.
+ */
+Test(cli_policy, a_deleted_current_directory_is_one_error)
+{
+	char *dir = dsh_test_mkdtemp();
+	cr_assert_eq(chdir(dir), 0);
+	cr_assert_eq(rmdir(dir), 0);
+	static const char *const cmds[][4] = {
+		{ "check", "--read", "/etc/hostname", NULL },
+		{ "explain", NULL },
+		{ "run", "--", "true", NULL },
+		{ "fs", "read", "/etc/hostname", NULL },
+		{ "serve", "--stdio", NULL },
+	};
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct dsh_proc r;
+		run_dshbox(&r, "", cmds[i][0], cmds[i][1], cmds[i][2], cmds[i][3], NULL);
+		expect_rejected(&r, cmds[i][0], "cannot read the current directory", NULL);
+		cr_expect_eq(dsh_count_lines_with_prefix(r.err, "dshbox: hint: "), 1, "%s: %s", cmds[i][0], r.err);
+		dsh_proc_clear(&r);
+	}
+	cr_assert_eq(chdir("/"), 0);
+	free(dir);
+}

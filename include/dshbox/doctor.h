@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#ifndef DSH_POLICY_DOCTOR_H
-#define DSH_POLICY_DOCTOR_H
+#ifndef DSHBOX_DOCTOR_H
+#define DSHBOX_DOCTOR_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,6 +35,8 @@ int dsh_doctor_init(struct dsh_doctor *d, const char *row, struct dsh_error **er
 int dsh_doctor_add_layer(struct dsh_doctor *d, const char *yaml, size_t len, const char *origin,
 			 struct dsh_error **err);
 /* The assembly mistakes, one line each (NULL-terminated, caller frees with dsh_strv_free). */
+/* The same for a patch file (at most 4 MiB); errors name the file. */
+int dsh_doctor_add_file(struct dsh_doctor *d, const char *path, struct dsh_error **err);
 char **dsh_doctor_findings(const struct dsh_doctor *d);
 void dsh_doctor_clear(struct dsh_doctor *d);
 
