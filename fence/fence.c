@@ -23,7 +23,6 @@
 
 #include "common/cleanup.h"
 #include "fence/fence.h"
-#include "policy/policy.h"
 
 #define MAX_HOPS 40        /* symlinks a write follows at the last component, like the kernel */
 #define MAX_RETRIES 8      /* a name that changed under us between two of our own steps */
@@ -162,7 +161,7 @@ static int check_spelling(struct ctx *c, const char *spelled, const char *canoni
 		return 0;
 	const char *rule = dsh_rule_text(v.rule);
 	return fail(c, DSH_ERR_DENIED, canonical, 0, rule, "denied: rule \"%s\" covers the path as spelled, %s (mode %s)",
-		    rule, spelled, dsh_mode_to_string(c->p->mode));
+		    rule, spelled, dsh_mode_to_string(dsh_policy_mode(c->p)));
 }
 
 /*
@@ -182,10 +181,10 @@ static int check(struct ctx *c, enum dsh_op op, const char *canonical, const cha
 	if (v.by_spelling)
 		return fail(c, DSH_ERR_DENIED, canonical, 0, rule,
 			    "denied: rule \"%s\" covers the path as spelled, %s (mode %s)", rule, spelled,
-			    dsh_mode_to_string(c->p->mode));
+			    dsh_mode_to_string(dsh_policy_mode(c->p)));
 	_cleanup_free_ char *why = dsh_verdict_explain(&v);
 	return fail(c, DSH_ERR_DENIED, canonical, 0, rule ? rule : "denied", "denied: %s (mode %s)",
-		    why ? why : (rule ? rule : "the policy"), dsh_mode_to_string(c->p->mode));
+		    why ? why : (rule ? rule : "the policy"), dsh_mode_to_string(dsh_policy_mode(c->p)));
 }
 
 /* ---- kernel resolution ---- */
@@ -251,7 +250,7 @@ static int fail_open(struct ctx *c, enum dsh_op op, const char *abs, int e, cons
 	if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == EACCES) {
 		_cleanup_free_ char *resolved = NULL;
 		_cleanup_error_ struct dsh_error *ignore = NULL;
-		if (dsh_path_resolve(c->p->cwd, abs, &resolved, &ignore) == 0) {
+		if (dsh_path_resolve(dsh_policy_cwd(c->p), abs, &resolved, &ignore) == 0) {
 			int r = check(c, op, resolved, abs);
 			if (r < 0)
 				return r;
@@ -312,7 +311,7 @@ static void target_clear(struct target *t)
 static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 {
 	_cleanup_free_ char *abs = NULL;
-	int r = dsh_path_absolute(c->p->cwd, path, &abs, NULL);
+	int r = dsh_path_absolute(dsh_policy_cwd(c->p), path, &abs, NULL);
 	if (r < 0)
 		return fail(c, DSH_ERR_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
 	bool followed = false;
@@ -433,7 +432,7 @@ int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset
 	struct ctx c = { p, DSH_FENCE_OP_READ, err };
 	memset(ret, 0, sizeof(*ret));
 	_cleanup_free_ char *abs = NULL;
-	int r = dsh_path_absolute(p->cwd, path, &abs, NULL);
+	int r = dsh_path_absolute(dsh_policy_cwd(p), path, &abs, NULL);
 	if (r < 0)
 		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
 	_cleanup_close_ int fd = openat2_path(AT_FDCWD, abs, O_PATH, NULL);
@@ -758,7 +757,7 @@ static int read_old(struct ctx *c, const struct target *t, size_t max, struct ol
 
 static size_t diff_limit(const struct dsh_policy *p)
 {
-	long long m = p->diff_basis_max_bytes;
+	long long m = dsh_policy_diff_basis_max_bytes(p);
 	if (m <= 0)
 		return 0;
 	return (size_t)m < DSH_FENCE_MAX_CONTENT ? (size_t)m : DSH_FENCE_MAX_CONTENT;
@@ -922,7 +921,7 @@ int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fenc
 	struct ctx c = { p, DSH_FENCE_OP_LIST, err };
 	memset(ret, 0, sizeof(*ret));
 	_cleanup_free_ char *abs = NULL;
-	int r = dsh_path_absolute(p->cwd, path, &abs, NULL);
+	int r = dsh_path_absolute(dsh_policy_cwd(p), path, &abs, NULL);
 	if (r < 0)
 		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "not a usable path: %s", strerror(-r));
 	_cleanup_close_ int fd = openat2_path(AT_FDCWD, abs, O_PATH, NULL);

@@ -10,7 +10,6 @@
 #include "common/strbuf.h"
 #include "fence/fence.h"
 #include "fence/serve.h"
-#include "policy/policy.h"
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -117,7 +116,7 @@ static json_t *error_answer(json_t *id, const char *op, enum dsh_err_kind kind, 
 	put(e, "kind", json_string(dsh_err_kind_to_string(kind)), &oom);
 	put(e, "op", str_or_null(op), &oom);
 	put(e, "path", str_or_null(path), &oom);
-	put(e, "mode", p ? json_string(dsh_mode_to_string(p->mode)) : json_null(), &oom);
+	put(e, "mode", p ? json_string(dsh_mode_to_string(dsh_policy_mode(p))) : json_null(), &oom);
 	put(e, "rule", str_or_null(rule), &oom);
 	put(e, "message", json_string(message ? message : "failed"), &oom);
 	put(a, "error", e, &oom);

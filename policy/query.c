@@ -25,6 +25,7 @@ enum dsh_mode dsh_policy_mode(const struct dsh_policy *p) { return p->mode; }
 const char *dsh_policy_workspace(const struct dsh_policy *p) { return p->workspace; }
 const char *dsh_policy_cwd(const struct dsh_policy *p) { return p->cwd; }
 const char *dsh_policy_tmpdir(const struct dsh_policy *p) { return p->tmpdir; }
+long long dsh_policy_diff_basis_max_bytes(const struct dsh_policy *p) { return p->diff_basis_max_bytes; }
 
 size_t dsh_policy_rule_count(const struct dsh_policy *p) { return p->n_rules; }
 

@@ -120,6 +120,8 @@ enum dsh_mode dsh_policy_mode(const struct dsh_policy *p);
 const char *dsh_policy_workspace(const struct dsh_policy *p); /* canonical */
 const char *dsh_policy_cwd(const struct dsh_policy *p);       /* canonical */
 const char *dsh_policy_tmpdir(const struct dsh_policy *p);    /* canonical $TMPDIR, or NULL */
+/* The file fence's bound: the largest old file an overwrite returns a diff for (diffBasisMaxBytes). */
+long long dsh_policy_diff_basis_max_bytes(const struct dsh_policy *p);
 
 /* ---- rules ---- */
 
