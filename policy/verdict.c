@@ -82,6 +82,29 @@ int dsh_policy_decide(const struct dsh_policy *p, enum dsh_op op, const char *ca
 	return 0;
 }
 
+/* Whether path names target or a directory on the way to it (component-wise). */
+static bool on_the_way(const char *path, const char *target)
+{
+	return target && dsh_path_is_beneath(target, path);
+}
+
+const struct dsh_rule *dsh_policy_guarded(const struct dsh_policy *p, const char *path)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *r = &p->rules[i];
+		if (r->kind == DSH_RULE_RW)
+			continue;
+		/* The target (a glob's literal directory: below it every match lives), under its
+		   canonical name and as spelled (a symlink the rule was written through). */
+		if (on_the_way(path, r->literal_dir) || dsh_rule_covers(r, path))
+			return r;
+		for (size_t k = 0; k < r->n_match; k++)
+			if (r->match[k].literal && on_the_way(path, r->match[k].literal))
+				return r;
+	}
+	return NULL;
+}
+
 bool dsh_policy_rule_covers(const struct dsh_rule *r, const char *path)
 {
 	return dsh_rule_covers(r, path);

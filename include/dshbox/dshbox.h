@@ -194,6 +194,14 @@ int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *p
 /* One line naming what decided: `rule "-- *.pem"`, `mode read-only`, `writable root /ws`. */
 char *dsh_verdict_explain(const struct dsh_verdict *v);
 
+/*
+ * The rule that guards the name path against being removed, renamed, replaced or having its
+ * metadata changed (SPEC 3.12): path is an r-/-- target (any spelling, a symlink a rule was
+ * written through included), covered by one, or a directory on the way to one (a glob's literal
+ * directory counts as its target).  NULL when nothing guards it.  Canonical or spelled paths alike.
+ */
+const struct dsh_rule *dsh_policy_guarded(const struct dsh_policy *p, const char *path);
+
 /* Whether rule r (a glob or a literal, any spelling) covers path: for planners that expand rules. */
 bool dsh_policy_rule_covers(const struct dsh_rule *r, const char *path);
 
