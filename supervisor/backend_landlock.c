@@ -339,7 +339,7 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, struct dsh_landlock_plan
 	}
 	for (size_t i = 0; r >= 0 && dsh_landlock_devices[i]; i++)
 		r = dsh_landlock_spec_add(&plan->spec, dsh_landlock_devices[i], -1, dsh_landlock_fs_rw(abi), err);
-	struct dsh_seccomp_opts so = { .deny_inet = !p->network };
+	struct dsh_seccomp_opts so = { .deny_inet = !p->network, .deny_sysv_ipc = true };
 	if (r >= 0)
 		r = dsh_seccomp_compile(&so, &plan->seccomp, err);
 	if (r < 0) {
