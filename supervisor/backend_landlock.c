@@ -202,7 +202,8 @@ static int ll_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 					    "bind/connect are denied (Landlock ABI 4+); there is no loopback");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "no namespaces: /tmp is the host's /tmp, host processes are visible "
-					    "(signals to them and their abstract sockets are refused by Landlock scoping, ABI 6+)");
+					    "(signals to them and their abstract sockets are refused by Landlock scoping, ABI 6+), "
+					    "SysV IPC and opening or removing POSIX message queues are refused (seccomp)");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "the directories along a -- path get no grant of their own: they cannot "
 					    "be listed, entries created in them later are not readable, and nothing can be "
