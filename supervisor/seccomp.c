@@ -82,6 +82,7 @@ static const struct dsh_seccomp_rule rules[] = {
 	DENY(swapoff, "swap"),
 	DENY(reboot, "reboot"),
 	DENY(quotactl, "quotas"),
+	DENY(quotactl_fd, "quotas, by descriptor (Linux 5.14): found reviewing up to the horizon"),
 	/* Reaching other processes' memory. */
 	DENY(ptrace, "reading and writing other processes"),
 	DENY(process_vm_readv, "reading another process's memory"),

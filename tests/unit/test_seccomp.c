@@ -78,6 +78,7 @@ static void refusals_child(void *arg)
 	EXPECT_ERRNO(syscall(SYS_kexec_load, 0, 0, NULL, 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_init_module, NULL, 0, ""), EPERM);
 	EXPECT_ERRNO(syscall(SYS_finit_module, -1, "", 0), EPERM);
+	EXPECT_ERRNO(syscall(SYS_quotactl_fd, 0, 0, 0, NULL), EPERM);
 	EXPECT_ERRNO(syscall(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_process_vm_readv, getppid(), NULL, 0, NULL, 0, 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_process_vm_writev, getppid(), NULL, 0, NULL, 0, 0), EPERM);
