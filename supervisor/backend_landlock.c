@@ -203,7 +203,8 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 					    "bind/connect are denied (Landlock ABI 4+); there is no loopback");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "no namespaces: /tmp is the host's /tmp, host processes are visible "
-					    "(signals to them and their abstract sockets are refused by Landlock scoping, ABI 6+)");
+					    "(signals to them and their abstract sockets are refused by Landlock scoping, ABI 6+), "
+					    "SysV IPC and opening or removing POSIX message queues are refused (seccomp)");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "the directories along a -- path get no grant of their own: they cannot "
 					    "be listed, entries created in them later are not readable, and nothing can be "
@@ -328,7 +329,7 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_opt
 		r = dsh_landlock_spec_add_roots(&plan->spec, p, err);
 	for (size_t i = 0; r >= 0 && dsh_landlock_devices[i]; i++)
 		r = dsh_landlock_spec_add(&plan->spec, dsh_landlock_devices[i], -1, dsh_landlock_fs_rw(abi), err);
-	struct dsh_seccomp_opts so = { .deny_inet = !o->network };
+	struct dsh_seccomp_opts so = { .deny_inet = !o->network, .deny_sysv_ipc = true };
 	if (r >= 0)
 		r = dsh_seccomp_compile(&so, &plan->seccomp, err);
 	if (r < 0) {

@@ -20,7 +20,7 @@
 #include "supervisor/backends.h"
 #include "supervisor/sandbox.h"
 
-/* The linux-ns backend (SPEC 3): user + mount + pid (+ net) namespaces and its own mount tree. */
+/* The linux-ns backend (SPEC 3): user + mount + pid + IPC (+ net) namespaces and its own mount tree. */
 
 struct linux_ns_plan {
 	const struct dsh_run_options *opts;
@@ -234,7 +234,7 @@ static int ln_render(const struct dsh_policy *p, const void *plan, char **ret, s
 	const struct linux_ns_plan *lp = plan;
 	struct dsh_buf b = { 0 };
 	dsh_buf_addf(&b, "backend: linux-ns\nmode: %s\n", dsh_mode_to_string(p->mode));
-	dsh_buf_addf(&b, "namespaces: user mount pid%s\n", lp->new_net ? " net (loopback only)" : "");
+	dsh_buf_addf(&b, "namespaces: user mount pid ipc%s\n", lp->new_net ? " net (loopback only)" : "");
 	dsh_buf_addf(&b, "mounts: %zu\n", lp->mounts->n);
 	_cleanup_free_ char *m = dsh_mount_plan_render(lp->mounts);
 	if (!m) {

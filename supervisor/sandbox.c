@@ -269,14 +269,14 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 
 	struct dsh_stage_ctx ctx = { .spec = spec, .caller_mask = old, .report_fd = report[1] };
 	unsigned long flags = spec->no_namespaces ? 0
-			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (spec->new_net ? CLONE_NEWNET : 0);
+			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (spec->new_net ? CLONE_NEWNET : 0);
 	pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 	if (pid < 0 && spec->no_namespaces) {
 		r = dsh_err_sys(err, errno, "fork");
 		goto out_sfd;
 	}
 	if (pid < 0) {
-		r = dsh_err_sys(err, errno, "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID%s)",
+		r = dsh_err_sys(err, errno, "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC%s)",
 				spec->new_net ? "|CLONE_NEWNET" : "");
 		dsh_err_hint(err, "this host forbids unprivileged user namespaces; try --backend landlock");
 		goto out_sfd;

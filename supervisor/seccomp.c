@@ -22,9 +22,21 @@
 #ifndef AF_VSOCK
 #define AF_VSOCK 40
 #endif
+#ifndef __NR_open_tree_attr
+#if defined(__alpha__) || defined(__mips__) || defined(__ia64__)
+#error "__NR_open_tree_attr: this architecture numbers its syscalls apart; take it from newer kernel headers"
+#endif
+/* Linux 6.15; the build headers (6.1) predate it.  Since 424 every other architecture shares one number. */
+#define __NR_open_tree_attr 467
+#endif
+_Static_assert(__NR_open_tree_attr <= DSH_SECCOMP_NEWEST_NR, "a rule above the reviewed horizon is never reached");
+/* The x32 ABI's bit in the syscall number (x86-64); libseccomp's own program refuses those. */
+#define X32_SYSCALL_BIT 0x40000000U
 
-#define R(n, c, d, e, w) { #n, __NR_##n, c, d, e, w }
+#define RW(n, c, d, e, w, when) { #n, __NR_##n, c, d, e, w, when }
+#define R(n, c, d, e, w) RW(n, c, d, e, w, DSH_SC_EVERY_RUN)
 #define DENY(n, w) R(n, DSH_SC_ALWAYS, 0, EPERM, w)
+#define DENY_SYSV(n, w) RW(n, DSH_SC_ALWAYS, 0, EPERM, w, DSH_SC_NO_IPCNS)
 
 static const struct dsh_seccomp_rule rules[] = {
 	/* The mount family: the tree is complete and locked; nothing inside may change it. */
@@ -38,6 +50,10 @@ static const struct dsh_seccomp_rule rules[] = {
 	DENY(fsmount, "new mount API"),
 	DENY(fspick, "new mount API: reconfiguring a superblock (remount read-write)"),
 	DENY(mount_setattr, "new mount API: clearing read-only"),
+	DENY(open_tree_attr, "new mount API (Linux 6.15): open_tree that also sets attributes"),
+	/* statmount and listmount (Linux 6.8) stay allowed: read-only queries of the caller's own
+	   mount namespace, the same facts /proc/self/mountinfo shows; other namespaces need
+	   CAP_SYS_ADMIN over them. */
 	/* Namespaces: a new user namespace gives back every capability and a fresh mount table. */
 	R(unshare, DSH_SC_UNSHARE_NS, 0, EPERM, "new namespaces (nested user namespaces regain capabilities)"),
 	R(clone, DSH_SC_CLONE_NS, 0, EPERM, "new namespaces through clone flags"),
@@ -66,6 +82,7 @@ static const struct dsh_seccomp_rule rules[] = {
 	DENY(swapoff, "swap"),
 	DENY(reboot, "reboot"),
 	DENY(quotactl, "quotas"),
+	DENY(quotactl_fd, "quotas, by descriptor (Linux 5.14): found reviewing up to the horizon"),
 	/* Reaching other processes' memory. */
 	DENY(ptrace, "reading and writing other processes"),
 	DENY(process_vm_readv, "reading another process's memory"),
@@ -74,10 +91,39 @@ static const struct dsh_seccomp_rule rules[] = {
 	/* Terminal injection: typing commands into the caller's shell. */
 	R(ioctl, DSH_SC_IOCTL_REQ, TIOCSTI, EPERM, "TIOCSTI types into the caller's terminal"),
 	R(ioctl, DSH_SC_IOCTL_REQ, TIOCLINUX, EPERM, "TIOCLINUX pastes console selections"),
+	R(ioctl, DSH_SC_IOCTL_REQ, TIOCSETD, EPERM,
+	  "TIOCSETD swaps the caller's terminal's line discipline (N_NULL kills it) and autoloads ldisc modules"),
+	R(ioctl, DSH_SC_IOCTL_REQ, TIOCCONS, EPERM, "TIOCCONS redirects the system console to this terminal"),
 	/* Sockets that leave every namespace. */
 	R(socket, DSH_SC_SOCKET_FAMILY, AF_VSOCK, EPERM, "AF_VSOCK reaches the hypervisor and other VMs"),
 	/* Execution domains: a personality can disable ASLR (ADDR_NO_RANDOMIZE) or READ_IMPLIES_EXEC. */
 	R(personality, DSH_SC_PERSONALITY, 0, EPERM, "only PER_LINUX (and the query)"),
+	/* Backend-specific: what a namespace does in linux-ns, refused outright where there is none. */
+	RW(socket, DSH_SC_SOCKET_NOT_UNIX, 0, EPERM, "network off without a namespace", DSH_SC_NO_NETNS),
+	/* SysV objects live in the IPC namespace; without one they are the host's, found by key or by
+	   a guessed id, and 0666 ones are common.  The whole family, so the refusal reads the same
+	   everywhere (shmdt could only fail: nothing can be attached). */
+	DENY_SYSV(shmget, "SysV shm of the host (no IPC namespace)"),
+	DENY_SYSV(shmat, "SysV shm of the host, by id"),
+	DENY_SYSV(shmctl, "SysV shm of the host: IPC_RMID, IPC_SET"),
+	DENY_SYSV(shmdt, "SysV shm (the family)"),
+	DENY_SYSV(msgget, "SysV message queues of the host"),
+	DENY_SYSV(msgsnd, "SysV message queues of the host, by id"),
+	DENY_SYSV(msgrcv, "SysV message queues of the host, by id"),
+	DENY_SYSV(msgctl, "SysV message queues of the host: IPC_RMID, IPC_SET"),
+	DENY_SYSV(semget, "SysV semaphores of the host"),
+	DENY_SYSV(semop, "SysV semaphores of the host, by id"),
+	DENY_SYSV(semtimedop, "SysV semaphores of the host, by id"),
+	DENY_SYSV(semctl, "SysV semaphores of the host: SETVAL, IPC_RMID"),
+#ifdef __NR_ipc
+	DENY_SYSV(ipc, "the SysV multiplexer of some architectures"),
+#endif
+	/* POSIX message queues are named in the IPC namespace too.  Landlock refuses mq_open there
+	   (the queue lives on the kernel's internal mqueue mount, beneath no grant), but not
+	   mq_unlink: found by the escape suite, the command could delete the host's queues.  The
+	   calls on a descriptor stay: one can only come from the caller (--preserve-fd). */
+	DENY_SYSV(mq_open, "POSIX message queues of the host, by name"),
+	DENY_SYSV(mq_unlink, "POSIX message queues of the host: removing one"),
 };
 
 const struct dsh_seccomp_rule *dsh_seccomp_rules(size_t *ret_n)
@@ -103,6 +149,19 @@ const char *dsh_seccomp_cond_to_string(enum dsh_seccomp_cond c)
 		return "family != AF_UNIX";
 	case DSH_SC_PERSONALITY:
 		return "persona not in {PER_LINUX, 0xffffffff}";
+	}
+	return "?";
+}
+
+const char *dsh_seccomp_when_to_string(enum dsh_seccomp_when w)
+{
+	switch (w) {
+	case DSH_SC_EVERY_RUN:
+		return "every run";
+	case DSH_SC_NO_NETNS:
+		return "network off without a namespace (landlock backend)";
+	case DSH_SC_NO_IPCNS:
+		return "no IPC namespace (landlock backend)";
 	}
 	return "?";
 }
@@ -159,6 +218,28 @@ static int add_rule(scmp_filter_ctx ctx, const struct dsh_seccomp_rule *r, struc
 	return 0;
 }
 
+/*
+ * Put in front of libseccomp's program: on the native architecture, a number above the reviewed
+ * horizon answers ENOSYS.  libseccomp 2.5 matches one syscall number per rule and has no range,
+ * and its jumps are relative, so a prefix that falls through to its first instruction leaves that
+ * program intact.  Numbers with the x32 bit (and -1, which tracers use to skip a call) go on to
+ * libseccomp, which refuses x32 as a foreign ABI.  Only the architecture and the number are
+ * loaded, so the kernel's action cache still resolves every allowed call to a constant.
+ */
+#define NEWER_PREFIX_LEN 6
+static void newer_prefix(uint32_t arch, struct sock_filter out[NEWER_PREFIX_LEN])
+{
+	const struct sock_filter p[NEWER_PREFIX_LEN] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, 4),                      /* foreign: to libseccomp */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 2, 0),           /* x32, -1: to libseccomp */
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, DSH_SECCOMP_NEWEST_NR, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+	};
+	memcpy(out, p, sizeof(p));
+}
+
 static int export_prog(scmp_filter_ctx ctx, struct dsh_seccomp_prog *ret, struct dsh_error **err)
 {
 	/* libseccomp 2.5 exports only to a descriptor: go through a memfd and read it back. */
@@ -170,18 +251,34 @@ static int export_prog(scmp_filter_ctx ctx, struct dsh_seccomp_prog *ret, struct
 		return dsh_err_sys(err, -rc, "seccomp_export_bpf");
 	struct stat st;
 	if (fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size % (off_t)sizeof(struct sock_filter) ||
-	    st.st_size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+	    st.st_size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS - NEWER_PREFIX_LEN)
 		return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "seccomp: exported program has a bad size");
-	struct sock_filter *insns = malloc((size_t)st.st_size);
+	size_t n = (size_t)st.st_size / sizeof(struct sock_filter);
+	struct sock_filter *insns = calloc(NEWER_PREFIX_LEN + n, sizeof(struct sock_filter));
 	if (!insns)
 		return dsh_err_sys(err, ENOMEM, "seccomp program");
-	if (pread(fd, insns, (size_t)st.st_size, 0) != st.st_size) {
+	if (pread(fd, insns + NEWER_PREFIX_LEN, (size_t)st.st_size, 0) != st.st_size) {
 		free(insns);
 		return dsh_err_sys(err, errno ? errno : EIO, "seccomp: read back the program");
 	}
+	/* seccomp_init() put only the native architecture in ctx; its SCMP_ARCH_* is the AUDIT_ARCH_*. */
+	newer_prefix(seccomp_arch_native(), insns);
 	ret->insns = insns;
-	ret->len = (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter));
+	ret->len = (unsigned short)(NEWER_PREFIX_LEN + n);
 	return 0;
+}
+
+static bool rule_applies(const struct dsh_seccomp_rule *r, const struct dsh_seccomp_opts *o)
+{
+	switch (r->when) {
+	case DSH_SC_EVERY_RUN:
+		return true;
+	case DSH_SC_NO_NETNS:
+		return o && o->deny_inet;
+	case DSH_SC_NO_IPCNS:
+		return o && o->deny_sysv_ipc;
+	}
+	return true; /* an unknown scope refuses: never less than asked */
 }
 
 static void ctx_releasep(scmp_filter_ctx *c)
@@ -204,14 +301,10 @@ int dsh_seccomp_compile(const struct dsh_seccomp_opts *o, struct dsh_seccomp_pro
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	if (rc < 0)
 		return dsh_err_sys(err, -rc, "seccomp: filter attributes");
-	for (size_t i = 0; i < ARRAY_SIZE(rules); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
+		if (!rule_applies(&rules[i], o))
+			continue;
 		if ((rc = add_rule(ctx, &rules[i], err)) < 0)
-			return rc;
-	if (o && o->deny_inet) {
-		static const struct dsh_seccomp_rule inet = {
-			"socket", __NR_socket, DSH_SC_SOCKET_NOT_UNIX, 0, EPERM, "network off without a namespace",
-		};
-		if ((rc = add_rule(ctx, &inet, err)) < 0)
 			return rc;
 	}
 	return export_prog(ctx, ret, err);

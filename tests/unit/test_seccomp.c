@@ -7,6 +7,10 @@
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <linux/audit.h>
@@ -22,6 +26,7 @@
 #define AF_VSOCK 40
 #endif
 #define X32_BIT 0x40000000
+#define NR_OPEN_TREE_ATTR 467 /* Linux 6.15; the build headers predate it */
 
 static struct dsh_seccomp_prog prog;
 
@@ -73,6 +78,7 @@ static void refusals_child(void *arg)
 	EXPECT_ERRNO(syscall(SYS_kexec_load, 0, 0, NULL, 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_init_module, NULL, 0, ""), EPERM);
 	EXPECT_ERRNO(syscall(SYS_finit_module, -1, "", 0), EPERM);
+	EXPECT_ERRNO(syscall(SYS_quotactl_fd, 0, 0, 0, NULL), EPERM);
 	EXPECT_ERRNO(syscall(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_process_vm_readv, getppid(), NULL, 0, NULL, 0, 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_process_vm_writev, getppid(), NULL, 0, NULL, 0, 0), EPERM);
@@ -86,6 +92,12 @@ static void refusals_child(void *arg)
 	EXPECT_ERRNO(syscall(SYS_ioctl, p[0], (0xffffffffUL << 32) | TIOCSTI, &c), EPERM);
 	EXPECT_ERRNO(syscall(SYS_ioctl, p[0], (unsigned long)TIOCLINUX, &c), EPERM);
 	EXPECT_ERRNO(syscall(SYS_ioctl, p[0], (1UL << 40) | TIOCLINUX, &c), EPERM);
+	int ldisc = 27; /* N_NULL */
+	EXPECT_ERRNO(ioctl(p[0], TIOCSETD, &ldisc), EPERM);
+	EXPECT_ERRNO(syscall(SYS_ioctl, p[0], (1UL << 32) | TIOCSETD, &ldisc), EPERM);
+	EXPECT_ERRNO(ioctl(p[0], TIOCCONS), EPERM);
+	EXPECT_ERRNO(syscall(SYS_ioctl, p[0], (0xffUL << 56) | TIOCCONS), EPERM);
+	EXPECT_ERRNO(ioctl(p[0], TIOCGETD, &ldisc), ENOTTY); /* the query reaches the driver */
 	struct termios t;
 	EXPECT_ERRNO(ioctl(p[0], TCGETS, &t), ENOTTY);
 	int n;
@@ -107,6 +119,17 @@ static void refusals_child(void *arg)
 		fail("personality changed");
 	/* foreign architectures */
 	EXPECT_ERRNO(syscall(X32_BIT | SYS_getpid), EPERM);
+	EXPECT_ERRNO(syscall(X32_BIT | 500), EPERM);
+	/* numbers the table has not reviewed look absent; the newest reviewed mount call is refused */
+	EXPECT_ERRNO(syscall(NR_OPEN_TREE_ATTR, AT_FDCWD, "/", 1 /* OPEN_TREE_CLONE */, NULL, 0), EPERM);
+	EXPECT_ERRNO(syscall(DSH_SECCOMP_NEWEST_NR + 1, AT_FDCWD, "/", NULL, 0, 0), ENOSYS);
+	EXPECT_ERRNO(syscall(500, 0, 0, 0, 0, 0, 0), ENOSYS);
+	EXPECT_ERRNO(syscall(1000, 0, 0, 0, 0, 0, 0), ENOSYS);
+	EXPECT_ERRNO(syscall(X32_BIT - 1, 0, 0, 0, 0, 0, 0), ENOSYS);
+	/* SysV IPC is for the landlock backend only: linux-ns has its own IPC namespace */
+	int shm = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	EXPECT_OK(shm);
+	EXPECT_OK(shmctl(shm, IPC_RMID, NULL));
 	/* hot and ordinary calls still work */
 	EXPECT_OK(getppid());
 	pid_t pid = fork();
@@ -141,6 +164,72 @@ Test(seccomp, deny_inet_leaves_only_unix_sockets)
 	in_child(inet_child, NULL);
 }
 
+struct sysv_ids {
+	int shm, msg, sem;
+};
+
+static void sysv_child(void *arg)
+{
+	const struct sysv_ids *id = arg;
+	void *at = shmat(id->shm, NULL, 0);
+	if (at == (void *)-1)
+		fail("shmat before the filter: %s", strerror(errno));
+	struct dsh_seccomp_opts o = { .deny_sysv_ipc = true };
+	load(&o);
+	struct shmid_ds sds;
+	struct {
+		long mtype;
+		char mtext[8];
+	} m = { 1, "x" };
+	struct sembuf op = { 0, 1, IPC_NOWAIT };
+	struct timespec ts = { 0, 0 };
+	EXPECT_ERRNO(shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600), EPERM);
+	EXPECT_ERRNO(shmat(id->shm, NULL, 0), EPERM);
+	EXPECT_ERRNO(shmctl(id->shm, IPC_STAT, &sds), EPERM);
+	EXPECT_ERRNO(shmdt(at), EPERM);
+	EXPECT_ERRNO(msgget(IPC_PRIVATE, IPC_CREAT | 0600), EPERM);
+	EXPECT_ERRNO(msgsnd(id->msg, &m, 1, IPC_NOWAIT), EPERM);
+	EXPECT_ERRNO(msgrcv(id->msg, &m, sizeof(m.mtext), 0, IPC_NOWAIT), EPERM);
+	EXPECT_ERRNO(msgctl(id->msg, IPC_RMID, NULL), EPERM);
+	EXPECT_ERRNO(semget(IPC_PRIVATE, 1, IPC_CREAT | 0600), EPERM);
+	EXPECT_ERRNO(semop(id->sem, &op, 1), EPERM);
+	EXPECT_ERRNO(semtimedop(id->sem, &op, 1, &ts), EPERM);
+	EXPECT_ERRNO(semctl(id->sem, 0, IPC_RMID), EPERM);
+	EXPECT_ERRNO(syscall(SYS_mq_open, "dshbox-unit", O_RDWR | O_CREAT, 0600, NULL), EPERM);
+	EXPECT_ERRNO(syscall(SYS_mq_unlink, "dshbox-unit"), EPERM);
+	/* the rest of the table is still there, and ordinary calls still work */
+	EXPECT_ERRNO(syscall(SYS_keyctl, 0, 0, 0, 0, 0), EPERM);
+	EXPECT_OK(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+	EXPECT_OK(getppid());
+}
+
+/* a segment, a queue and a set that exist before the filter, as the host's would; removed by
+   .fini whatever the test's assertions did */
+static struct sysv_ids sysv_ids = { -1, -1, -1 };
+
+static void sysv_make(void)
+{
+	sysv_ids.shm = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	sysv_ids.msg = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+	sysv_ids.sem = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+}
+
+static void sysv_remove(void)
+{
+	if (sysv_ids.shm >= 0)
+		shmctl(sysv_ids.shm, IPC_RMID, NULL);
+	if (sysv_ids.msg >= 0)
+		msgctl(sysv_ids.msg, IPC_RMID, NULL);
+	if (sysv_ids.sem >= 0)
+		semctl(sysv_ids.sem, 0, IPC_RMID);
+}
+
+Test(seccomp, deny_sysv_ipc_refuses_the_family, .init = sysv_make, .fini = sysv_remove)
+{
+	cr_assert(sysv_ids.shm >= 0 && sysv_ids.msg >= 0 && sysv_ids.sem >= 0, "SysV objects: %s", strerror(errno));
+	in_child(sysv_child, &sysv_ids);
+}
+
 static void nnp_child(void *arg)
 {
 	(void)arg;
@@ -167,6 +256,9 @@ Test(seccomp, table_is_documented)
 	cr_assert_gt(n, 30);
 	for (size_t i = 0; i < n; i++) {
 		cr_assert(r[i].why && *r[i].why, "%s has no reason", r[i].name);
+		/* a rule above the horizon would never be reached: the prefix answers ENOSYS first */
+		cr_assert_leq(r[i].nr, DSH_SECCOMP_NEWEST_NR, "%s is newer than the reviewed horizon", r[i].name);
+		cr_assert_str_neq(dsh_seccomp_when_to_string(r[i].when), "?");
 		cr_assert(r[i].errno_value == EPERM || (r[i].errno_value == ENOSYS && strcmp(r[i].name, "clone3") == 0),
 			  "%s: refusals are EPERM", r[i].name);
 	}
@@ -280,4 +372,93 @@ Test(seccomp_program, foreign_architectures_and_hot_calls)
 	d.nr = SYS_clone3;
 	cr_assert_eq(bpf_run(&p, &d).ret, SECCOMP_RET_ERRNO | ENOSYS);
 	dsh_seccomp_prog_clear(&p);
+}
+
+/*
+ * The horizon (SPEC 3.7): above DSH_SECCOMP_NEWEST_NR every native number answers ENOSYS, decided
+ * on the number alone; at or below it every number the table does not name is allowed without
+ * loading an argument, so the kernel's action cache answers all of them, not only the hot ones.
+ */
+static bool in_table(int nr, const struct dsh_seccomp_opts *o)
+{
+	size_t n;
+	const struct dsh_seccomp_rule *r = dsh_seccomp_rules(&n);
+	for (size_t i = 0; i < n; i++)
+		if (r[i].nr == nr && (r[i].when == DSH_SC_EVERY_RUN || (r[i].when == DSH_SC_NO_NETNS && o->deny_inet) ||
+				      (r[i].when == DSH_SC_NO_IPCNS && o->deny_sysv_ipc)))
+			return true;
+	return false;
+}
+
+static void check_horizon(const struct dsh_seccomp_opts *o)
+{
+	struct dsh_seccomp_prog p = { 0 };
+	struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_seccomp_compile(o, &p, &err), 0);
+	struct seccomp_data d = { .arch = AUDIT_ARCH_X86_64 };
+	for (int nr = 0; nr <= DSH_SECCOMP_NEWEST_NR; nr++) {
+		if (in_table(nr, o))
+			continue;
+		d.nr = nr;
+		struct run r = bpf_run(&p, &d);
+		cr_assert_eq(r.ret, SECCOMP_RET_ALLOW, "syscall %d is not in the table but is not allowed", nr);
+		cr_assert(!r.loaded_args, "syscall %d looks at its arguments: no action cache", nr);
+	}
+	static const uint32_t newer[] = { DSH_SECCOMP_NEWEST_NR + 1, 468, 469, 470, 500, 1000, 4096, X32_BIT - 1 };
+	for (size_t i = 0; i < ARRAY_SIZE(newer); i++) {
+		d.nr = (int)newer[i];
+		struct run r = bpf_run(&p, &d);
+		cr_assert_eq(r.ret, SECCOMP_RET_ERRNO | ENOSYS, "syscall %u: %#x, not ENOSYS", newer[i], r.ret);
+		cr_assert(!r.loaded_args, "syscall %u: the horizon looked at an argument", newer[i]);
+	}
+	d.nr = NR_OPEN_TREE_ATTR;
+	cr_assert_eq(bpf_run(&p, &d).ret, RET_EPERM, "open_tree_attr");
+	/* x32 numbers above the horizon stay a foreign ABI (EPERM), not ENOSYS */
+	d.nr = (int)(X32_BIT | 500);
+	cr_assert_eq(bpf_run(&p, &d).ret, RET_EPERM, "x32 500");
+	d.nr = (int)(X32_BIT | NR_OPEN_TREE_ATTR);
+	cr_assert_eq(bpf_run(&p, &d).ret, RET_EPERM, "x32 open_tree_attr");
+	/* foreign architectures reach libseccomp's bad-architecture action whatever the number */
+	d.arch = AUDIT_ARCH_I386;
+	d.nr = 500;
+	cr_assert_eq(bpf_run(&p, &d).ret, RET_EPERM, "i386 500");
+	d.arch = AUDIT_ARCH_AARCH64;
+	d.nr = SYS_getppid;
+	cr_assert_eq(bpf_run(&p, &d).ret, RET_EPERM, "aarch64 on x86-64");
+	dsh_seccomp_prog_clear(&p);
+}
+
+Test(seccomp_program, newer_numbers_enosys_older_ones_cached)
+{
+	static const struct dsh_seccomp_opts opts[] = {
+		{ .deny_inet = false, .deny_sysv_ipc = false },
+		{ .deny_inet = true, .deny_sysv_ipc = true },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+		check_horizon(&opts[i]);
+}
+
+/* The SysV refusals appear only when asked for, and on the number alone. */
+Test(seccomp_program, sysv_only_without_an_ipc_namespace)
+{
+	struct dsh_seccomp_prog plain = { 0 }, ll = { 0 };
+	struct dsh_error *err = NULL;
+	struct dsh_seccomp_opts o = { .deny_sysv_ipc = true };
+	cr_assert_eq(dsh_seccomp_compile(NULL, &plain, &err), 0);
+	cr_assert_eq(dsh_seccomp_compile(&o, &ll, &err), 0);
+	static const int sysv[] = { SYS_shmget, SYS_shmat, SYS_shmctl, SYS_shmdt, SYS_msgget, SYS_msgsnd, SYS_msgrcv,
+				    SYS_msgctl, SYS_semget, SYS_semop, SYS_semtimedop, SYS_semctl, SYS_mq_open,
+				    SYS_mq_unlink };
+	struct seccomp_data d = { .arch = AUDIT_ARCH_X86_64 };
+	for (size_t i = 0; i < ARRAY_SIZE(sysv); i++) {
+		d.nr = sysv[i];
+		cr_assert_eq(bpf_run(&plain, &d).ret, SECCOMP_RET_ALLOW, "syscall %d refused in linux-ns", sysv[i]);
+		struct run r = bpf_run(&ll, &d);
+		cr_assert_eq(r.ret, RET_EPERM, "syscall %d allowed without an IPC namespace", sysv[i]);
+		cr_assert(!r.loaded_args);
+	}
+	d.nr = SYS_mq_timedsend; /* on a descriptor the caller handed in: stays */
+	cr_assert_eq(bpf_run(&ll, &d).ret, SECCOMP_RET_ALLOW);
+	dsh_seccomp_prog_clear(&plain);
+	dsh_seccomp_prog_clear(&ll);
 }
