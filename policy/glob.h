@@ -24,6 +24,22 @@ bool dsh_glob_match(const struct dsh_glob *g, const char *path);
 /* The same question answered by regexec() on g->regex: the reference the fast matcher is tested
    against, and what Seatbelt uses. */
 bool dsh_glob_match_regex(struct dsh_glob *g, const char *path);
+/*
+ * The glob walker's questions (SPEC 3.5), answered by the matcher's own automaton run over the
+ * directory's path and a '/', so that the walker can never disagree with dsh_glob_match().
+ *
+ * Whether anything at or below the directory dir may be covered: dir itself is (and with it
+ * everything below), or some state of the automaton is still alive after "dir/".
+ */
+bool dsh_glob_may_match_below(const struct dsh_glob *g, const char *dir);
+/*
+ * The names an entry of the directory dir must have to be covered or to lead to a cover, when the
+ * automaton alive after "dir/" allows only literal names there ("/a/?/lit/x" below "/a/b": "lit").
+ * Returns 1 having added them to *names (a NULL-terminated vector; names already there are not
+ * added twice; none when nothing below dir can match), 0 when a wildcard applies at that level so
+ * only a listing can tell, or -ENOMEM.
+ */
+int dsh_glob_next_names(const struct dsh_glob *g, const char *dir, char ***names);
 /* The pattern with every wildcard character escaped (for a literal canonical prefix). */
 char *dsh_glob_escape(const char *s);
 void dsh_glob_clear(struct dsh_glob *g);
