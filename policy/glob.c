@@ -546,6 +546,8 @@ int dsh_glob_next_names(const struct dsh_glob *g, const char *dir, char ***names
 	}
 	if (!g->prog)
 		return 1;
+	if (prog_match(g->prog, dir))
+		return 0; /* as for a literal: dir is covered whole */
 	const struct dsh_glob_prog *p = g->prog;
 	uint64_t cur[SET_WORDS];
 	if (!prog_below(p, dir, cur))
