@@ -81,8 +81,8 @@ void dsh_pathset_clear(struct dsh_pathset *s)
 
 /*
  * Every decision below is one of three questions to the matcher's own automaton (policy/glob.c):
- * is this path covered (dsh_glob_match), may anything below this directory be
- * (dsh_glob_may_match_below), and may the next level take only literal names
+ * is this path covered (dsh_rule_covers, the fence's own test), may anything below this directory
+ * be covered (dsh_glob_may_match_below), and may the next level take only literal names
  * (dsh_glob_next_names).  There is no second glob engine, so the walker can never mask less or
  * more than the file fence and `dshbox check` deny (SPEC 3.5).
  */
@@ -101,15 +101,13 @@ struct walker {
 	struct dsh_error **err;
 };
 
-/* The rule covers every spelling it names (canonical and as written, SPEC 1.3). */
+/* Every spelling the rule names (canonical and as written, SPEC 1.3), as the fence asks. */
 static bool covered(const struct walker *w, const char *path)
 {
-	for (size_t k = 0; k < w->rule->n_match; k++)
-		if (dsh_glob_match(&w->rule->match[k], path))
-			return true;
-	return false;
+	return dsh_rule_covers(w->rule, path);
 }
 
+/* The spellings again: a union, so neither is pruned away. */
 static bool may_match_below(const struct walker *w, const char *dir)
 {
 	for (size_t k = 0; k < w->rule->n_match; k++)
