@@ -142,17 +142,13 @@ static void tree_free(struct tree *t)
 	dsh_strv_free(t->dirs);
 }
 
+/* The oracle: the fast matcher on every spelling (test_glob.c proves it equal to the regex). */
 static bool covered(const struct dsh_rule *r, const char *path)
 {
-	bool hit = false;
-	for (size_t k = 0; k < r->n_match; k++) {
-		bool m = dsh_glob_match(&r->match[k], path);
-		/* The matcher is itself proven equal to the regex; say so again on these paths. */
-		cr_assert_eq(m, dsh_glob_match_regex((struct dsh_glob *)&r->match[k], path), "%s on %s",
-			     r->match[k].pattern, path);
-		hit = hit || m;
-	}
-	return hit;
+	for (size_t k = 0; k < r->n_match; k++)
+		if (dsh_glob_match(&r->match[k], path))
+			return true;
+	return false;
 }
 
 /* Whether a proper ancestor of path, below root, is covered or in skip. */
