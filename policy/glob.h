@@ -24,6 +24,12 @@ bool dsh_glob_match(const struct dsh_glob *g, const char *path);
 /* The same question answered by regexec() on g->regex: the reference the fast matcher is tested
    against, and what Seatbelt uses. */
 bool dsh_glob_match_regex(struct dsh_glob *g, const char *path);
+/* The pattern with every wildcard character escaped (for a literal canonical prefix). */
+char *dsh_glob_escape(const char *s);
+void dsh_glob_clear(struct dsh_glob *g);
+/* The pattern with its escapes removed, for a literal (non-magic) pattern. */
+char *dsh_glob_unescape(const char *s);
+
 /*
  * The glob walker's questions (SPEC 3.5), answered by the matcher's own automaton run over the
  * directory's path and a '/', so that the walker can never disagree with dsh_glob_match().
@@ -40,10 +46,5 @@ bool dsh_glob_may_match_below(const struct dsh_glob *g, const char *dir);
  * only a listing can tell, or -ENOMEM.
  */
 int dsh_glob_next_names(const struct dsh_glob *g, const char *dir, char ***names);
-/* The pattern with every wildcard character escaped (for a literal canonical prefix). */
-char *dsh_glob_escape(const char *s);
-void dsh_glob_clear(struct dsh_glob *g);
-/* The pattern with its escapes removed, for a literal (non-magic) pattern. */
-char *dsh_glob_unescape(const char *s);
 
 #endif
