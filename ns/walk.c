@@ -2,7 +2,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -80,27 +79,18 @@ void dsh_pathset_clear(struct dsh_pathset *s)
 
 /* ---- the walker ---- */
 
-enum comp_type {
-	COMP_LITERAL, /* no wildcard: looked up by name, never by reading the directory */
-	COMP_MAGIC,   /* wildcards within one level: a prefilter with fnmatch, the regex decides */
-	COMP_STAR2,   /* "**": any number of levels, including none */
-};
+/*
+ * Every decision below is one of three questions to the matcher's own automaton (policy/glob.c):
+ * is this path covered (dsh_rule_covers, the fence's own test), may anything below this directory
+ * be covered (dsh_glob_may_match_below), and may the next level take only literal names
+ * (dsh_glob_next_names).  There is no second glob engine, so the walker can never mask less or
+ * more than the file fence and `dshbox check` deny (SPEC 3.5).
+ */
 
-struct comp {
-	char *text;   /* the literal name (unescaped) or the fnmatch pattern */
-	enum comp_type type;
-};
-
-/* A set of positions in the pattern; bit n_comps means "the whole pattern matched". */
-typedef uint64_t stateset;
-#define MAX_COMPS 62
 #define MAX_DEPTH 1024
 
 struct walker {
 	const struct dsh_rule *rule;
-	struct comp *c;
-	size_t nc;
-	bool brute;  /* a component holds '**' inside a name: test every path with the regex */
 	const struct dsh_pathset *skip;
 	const struct dsh_walk_scope *scope;
 	size_t max;
@@ -111,20 +101,30 @@ struct walker {
 	struct dsh_error **err;
 };
 
-static stateset closure(const struct walker *w, stateset s)
+/* Every spelling the rule names (canonical and as written, SPEC 1.3), as the fence asks. */
+static bool covered(const struct walker *w, const char *path)
 {
-	for (size_t i = 0; i < w->nc; i++)
-		if ((s & (1ULL << i)) && w->c[i].type == COMP_STAR2)
-			s |= 1ULL << (i + 1);
-	return s;
+	return dsh_rule_covers(w->rule, path);
 }
 
-static bool rule_matches(const struct walker *w, const char *path)
+/* The spellings again: a union, so neither is pruned away. */
+static bool may_match_below(const struct walker *w, const char *dir)
 {
 	for (size_t k = 0; k < w->rule->n_match; k++)
-		if (dsh_glob_match(&w->rule->match[k], path))
+		if (dsh_glob_may_match_below(&w->rule->match[k], dir))
 			return true;
 	return false;
+}
+
+/* 1 with the only names worth looking up in the current directory, 0 when it must be listed. */
+static int next_names(const struct walker *w, char ***names)
+{
+	for (size_t k = 0; k < w->rule->n_match; k++) {
+		int r = dsh_glob_next_names(&w->rule->match[k], w->path, names);
+		if (r <= 0)
+			return r;
+	}
+	return 1;
 }
 
 /* Whether path exists in the sandbox's tree as far as the scope knows. */
@@ -164,7 +164,7 @@ static int record(struct walker *w, bool is_dir, const struct stat *st)
 	return 0;
 }
 
-static int walk_dir(struct walker *w, int dirfd, stateset states);
+static int walk_dir(struct walker *w, int dirfd);
 
 /* Push "/name" onto the current path; false when it would not fit. */
 static bool push(struct walker *w, const char *name, size_t *saved)
@@ -187,38 +187,20 @@ static void pop(struct walker *w, size_t saved)
 	w->path[w->len] = '\0';
 }
 
-/* One directory entry (name, its d_type or DT_UNKNOWN), reached with the states of its parent. */
-static int visit(struct walker *w, int dirfd, const char *name, unsigned char type, stateset states)
+/* One directory entry (name, its d_type or DT_UNKNOWN) of the directory at w->path. */
+static int visit(struct walker *w, int dirfd, const char *name, unsigned char type)
 {
-	stateset next = 0;
-	if (!w->brute) {
-		for (size_t i = 0; i < w->nc; i++) {
-			if (!(states & (1ULL << i)))
-				continue;
-			switch (w->c[i].type) {
-			case COMP_STAR2:
-				next |= 1ULL << i;
-				break;
-			case COMP_LITERAL:
-				if (strcmp(w->c[i].text, name) == 0)
-					next |= 1ULL << (i + 1);
-				break;
-			case COMP_MAGIC:
-				if (fnmatch(w->c[i].text, name, 0) == 0)
-					next |= 1ULL << (i + 1);
-				break;
-			}
-		}
-		if (!next)
-			return 0;
-		next = closure(w, next);
-	}
 	size_t saved;
 	if (!push(w, name, &saved))
 		return dsh_err(w->err, DSH_ERR_SYSTEM, ENAMETOOLONG, "scan '%s/%s': path too long", w->path, name);
 	int r = 0;
+	/* A covered entry is recorded whatever it is; an uncovered one matters only as a directory
+	   with something coverable below it.  Both questions go before any syscall. */
+	bool hit = covered(w, w->path);
+	if (!hit && ((type != DT_DIR && type != DT_UNKNOWN) || !may_match_below(w, w->path)))
+		goto out;
 	struct stat st;
-	if (type == DT_UNKNOWN || w->brute || (next & (1ULL << w->nc))) {
+	if (type == DT_UNKNOWN || hit) {
 		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno != ENOENT && errno != ENOTDIR)
 				r = dsh_err_sys(w->err, errno, "scan '%s'", w->path);
@@ -228,14 +210,11 @@ static int visit(struct walker *w, int dirfd, const char *name, unsigned char ty
 	}
 	if (!in_scope(w, w->path))
 		goto out; /* hidden inside the sandbox: neither masked nor entered */
-	if ((w->brute || (next & (1ULL << w->nc))) && rule_matches(w, w->path)) {
+	if (hit) {
 		r = record(w, type == DT_DIR, &st);
 		goto out; /* a match covers its descendants: nothing below needs a mask of its own */
 	}
 	if (type != DT_DIR || dsh_pathset_contains(w->skip, w->path))
-		goto out;
-	stateset inner = next & ~(1ULL << w->nc);
-	if (!w->brute && !inner)
 		goto out;
 	if (w->depth >= MAX_DEPTH) {
 		r = dsh_err(w->err, DSH_ERR_SYSTEM, ELOOP, "scan '%s': deeper than %d levels", w->path, MAX_DEPTH);
@@ -248,32 +227,34 @@ static int visit(struct walker *w, int dirfd, const char *name, unsigned char ty
 		goto out;
 	}
 	w->depth++;
-	r = walk_dir(w, fd, inner); /* takes fd */
+	r = walk_dir(w, fd); /* takes fd */
 	w->depth--;
 out:
 	pop(w, saved);
 	return r;
 }
 
-static bool only_literals(const struct walker *w, stateset states)
+static bool dot_or_dotdot(const char *name)
 {
-	if (w->brute)
-		return false;
-	for (size_t i = 0; i < w->nc; i++)
-		if ((states & (1ULL << i)) && w->c[i].type != COMP_LITERAL)
-			return false;
-	return true;
+	return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
 /* Takes ownership of dirfd. */
-static int walk_dir(struct walker *w, int dfd, stateset states)
+static int walk_dir(struct walker *w, int dfd)
 {
-	if (only_literals(w, states)) {
+	_cleanup_strv_ char **names = NULL;
+	int r = next_names(w, &names);
+	if (r < 0) {
+		close(dfd);
+		return dsh_err_sys(w->err, -r, "scan '%s'", w->path);
+	}
+	if (r > 0) {
+		/* Only literal names can lead anywhere: look each up, never read the directory. */
 		_cleanup_close_ int fd = dfd;
-		for (size_t i = 0; i < w->nc; i++) {
-			if (!(states & (1ULL << i)))
-				continue;
-			int r = visit(w, fd, w->c[i].text, DT_UNKNOWN, 1ULL << i);
+		for (size_t i = 0; names && names[i]; i++) {
+			if (dot_or_dotdot(names[i]))
+				continue; /* a listing never yields them either */
+			r = visit(w, fd, names[i], DT_UNKNOWN);
 			if (r < 0)
 				return r;
 		}
@@ -295,74 +276,18 @@ static int walk_dir(struct walker *w, int dfd, stateset states)
 				return dsh_err_sys(w->err, errno, "scan '%s'", w->path);
 			return 0;
 		}
-		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+		if (dot_or_dotdot(de->d_name))
 			continue;
-		int r = visit(w, dirfd(dir), de->d_name, de->d_type, states);
+		r = visit(w, dirfd(dir), de->d_name, de->d_type);
 		if (r < 0)
 			return r;
 	}
 }
 
-static void comps_free(struct comp *c, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(c[i].text);
-	free(c);
-}
-
-/* Split the part of the pattern below the start directory into components. */
-static int split(struct walker *w, const char *rest)
-{
-	size_t cap = 8;
-	w->c = calloc(cap, sizeof(*w->c));
-	if (!w->c)
-		return -ENOMEM;
-	for (const char *s = rest; *s;) {
-		while (*s == '/')
-			s++;
-		if (!*s)
-			break;
-		const char *e = strchr(s, '/');
-		size_t n = e ? (size_t)(e - s) : strlen(s);
-		if (w->nc >= MAX_COMPS)
-			return -E2BIG;
-		if (w->nc == cap) {
-			struct comp *c = realloc(w->c, cap * 2 * sizeof(*c));
-			if (!c)
-				return -ENOMEM;
-			w->c = c;
-			cap *= 2;
-		}
-		char *t = strndup(s, n);
-		if (!t)
-			return -ENOMEM;
-		struct comp *c = &w->c[w->nc++];
-		if (strcmp(t, "**") == 0) {
-			c->type = COMP_STAR2;
-			c->text = t;
-		} else if (strstr(t, "**")) {
-			w->brute = true; /* '**' inside a name: levels may be crossed mid-name */
-			c->type = COMP_MAGIC;
-			c->text = t;
-		} else if (dsh_glob_has_magic(t)) {
-			c->type = COMP_MAGIC;
-			c->text = t;
-		} else {
-			c->type = COMP_LITERAL;
-			c->text = dsh_glob_unescape(t);
-			free(t);
-			if (!c->text)
-				return -ENOMEM;
-		}
-		s += n;
-	}
-	return 0;
-}
-
 int dsh_glob_walk(const struct dsh_rule *rule, const struct dsh_pathset *skip, const struct dsh_walk_scope *scope,
 		  size_t max, struct dsh_walk_result *res, struct dsh_error **err)
 {
-	struct walker *w = calloc(1, sizeof(*w));
+	_cleanup_free_ struct walker *w = calloc(1, sizeof(*w));
 	if (!w)
 		return dsh_err_sys(err, ENOMEM, "walk");
 	w->rule = rule;
@@ -372,52 +297,25 @@ int dsh_glob_walk(const struct dsh_rule *rule, const struct dsh_pathset *skip, c
 	w->res = res;
 	w->err = err;
 
-	/* Start at the literal directory when the pattern begins with it; else at "/". */
-	const char *pat = rule->canonical;
+	/* Start at the literal directory, where every match of the canonical spelling lies; should the
+	   automaton find nothing there, from "/", which it prunes as cheaply. */
 	const char *start = rule->literal_dir ? rule->literal_dir : "/";
-	size_t sl = strlen(start);
-	const char *rest;
-	if (strcmp(start, "/") == 0 && pat[0] == '/')
-		rest = pat + 1;
-	else if (strncmp(pat, start, sl) == 0 && (pat[sl] == '/' || pat[sl] == '\0'))
-		rest = pat + sl;
-	else {
+	if (strlen(start) >= sizeof(w->path) || start[0] != '/' || !may_match_below(w, start))
 		start = "/";
-		rest = pat + 1;
-	}
-	int r = split(w, rest);
-	if (r < 0) {
-		r = dsh_err(err, DSH_ERR_POLICY, -r, "pattern '%s': %s", pat,
-			    r == -E2BIG ? "too many components" : strerror(-r));
-		goto out;
-	}
-	snprintf(w->path, sizeof(w->path), "%s", start);
+	memcpy(w->path, start, strlen(start) + 1);
 	w->len = strlen(w->path);
 
 	struct stat st;
-	if (!in_scope(w, w->path) || lstat(w->path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		r = 0; /* nothing exists there, so nothing needs a mask */
-		goto out;
-	}
-	stateset s0 = closure(w, 1);
-	if ((w->brute || (s0 & (1ULL << w->nc))) && rule_matches(w, w->path)) {
-		r = record(w, true, &st);
-		goto out;
-	}
-	if (dsh_pathset_contains(skip, w->path)) {
-		r = 0;
-		goto out;
-	}
+	if (!in_scope(w, w->path) || lstat(w->path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0; /* nothing exists there, so nothing needs a mask */
+	if (covered(w, w->path))
+		return record(w, true, &st);
+	if (dsh_pathset_contains(skip, w->path))
+		return 0;
 	int fd = open(w->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		r = errno == ENOENT ? 0 : dsh_err_sys(err, errno, "scan '%s'", w->path);
-		goto out;
-	}
-	r = walk_dir(w, fd, s0 & ~(1ULL << w->nc));
-out:
-	comps_free(w->c, w->nc);
-	free(w);
-	return r;
+	if (fd < 0)
+		return errno == ENOENT ? 0 : dsh_err_sys(err, errno, "scan '%s'", w->path);
+	return walk_dir(w, fd);
 }
 
 void dsh_walk_result_clear(struct dsh_walk_result *res)

@@ -4,11 +4,12 @@
 
 /*
  * The glob walker (SPEC 3.5): expands one r-/-- glob rule against the filesystem at start,
- * reading only the directories the pattern needs.  It starts at rule->literal_dir, resolves
- * literal components with one fstatat each (no readdir), reads a directory only where a component
- * holds a wildcard or '**', never follows symlinks, and never descends into a directory in the
- * skip set (already masked).  The final decision on every candidate is dsh_glob_match(), the one
- * regex shared with the file fence, so the walker can prune but never widen.
+ * reading only the directories the pattern needs.  It starts at rule->literal_dir, looks up with
+ * one fstatat each the names of a level the pattern spells literally (no readdir), reads a
+ * directory only where a wildcard applies, never follows symlinks, and never descends into a
+ * directory in the skip set (already masked).  Every decision, pruning included, is asked of the
+ * matcher's own automaton (dsh_glob_match, dsh_glob_may_match_below, dsh_glob_next_names), so
+ * the walker masks exactly the outermost entries the file fence denies.
  */
 
 #include <stdbool.h>

@@ -6,6 +6,7 @@
 
 #include "common/cleanup.h"
 #include "common/strbuf.h"
+#include "common/strv.h"
 #include "policy/glob.h"
 #include "policy/glob_regex.h"
 #include "policy/path.h"
@@ -392,6 +393,67 @@ static bool has(const uint64_t *set, size_t i)
 	return (set[i / 64] >> (i % 64)) & 1;
 }
 
+/* One byte through the automaton: the states of cur that accept c lead to next (cleared here,
+   closed).  Returns whether any state survives. */
+static inline bool step(const struct tok *toks, size_t n, size_t words, const uint64_t *cur, uint64_t *next,
+			unsigned char c)
+{
+	bool any = false;
+	memset(next, 0, words * sizeof(uint64_t));
+	for (size_t w = 0; w < words; w++) {
+		uint64_t bits = cur[w];
+		while (bits) {
+			unsigned b = (unsigned)__builtin_ctzll(bits);
+			bits &= bits - 1;
+			size_t i = w * 64 + b, to = NONE, to2 = NONE;
+			if (i >= n)
+				continue;
+			switch (toks[i].type) {
+			case T_CHAR:
+				if (c == toks[i].c)
+					to = i + 1;
+				break;
+			case T_ANY:
+				if (c != '/')
+					to = i + 1;
+				break;
+			case T_CLASS:
+				if (set_has(toks[i].set, c))
+					to = i + 1;
+				break;
+			case T_STAR:
+				if (c != '/')
+					to = i;
+				break;
+			case T_DSTAR:
+				to = i;
+				break;
+			case T_DSS_OPT:
+				to = i + 1;
+				if (c == '/')
+					to2 = i + 2;
+				break;
+			case T_DSS_LOOP:
+				to = i;
+				if (c == '/')
+					to2 = i + 1;
+				break;
+			}
+			if (to != NONE) {
+				next[to / 64] |= (uint64_t)1 << (to % 64);
+				any = true;
+			}
+			if (to2 != NONE) {
+				next[to2 / 64] |= (uint64_t)1 << (to2 % 64);
+				any = true;
+			}
+		}
+	}
+	if (any)
+		closure(toks, n, next, words);
+	return any;
+}
+
 static bool prog_match(const struct dsh_glob_prog *p, const char *path)
 {
 	if (strncmp(path, p->prefix, p->prefix_len) != 0)
@@ -409,66 +471,104 @@ static bool prog_match(const struct dsh_glob_prog *p, const char *path)
 	if (has(cur, n) && (*rest == '\0' || *rest == '/'))
 		return true;
 	for (const char *s = rest; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		bool any = false;
-		memset(next, 0, words * sizeof(uint64_t));
-		for (size_t w = 0; w < words; w++) {
-			uint64_t bits = cur[w];
-			while (bits) {
-				unsigned b = (unsigned)__builtin_ctzll(bits);
-				bits &= bits - 1;
-				size_t i = w * 64 + b, to = NONE, to2 = NONE;
-				if (i >= n)
-					continue;
-				switch (toks[i].type) {
-				case T_CHAR:
-					if (c == toks[i].c)
-						to = i + 1;
-					break;
-				case T_ANY:
-					if (c != '/')
-						to = i + 1;
-					break;
-				case T_CLASS:
-					if (set_has(toks[i].set, c))
-						to = i + 1;
-					break;
-				case T_STAR:
-					if (c != '/')
-						to = i;
-					break;
-				case T_DSTAR:
-					to = i;
-					break;
-				case T_DSS_OPT:
-					to = i + 1;
-					if (c == '/')
-						to2 = i + 2;
-					break;
-				case T_DSS_LOOP:
-					to = i;
-					if (c == '/')
-						to2 = i + 1;
-					break;
-				}
-				if (to != NONE) {
-					next[to / 64] |= (uint64_t)1 << (to % 64);
-					any = true;
-				}
-				if (to2 != NONE) {
-					next[to2 / 64] |= (uint64_t)1 << (to2 % 64);
-					any = true;
-				}
-			}
-		}
-		if (!any)
+		if (!step(toks, n, words, cur, next, (unsigned char)*s))
 			return false;
-		closure(toks, n, next, words);
 		if (has(next, n) && (s[1] == '\0' || s[1] == '/'))
 			return true;
 		memcpy(cur, next, words * sizeof(uint64_t));
 	}
 	return false;
+}
+
+/*
+ * The states alive after "dir/" (after "/" for the root), for the walker's questions.  Returns
+ * whether any is.  The literal prefix is skipped when dir+'/' holds it whole; otherwise the run
+ * starts at state 0, which spells the prefix byte by byte, so a dir above the prefix stays alive.
+ */
+static bool prog_below(const struct dsh_glob_prog *p, const char *dir, uint64_t *cur)
+{
+	const struct tok *toks = p->toks;
+	size_t n = p->n, words = n / 64 + 1, len = strlen(dir);
+	uint64_t next[SET_WORDS];
+	size_t total = len + (len > 0 && dir[len - 1] == '/' ? 0 : 1); /* the bytes fed: dir, then '/' */
+	size_t from = 0;
+	if (p->prefix_len <= len ? strncmp(dir, p->prefix, p->prefix_len) == 0
+				 : p->prefix_len == total && strncmp(dir, p->prefix, len) == 0 && p->prefix[len] == '/')
+		from = p->prefix_len;
+	memset(cur, 0, words * sizeof(uint64_t));
+	cur[from / 64] |= (uint64_t)1 << (from % 64);
+	closure(toks, n, cur, words);
+	for (size_t k = from; k < total; k++) {
+		if (!step(toks, n, words, cur, next, k < len ? (unsigned char)dir[k] : '/'))
+			return false;
+		memcpy(cur, next, words * sizeof(uint64_t));
+	}
+	return true;
+}
+
+bool dsh_glob_may_match_below(const struct dsh_glob *g, const char *dir)
+{
+	if (g->literal) {
+		/* Covered already, or the literal lies below. */
+		return dsh_glob_match(g, dir) || dsh_path_is_beneath(g->literal, dir);
+	}
+	if (!g->prog)
+		return false;
+	if (dsh_glob_match(g, dir))
+		return true;
+	uint64_t cur[SET_WORDS];
+	return prog_below(g->prog, dir, cur);
+}
+
+/* Add name (len bytes) to *names unless it is there. */
+static int names_add(char ***names, const char *name, size_t len)
+{
+	for (size_t i = 0; *names && (*names)[i]; i++)
+		if (strlen((*names)[i]) == len && memcmp((*names)[i], name, len) == 0)
+			return 0;
+	char *copy = strndup(name, len);
+	if (!copy)
+		return -ENOMEM;
+	return dsh_strv_push_take(names, copy);
+}
+
+int dsh_glob_next_names(const struct dsh_glob *g, const char *dir, char ***names)
+{
+	if (g->literal) {
+		if (dsh_glob_match(g, dir))
+			return 0; /* dir is covered whole: every name is */
+		if (!dsh_path_is_beneath(g->literal, dir))
+			return 1;
+		size_t dl = strlen(dir);
+		const char *name = g->literal + (dl == 1 ? 1 : dl + 1);
+		const char *end = strchr(name, '/');
+		size_t len = end ? (size_t)(end - name) : strlen(name);
+		return len ? (names_add(names, name, len) < 0 ? -ENOMEM : 1) : 1;
+	}
+	if (!g->prog)
+		return 1;
+	if (prog_match(g->prog, dir))
+		return 0; /* as for a literal: dir is covered whole */
+	const struct dsh_glob_prog *p = g->prog;
+	uint64_t cur[SET_WORDS];
+	if (!prog_below(p, dir, cur))
+		return 1;
+	/* Each live state must spell a literal run up to the next '/' or the pattern's end: then the
+	   entry's name is that run exactly.  Any wildcard there means only a listing can tell. */
+	char name[MAX_STATES];
+	for (size_t i = 0; i < p->n; i++) {
+		if (!has(cur, i))
+			continue;
+		size_t len = 0, j = i;
+		for (; j < p->n && p->toks[j].type == T_CHAR && p->toks[j].c != '/'; j++)
+			name[len++] = (char)p->toks[j].c;
+		if (j < p->n && p->toks[j].type != T_CHAR)
+			return 0;
+		/* An empty run would name "dir//": no entry has an empty name. */
+		if (len && names_add(names, name, len) < 0)
+			return -ENOMEM;
+	}
+	return 1;
 }
 
 int dsh_glob_compile(const char *pattern, struct dsh_glob *g, struct dsh_error **err)

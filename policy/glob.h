@@ -28,4 +28,21 @@ void dsh_glob_clear(struct dsh_glob *g);
 /* The pattern with its escapes removed, for a literal (non-magic) pattern. */
 char *dsh_glob_unescape(const char *s);
 
+/*
+ * The glob walker's questions (SPEC 3.5), answered by the matcher's own automaton run over the
+ * directory's path and a '/', so that the walker can never disagree with dsh_glob_match().
+ *
+ * Whether anything at or below the directory dir may be covered: dir itself is (and with it
+ * everything below), or some state of the automaton is still alive after "dir/".
+ */
+bool dsh_glob_may_match_below(const struct dsh_glob *g, const char *dir);
+/*
+ * The names an entry of the directory dir must have to be covered or to lead to a cover, when the
+ * automaton alive after "dir/" allows only literal names there ("/a/?/lit/x" below "/a/b": "lit").
+ * Returns 1 having added them to *names (a NULL-terminated vector; names already there are not
+ * added twice; none when nothing below dir can match), 0 when a wildcard applies at that level so
+ * only a listing can tell, or -ENOMEM.
+ */
+int dsh_glob_next_names(const struct dsh_glob *g, const char *dir, char ***names);
+
 #endif
