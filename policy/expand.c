@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "policy/glob.h"
 #include "common/strv.h"
 #include "policy/rule.h"
 
@@ -17,7 +19,7 @@ static bool name_char(char c)
 	return isalnum((unsigned char)c) || c == '_';
 }
 
-int dsh_expand_env(const char *s, char *const *envp, char **ret, struct dsh_error **err)
+int dsh_expand_env(const char *s, char *const *envp, bool escape, char **ret, struct dsh_error **err)
 {
 	struct dsh_buf b = { 0 };
 	const char *p = s;
@@ -66,7 +68,18 @@ int dsh_expand_env(const char *s, char *const *envp, char **ret, struct dsh_erro
 			return dsh_err(err, DSH_ERR_POLICY, EINVAL, "environment variable %s is %s", nm,
 				       val ? "empty" : "not set");
 		}
-		dsh_buf_add(&b, val);
+		if (escape) {
+			/* A value is a name, never a pattern: its wildcards match themselves. */
+			char *esc = dsh_glob_escape(val);
+			if (!esc) {
+				dsh_buf_free(&b);
+				return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+			}
+			dsh_buf_add(&b, esc);
+			free(esc);
+		} else {
+			dsh_buf_add(&b, val);
+		}
 		p = close + 2;
 	}
 	char *out = dsh_buf_steal(&b);

@@ -122,7 +122,10 @@ int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, u
 	}
 
 	_cleanup_free_ char *expanded = NULL;
-	int ret = dsh_expand_env(path, envp, &expanded, err);
+	/* What is not written in the rule itself is a name, never a pattern: an environment value or
+	   a workspace holding '[' or '*' matches itself (rw paths are concrete and never escaped). */
+	bool pattern = strncmp(text, "rw", 2) != 0;
+	int ret = dsh_expand_env(path, envp, pattern, &expanded, err);
 	if (ret < 0) {
 		dsh_err_prefix(err, "rule \"%s\"", text);
 		return ret;
@@ -143,7 +146,8 @@ int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, u
 		}
 	}
 
-	r->resolved = dsh_path_normalize(workspace, expanded);
+	_cleanup_free_ char *ws = pattern ? dsh_glob_escape(workspace) : strdup(workspace);
+	r->resolved = ws ? dsh_path_normalize(ws, expanded) : NULL;
 	if (!r->resolved)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	if (strlen(r->resolved) >= PATH_MAX)

@@ -18,6 +18,7 @@ int dsh_rule_literal(enum dsh_rule_kind kind, enum dsh_rule_origin origin, const
 		     struct dsh_canon_cache *cache, struct dsh_rule *r, struct dsh_error **err);
 void dsh_rule_clear(struct dsh_rule *r);
 /* Expand {{ env.NAME }} (spaces inside the braces optional). */
-int dsh_expand_env(const char *s, char *const *envp, char **ret, struct dsh_error **err);
+/* escape: the values' glob characters are escaped (for r-/-- patterns, where a value is a name). */
+int dsh_expand_env(const char *s, char *const *envp, bool escape, char **ret, struct dsh_error **err);
 
 #endif

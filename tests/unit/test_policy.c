@@ -223,3 +223,29 @@ Test(policy, rules_in_one_directory_resolve_a_symlink_as_the_last_component)
 	dsh_test_rmtree(tree);
 	free(tree);
 }
+
+/* A workspace or an environment value holding glob syntax is a name, not a pattern. */
+Test(policy, workspace_and_values_are_names_in_patterns)
+{
+	char *env[] = { "HOME=/home/u*", NULL };
+	struct dsh_config c;
+	dsh_config_init(&c);
+	c.workspace = strdup("/nonexistent-dshbox/w[1]");
+	c.protect_defaults = false;
+	dsh_strv_push(&c.access, "-- *.pem");
+	dsh_strv_push(&c.access, "-- {{ env.HOME }}/.ssh");
+	struct dsh_policy *p = NULL;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_policy_new(&c, env, "/", &p, &err), 0, "%s", err ? err->msg : "");
+	struct dsh_verdict v;
+	cr_assert_eq(dsh_policy_verdict(p, DSH_OP_READ, "/nonexistent-dshbox/w[1]/k.pem", &v), 0);
+	cr_expect_not(v.allow, "the workspace's own key is denied");
+	cr_assert_eq(dsh_policy_verdict(p, DSH_OP_READ, "/nonexistent-dshbox/w1/k.pem", &v), 0);
+	cr_expect(v.allow, "a sibling the bracket would match stays readable");
+	cr_assert_eq(dsh_policy_verdict(p, DSH_OP_READ, "/home/u*/.ssh/id", &v), 0);
+	cr_expect_not(v.allow);
+	cr_assert_eq(dsh_policy_verdict(p, DSH_OP_READ, "/home/ux/.ssh/id", &v), 0);
+	cr_expect(v.allow, "the value's '*' matches only itself");
+	dsh_policy_free(p);
+	dsh_config_clear(&c);
+}
