@@ -156,6 +156,7 @@ bench: $(DSHBOX) $(BENCHES) $(HELPERS)
 #   make check-install                        install into a scratch DESTDIR, build and run a program
 #                                             against it with pkg-config (docs/packaging.md)
 #   make check-apparmor                       apparmor_parser -QT on the profile, if a parser exists
+#   make deb                                  build/dshbox_*.deb and build/libdshbox-dev_*.deb, lintian
 DATADIR ?= $(PREFIX)/share
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
@@ -166,7 +167,7 @@ VERSION := $(shell sed -n 's/^\#define DSHBOX_VERSION "\(.*\)"$$/\1/p' include/d
 # pkg-config --define-variable=prefix=... can point the file at a staged tree.
 pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
-.PHONY: install install-apparmor check-install check-apparmor
+.PHONY: install install-apparmor check-install check-apparmor deb
 install: $(DSHBOX) $(LIBA)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|' \
 		-e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
@@ -206,6 +207,9 @@ check-install:
 
 check-apparmor:
 	tools/check-apparmor.sh tools/apparmor/dshbox
+
+deb:
+	tools/make-deb.sh $(BUILD)
 
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 windows:
