@@ -156,6 +156,8 @@ bench: $(DSHBOX) $(BENCHES) $(HELPERS)
 #   make check-install                        install into a scratch DESTDIR, build and run a program
 #                                             against it with pkg-config (docs/packaging.md)
 #   make check-apparmor                       apparmor_parser -QT on the profile, if a parser exists
+#   make check-completions                    the completions know every command and option of cli/
+#   make check-packaging                      the three checks above (about a second on a built tree)
 #   make deb                                  build/dshbox_*.deb and build/libdshbox-dev_*.deb, lintian
 DATADIR ?= $(PREFIX)/share
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
@@ -163,11 +165,11 @@ BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 SYSCONFDIR ?= /etc
 VERSION := $(shell sed -n 's/^\#define DSHBOX_VERSION "\(.*\)"$$/\1/p' include/dshbox/dshbox.h)
-# libdir and includedir are written relative to ${prefix} when they lie under it, so that
-# pkg-config --define-variable=prefix=... can point the file at a staged tree.
+# libdir and includedir are written relative to ${prefix} when they lie under it: the file then
+# moves with its prefix line (check-install rewrites that one line to use the staged tree).
 pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
-.PHONY: install install-apparmor check-install check-apparmor deb
+.PHONY: install install-apparmor check-install check-apparmor check-completions check-packaging deb
 install: $(DSHBOX) $(LIBA)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|' \
 		-e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
@@ -207,6 +209,11 @@ check-install:
 
 check-apparmor:
 	tools/check-apparmor.sh tools/apparmor/dshbox
+
+check-completions:
+	tools/check-completions.sh
+
+check-packaging: check-install check-apparmor check-completions
 
 deb:
 	tools/make-deb.sh $(BUILD)
