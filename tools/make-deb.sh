@@ -6,6 +6,10 @@
 # .changes and .buildinfo files into BUILD and run lintian on them when it is installed.
 # Needs no network: the build dependencies come from the system (tools/install-deps.sh).
 set -eu
+if ! command -v dpkg-buildpackage >/dev/null 2>&1 || ! command -v dh >/dev/null 2>&1; then
+	echo "make deb: needs dpkg-dev and debhelper (tools/install-deps.sh installs them)" >&2
+	exit 1
+fi
 top=$(pwd)
 build=${1:-build}
 case $build in /*) ;; *) build=$top/$build ;; esac
@@ -23,7 +27,7 @@ mkdir -p "$src"
 # The files of the checkout as they are now (tracked and new, not ignored); any tree without git:
 # everything but the build directories.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	git ls-files -z --cached --others --exclude-standard | xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+	git ls-files -z --cached --others --exclude-standard | xargs -0 sh -c 'for f; do if [ -e "$f" ] || [ -L "$f" ]; then printf "%s\0" "$f"; fi; done' sh |
 		tar --null -T - -cf - | tar -xf - -C "$src"
 else
 	tar --exclude=./build --exclude=./build-san -cf - . | tar -xf - -C "$src"
