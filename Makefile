@@ -149,12 +149,74 @@ lint: $(DSHBOX)
 bench: $(DSHBOX) $(BENCHES) $(HELPERS)
 	tools/bench.sh $(BUILD)
 
+# --- Installing and packaging -------------------------------------------------------------------
+#   make install PREFIX=/usr/local DESTDIR=   the program, libdshbox.a, headers, libdshbox.pc, man
+#                                             pages, bash and zsh completions
+#   make install-apparmor                     the AppArmor profile (Ubuntu 24.04+), into /etc/apparmor.d
+#   make check-install                        install into a scratch DESTDIR, build and run a program
+#                                             against it with pkg-config (docs/packaging.md)
+#   make check-apparmor                       apparmor_parser -QT on the profile, if a parser exists
+#   make check-completions                    the completions know every command and option of cli/
+#   make check-packaging                      the three checks above (about a second on a built tree)
+#   make deb                                  build/dshbox_*.deb and build/libdshbox-dev_*.deb, lintian
+DATADIR ?= $(PREFIX)/share
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+SYSCONFDIR ?= /etc
+VERSION := $(shell sed -n 's/^\#define DSHBOX_VERSION "\(.*\)"$$/\1/p' include/dshbox/dshbox.h)
+# libdir and includedir are written relative to ${prefix} when they lie under it: the file then
+# moves with its prefix line (check-install rewrites that one line to use the staged tree).
+pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
+.PHONY: install install-apparmor check-install check-apparmor check-completions check-packaging deb
 install: $(DSHBOX) $(LIBA)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dshbox $(DESTDIR)$(MANDIR)/man1
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|' \
+		-e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@REQUIRES@|$(PKGS)|' tools/libdshbox.pc.in > $(BUILD)/libdshbox.pc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/dshbox $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 0755 $(DSHBOX) $(DESTDIR)$(BINDIR)/dshbox
 	install -m 0644 $(LIBA) $(DESTDIR)$(LIBDIR)/libdshbox.a
 	install -m 0644 include/dshbox/*.h $(DESTDIR)$(INCLUDEDIR)/dshbox/
+	install -m 0644 $(BUILD)/libdshbox.pc $(DESTDIR)$(PKGCONFIGDIR)/libdshbox.pc
 	install -m 0644 man/dshbox.1 $(DESTDIR)$(MANDIR)/man1/dshbox.1
+	install -m 0644 man/dshbox.yml.5 $(DESTDIR)$(MANDIR)/man5/dshbox.yml.5
+	install -m 0644 tools/completions/dshbox.bash $(DESTDIR)$(BASHCOMPDIR)/dshbox
+	install -m 0644 tools/completions/_dshbox $(DESTDIR)$(ZSHCOMPDIR)/_dshbox
+
+# The profile names the binary by path; installed elsewhere than /usr/bin, it follows BINDIR.
+install-apparmor:
+	install -d $(DESTDIR)$(SYSCONFDIR)/apparmor.d
+	sed 's|/usr/bin/dshbox|$(BINDIR)/dshbox|' tools/apparmor/dshbox > $(DESTDIR)$(SYSCONFDIR)/apparmor.d/dshbox
+	chmod 0644 $(DESTDIR)$(SYSCONFDIR)/apparmor.d/dshbox
+
+# The staged libdshbox.pc says prefix=/usr; the copy the test reads points prefix at the staged tree
+# (pkg-config's --define-variable and PKG_CONFIG_SYSROOT_DIR would move the dependencies' paths too).
+CHECK_INSTALL := $(abspath $(BUILD))/check-install
+check-install:
+	rm -rf $(CHECK_INSTALL)
+	$(MAKE) --no-print-directory install DESTDIR=$(CHECK_INSTALL)/root PREFIX=/usr
+	mkdir -p $(CHECK_INSTALL)/pc
+	sed 's|^prefix=/usr$$|prefix=$(CHECK_INSTALL)/root/usr|' $(CHECK_INSTALL)/root/usr/lib/pkgconfig/libdshbox.pc \
+		> $(CHECK_INSTALL)/pc/libdshbox.pc
+	cd $(CHECK_INSTALL) && export PKG_CONFIG_PATH=$(CHECK_INSTALL)/pc && \
+		$(CC) -Werror -Wall -o check-install $(TOP)/tools/check-install.c \
+		$$($(PKG_CONFIG) --cflags --libs --static libdshbox)
+	cd $(CHECK_INSTALL) && ./check-install
+	rm -rf $(CHECK_INSTALL)
+
+check-apparmor:
+	tools/check-apparmor.sh tools/apparmor/dshbox
+
+check-completions:
+	tools/check-completions.sh
+
+check-packaging: check-install check-apparmor check-completions
+
+deb:
+	tools/make-deb.sh $(BUILD)
 
 # The Windows runner links the portable library it shares with explain: policy/ (rules, expansion,
 # resolution, globs) and the winacl plan compiler, so that what explain describes is what runs.

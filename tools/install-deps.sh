@@ -1,15 +1,31 @@
 #!/bin/sh
-# Install what dshbox needs to build, test and benchmark on Debian 12 (or newer).
-# Runs apt-get as root, through sudo when not root.
+# Install what dshbox needs to build, test, benchmark and package on Debian 12 (or newer).
+# Runs apt-get as root: directly when run as root, through sudo otherwise.
 set -eu
-SUDO=
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
+if [ "$(id -u)" -eq 0 ]; then
+	SUDO=
+elif command -v sudo >/dev/null 2>&1; then
+	SUDO=sudo
+else
+	echo "tools/install-deps.sh: needs root to run apt-get: run it as root, or install sudo" >&2
+	exit 1
+fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends \
+# build:      the compiler, pkg-config and the libraries libdshbox links (SPEC 7), git for .ci/run
+# test:       Criterion; util-linux (setpriv), iproute2 and procps, which the suites run
+# compare:    bubblewrap, hyperfine, valgrind, cppcheck (make bench, make lint)
+# windows:    the mingw-w64 cross compiler (make windows)
+# man:        man-db, so that `man ./man/dshbox.1` works
+# package:    dpkg-dev (dpkg-buildpackage), debhelper and dh-apparmor (debian/rules), apparmor
+#             (apparmor_parser: make check-apparmor, and debian/rules decides on the profile with
+#             it), lintian (make deb checks the packages)
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	build-essential pkg-config ca-certificates git \
 	libmount-dev libseccomp-dev libcap-ng-dev libnl-3-dev libnl-route-3-dev \
 	libyaml-dev libjansson-dev libcriterion-dev \
 	util-linux iproute2 procps \
-	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 >/dev/null
+	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 \
+	man-db \
+	dpkg-dev debhelper dh-apparmor apparmor lintian >/dev/null
 echo "dshbox: dependencies installed"
