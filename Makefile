@@ -59,7 +59,7 @@ endif
 
 # The library: every mechanism, backend and the policy engine.  Files ending in _win.c are the
 # Windows-only appliers (make windows).
-LIB_DIRS := common policy ns landlock fence seatbelt winacl supervisor
+LIB_DIRS := common policy ns landlock fence broker seatbelt winacl supervisor
 LIB_SRCS := $(filter-out %_win.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 CLI_SRCS := $(wildcard cli/*.c)
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)

@@ -13,14 +13,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
-
-static inline int dsh_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
-{
-	struct open_how how = { .flags = flags, .mode = mode, .resolve = resolve };
-	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-}
+#include "common/resolve.h" /* dsh_openat2 */
 
 #endif

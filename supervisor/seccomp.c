@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,8 +241,9 @@ static void newer_prefix(uint32_t arch, struct sock_filter out[NEWER_PREFIX_LEN]
 	memcpy(out, p, sizeof(p));
 }
 
-static int export_prog(scmp_filter_ctx ctx, struct dsh_seccomp_prog *ret, struct dsh_error **err)
+static int export_prog(scmp_filter_ctx ctx, bool prefix, struct dsh_seccomp_prog *ret, struct dsh_error **err)
 {
+	const size_t pre = prefix ? NEWER_PREFIX_LEN : 0;
 	/* libseccomp 2.5 exports only to a descriptor: go through a memfd and read it back. */
 	_cleanup_close_ int fd = memfd_create("dshbox-seccomp", MFD_CLOEXEC);
 	if (fd < 0)
@@ -251,20 +253,21 @@ static int export_prog(scmp_filter_ctx ctx, struct dsh_seccomp_prog *ret, struct
 		return dsh_err_sys(err, -rc, "seccomp_export_bpf");
 	struct stat st;
 	if (fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size % (off_t)sizeof(struct sock_filter) ||
-	    st.st_size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS - NEWER_PREFIX_LEN)
+	    st.st_size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS - (off_t)pre)
 		return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "seccomp: exported program has a bad size");
 	size_t n = (size_t)st.st_size / sizeof(struct sock_filter);
-	struct sock_filter *insns = calloc(NEWER_PREFIX_LEN + n, sizeof(struct sock_filter));
+	struct sock_filter *insns = calloc(pre + n, sizeof(struct sock_filter));
 	if (!insns)
 		return dsh_err_sys(err, ENOMEM, "seccomp program");
-	if (pread(fd, insns + NEWER_PREFIX_LEN, (size_t)st.st_size, 0) != st.st_size) {
+	if (pread(fd, insns + pre, (size_t)st.st_size, 0) != st.st_size) {
 		free(insns);
 		return dsh_err_sys(err, errno ? errno : EIO, "seccomp: read back the program");
 	}
 	/* seccomp_init() put only the native architecture in ctx; its SCMP_ARCH_* is the AUDIT_ARCH_*. */
-	newer_prefix(seccomp_arch_native(), insns);
+	if (prefix)
+		newer_prefix(seccomp_arch_native(), insns);
 	ret->insns = insns;
-	ret->len = (unsigned short)(NEWER_PREFIX_LEN + n);
+	ret->len = (unsigned short)(pre + n);
 	return 0;
 }
 
@@ -307,7 +310,68 @@ int dsh_seccomp_compile(const struct dsh_seccomp_opts *o, struct dsh_seccomp_pro
 		if ((rc = add_rule(ctx, &rules[i], err)) < 0)
 			return rc;
 	}
-	return export_prog(ctx, ret, err);
+	return export_prog(ctx, true, ret, err);
+}
+
+/*
+ * The runtime broker's filter (SPEC 3.12): the calls that create, remove, rename or link a name or
+ * change an inode's metadata go to the broker; open-family calls only when their flags create.
+ * Everything else is allowed without an argument check, so the kernel's action cache answers it.
+ */
+static const char *const notify_always[] = {
+	"creat", "openat2", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat", "link", "linkat",
+	"rename", "renameat", "renameat2", "unlink", "unlinkat", "rmdir", "truncate", "chmod", "fchmod",
+	"fchmodat", "fchmodat2", "chown", "fchown", "fchownat", "lchown", "utime", "utimes", "utimensat",
+	"futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+	"setxattrat", "removexattrat",
+};
+
+const char *const *dsh_seccomp_notified(size_t *ret_n)
+{
+	*ret_n = ARRAY_SIZE(notify_always);
+	return notify_always;
+}
+
+int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, struct dsh_error **err)
+{
+	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return dsh_err_sys(err, ENOMEM, "seccomp_init");
+	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM));
+	if (rc >= 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (rc < 0)
+		return dsh_err_sys(err, -rc, "seccomp: filter attributes");
+	for (size_t i = 0; i < ARRAY_SIZE(notify_always); i++) {
+		int nr = seccomp_syscall_resolve_name(notify_always[i]);
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* a name this libseccomp does not know: the deny filter's ENOSYS horizon */
+		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0)) < 0)
+			return dsh_err_sys(err, -rc, "seccomp: notify %s", notify_always[i]);
+	}
+	/* open and openat only when they create: O_CREAT, or O_TMPFILE (its own bit). */
+	static const struct { const char *name; unsigned arg; } opens[] = { { "open", 1 }, { "openat", 2 } };
+	static const uint64_t bits[] = { O_CREAT, __O_TMPFILE };
+	for (size_t i = 0; i < ARRAY_SIZE(opens); i++)
+		for (size_t k = 0; k < ARRAY_SIZE(bits); k++) {
+			int nr = seccomp_syscall_resolve_name(opens[i].name);
+			struct scmp_arg_cmp c = { opens[i].arg, SCMP_CMP_MASKED_EQ, bits[k], bits[k] };
+			if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &c)) < 0)
+				return dsh_err_sys(err, -rc, "seccomp: notify %s", opens[i].name);
+		}
+	return export_prog(ctx, false, ret, err);
+}
+
+int dsh_seccomp_load_listener(const struct dsh_seccomp_prog *p, int *ret_fd, struct dsh_error **err)
+{
+	struct sock_fprog prog = { .len = p->len, .filter = p->insns };
+	if (!p->insns)
+		return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "seccomp: no program compiled");
+	int fd = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (fd < 0)
+		return dsh_err_sys(err, errno, "seccomp: load the broker's filter");
+	*ret_fd = fd;
+	return 0;
 }
 
 int dsh_seccomp_load(const struct dsh_seccomp_prog *p, struct dsh_error **err)

@@ -15,7 +15,7 @@ rank() {
 	case "$1" in
 	cli) echo 4 ;;
 	supervisor) echo 3 ;;
-	ns | landlock | fence | seatbelt | winacl) echo 2 ;;
+	ns | landlock | fence | broker | seatbelt | winacl) echo 2 ;;
 	policy) echo 1 ;;
 	common | dshbox) echo 0 ;;
 	*) echo -1 ;;

@@ -1,0 +1,929 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The runtime broker (broker.h).  Every handler follows the same shape: copy the arguments out of
+ * the caller (once), resolve the target in the caller's view, decide, act on our own copy through
+ * held descriptors, answer.  The caller's registers and memory are never read again after the
+ * decision, so a racing thread of the command changes nothing that was checked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include "broker/broker.h"
+#include "common/cleanup.h"
+#include "common/resolve.h"
+
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+
+/* Symlinks followed on one call before ELOOP, as the kernel's own bound. */
+#define MAX_HOPS 40
+/* An xattr value the broker copies: the kernel's own limit (XATTR_SIZE_MAX). */
+#define MAX_XATTR_VALUE 65536
+
+/* One notification being served. */
+struct call {
+	struct dsh_broker *b;
+	int listener;
+	struct seccomp_notif *req;
+	int mem;    /* /proc/PID/mem of the caller, or -1 until needed */
+	int pidfd;  /* the caller, or -1 until needed */
+};
+
+/* A name resolved in the caller's view: held as (parent directory, last component). */
+struct target {
+	int pfd;          /* the parent directory, O_PATH */
+	char *name;       /* the last component ("." for the root) */
+	char *canonical;  /* the parent's canonical path joined with name */
+	char *spelled;    /* the path as the caller spelled it, lexically normal */
+	bool exists;
+	struct stat st;   /* lstat of the name when it exists */
+};
+
+static void target_clear(struct target *t)
+{
+	if (t->pfd >= 0)
+		close(t->pfd);
+	free(t->name);
+	free(t->canonical);
+	free(t->spelled);
+	*t = (struct target){ .pfd = -1 };
+}
+
+static int id_valid(struct call *c)
+{
+	return ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->req->id) < 0 ? -ENOENT : 0;
+}
+
+/* The caller's memory, opened once per call and confirmed to be the caller's (pid reuse). */
+static int mem_fd(struct call *c)
+{
+	if (c->mem >= 0)
+		return c->mem;
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%u/mem", c->req->pid);
+	c->mem = open(p, O_RDONLY | O_CLOEXEC);
+	if (c->mem < 0)
+		return -errno;
+	return id_valid(c) < 0 ? -ENOENT : c->mem;
+}
+
+static int read_mem(struct call *c, uint64_t addr, void *buf, size_t len)
+{
+	int fd = mem_fd(c);
+	if (fd < 0)
+		return fd;
+	ssize_t n = pread(fd, buf, len, (off_t)addr);
+	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* A NUL-terminated string of at most cap - 1 bytes; read page by page (a string may end a mapping). */
+static int read_string(struct call *c, uint64_t addr, char *buf, size_t cap, int too_long)
+{
+	int fd = mem_fd(c);
+	if (fd < 0)
+		return fd;
+	if (!addr)
+		return -EFAULT;
+	size_t got = 0;
+	while (got < cap) {
+		size_t page_left = 4096 - ((addr + got) & 4095);
+		size_t want = page_left < cap - got ? page_left : cap - got;
+		ssize_t n = pread(fd, buf + got, want, (off_t)(addr + got));
+		if (n <= 0)
+			return -EFAULT;
+		void *nul = memchr(buf + got, '\0', (size_t)n);
+		if (nul)
+			return 0;
+		got += (size_t)n;
+	}
+	return -too_long;
+}
+
+static int read_path(struct call *c, uint64_t addr, char *buf)
+{
+	return read_string(c, addr, buf, PATH_MAX, ENAMETOOLONG);
+}
+
+static int caller_pidfd(struct call *c)
+{
+	if (c->pidfd >= 0)
+		return c->pidfd;
+	c->pidfd = (int)syscall(__NR_pidfd_open, c->req->pid, 0);
+	if (c->pidfd < 0)
+		return -errno;
+	return id_valid(c) < 0 ? -ENOENT : c->pidfd;
+}
+
+/* A descriptor of the caller, duplicated into the broker (the same open file description). */
+static int caller_fd(struct call *c, int fd)
+{
+	int pfd = caller_pidfd(c);
+	if (pfd < 0)
+		return pfd;
+	int r = (int)syscall(__NR_pidfd_getfd, pfd, fd, 0);
+	return r < 0 ? -errno : r;
+}
+
+/* The base of a relative path: the caller's cwd for AT_FDCWD, else its dirfd. */
+static int caller_base(struct call *c, int dirfd)
+{
+	if (dirfd != AT_FDCWD)
+		return caller_fd(c, dirfd);
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%u/cwd", c->req->pid);
+	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (id_valid(c) < 0) {
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
+}
+
+/* The caller's umask: what the kernel would apply to a mode the caller passes. */
+static mode_t caller_umask(struct call *c)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%u/status", c->req->pid);
+	_cleanup_fclose_ FILE *f = fopen(p, "re");
+	char line[128];
+	unsigned m = 022;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Umask: %o", &m) == 1)
+			break;
+	return (mode_t)(m & 0777);
+}
+
+/*
+ * Resolve path (relative to the caller's dirfd or cwd) into a target, the way the kernel would:
+ * every component but the last through openat2 (no magic links), the last one looked at without
+ * following it; with follow, a symlink there is read and resolved again, each hop from the link's
+ * own directory.  resolve adds openat2 RESOLVE_* flags of the caller's own (openat2).
+ */
+static int resolve(struct call *c, int dirfd, const char *path, bool follow, uint64_t resolve_flags,
+		   struct target *t)
+{
+	*t = (struct target){ .pfd = -1 };
+	if (!*path)
+		return -ENOENT;
+	_cleanup_close_ int base = -1;
+	_cleanup_free_ char *base_path = NULL;
+	if (path[0] != '/') {
+		base = caller_base(c, dirfd);
+		if (base < 0)
+			return base;
+		int r = dsh_fd_path(base, &base_path);
+		if (r < 0)
+			return r;
+	}
+	t->spelled = dsh_path_normalize(base_path, path);
+	if (!t->spelled)
+		return -ENOMEM;
+
+	_cleanup_free_ char *cur = strdup(path);
+	if (!cur)
+		return -ENOMEM;
+	int cur_base = base >= 0 ? base : AT_FDCWD;
+	_cleanup_close_ int hop_base = -1;
+	for (int hop = 0;; hop++) {
+		if (hop > MAX_HOPS)
+			return -ELOOP;
+		/* Trailing slashes name the same entry (a directory): the last component is before them. */
+		size_t len = strlen(cur);
+		while (len > 1 && cur[len - 1] == '/')
+			cur[--len] = '\0';
+		char *slash = strrchr(cur, '/');
+		const char *name = slash ? slash + 1 : cur;
+		_cleanup_free_ char *parent = slash ? strndup(cur, slash == cur ? 1 : (size_t)(slash - cur)) : strdup(".");
+		if (!parent)
+			return -ENOMEM;
+		if (!*name)
+			name = "."; /* the path was "/" */
+		if (t->pfd >= 0)
+			close(t->pfd);
+		t->pfd = dsh_openat2(cur_base, parent, O_PATH | O_DIRECTORY, 0,
+				     (resolve_flags & ~(uint64_t)RESOLVE_CACHED) | RESOLVE_NO_MAGICLINKS);
+		if (t->pfd < 0)
+			return -errno;
+		free(t->name);
+		free(t->canonical);
+		t->canonical = NULL;
+		t->name = strdup(name);
+		if (!t->name)
+			return -ENOMEM;
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+			/* The directory itself: its canonical path is what the kernel reaches. */
+			_cleanup_close_ int d = openat(t->pfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (d < 0)
+				return -errno;
+			int r = dsh_fd_path(d, &t->canonical);
+			if (r < 0)
+				return r;
+			t->exists = fstat(d, &t->st) == 0;
+			return 0;
+		}
+		_cleanup_free_ char *pcanon = NULL;
+		int r = dsh_fd_path(t->pfd, &pcanon);
+		if (r < 0)
+			return r;
+		t->canonical = dsh_path_join(pcanon, name);
+		if (!t->canonical)
+			return -ENOMEM;
+		if (fstatat(t->pfd, name, &t->st, AT_SYMLINK_NOFOLLOW) == 0)
+			t->exists = true;
+		else if (errno == ENOENT)
+			t->exists = false;
+		else
+			return -errno;
+		if (!t->exists || !S_ISLNK(t->st.st_mode) || !follow)
+			return 0;
+		if (resolve_flags & RESOLVE_NO_SYMLINKS)
+			return -ELOOP;
+		/* Follow: the link's text, resolved again from the link's directory. */
+		char link[PATH_MAX + 1];
+		ssize_t n = readlinkat(t->pfd, name, link, sizeof(link) - 1);
+		if (n < 0)
+			return -errno;
+		link[n] = '\0';
+		free(cur);
+		cur = strdup(link);
+		if (!cur)
+			return -ENOMEM;
+		if (hop_base >= 0)
+			close(hop_base);
+		hop_base = t->pfd;
+		t->pfd = -1;
+		cur_base = link[0] == '/' ? AT_FDCWD : hop_base;
+	}
+}
+
+/* A descriptor target (f* calls, AT_EMPTY_PATH): the caller's descriptor and the path it holds. */
+static int resolve_fd(struct call *c, int fd, int *ret_fd, char **ret_path)
+{
+	int mine = caller_fd(c, fd);
+	if (mine < 0)
+		return mine;
+	int r = dsh_fd_path(mine, ret_path);
+	if (r == -ENOENT || r == -EXDEV) {
+		*ret_path = NULL; /* unnamed (O_TMPFILE, deleted, a pipe): no rule names it */
+		r = 0;
+	}
+	if (r < 0) {
+		close(mine);
+		return r;
+	}
+	*ret_fd = mine;
+	return 0;
+}
+
+/*
+ * "/proc/self/fd/N" (or thread-self) in the caller's path is the caller's own descriptor N: the
+ * O_TMPFILE idiom (linkat with AT_SYMLINK_FOLLOW) and glibc's fchmodat emulation spell it so.  In
+ * the broker the same text would name the broker's own descriptors.  -1 when path is not that.
+ */
+static int proc_self_fd(const char *path)
+{
+	const char *rest = NULL;
+	if (strncmp(path, "/proc/self/fd/", 14) == 0)
+		rest = path + 14;
+	else if (strncmp(path, "/proc/thread-self/fd/", 21) == 0)
+		rest = path + 21;
+	if (!rest || !*rest || strspn(rest, "0123456789") != strlen(rest) || strlen(rest) > 9)
+		return -1;
+	return atoi(rest);
+}
+
+/* ---- decisions ---- */
+
+/* Whether path is target or a directory on the way to it. */
+static bool on_the_way(const char *path, const char *target)
+{
+	size_t n = strlen(path);
+	if (strcmp(path, "/") == 0)
+		return true;
+	return strncmp(target, path, n) == 0 && (target[n] == '\0' || target[n] == '/');
+}
+
+/* The rule (or plan target) that keeps name from being removed, renamed, replaced or changed. */
+static const char *guard(struct dsh_broker *b, const char *canonical, const char *spelled)
+{
+	const struct dsh_rule *r = dsh_policy_guarded(b->policy, canonical);
+	if (!r && spelled && strcmp(spelled, canonical) != 0)
+		r = dsh_policy_guarded(b->policy, spelled);
+	if (r)
+		return dsh_rule_text(r);
+	for (size_t i = 0; b->targets && b->targets[i]; i++)
+		if (on_the_way(canonical, b->targets[i]))
+			return b->targets[i];
+	return NULL;
+}
+
+/* Whether a rule forbids writing (creating) this name; the mode's own limits are the kernel's. */
+static bool create_denied(struct dsh_broker *b, const struct target *t)
+{
+	struct dsh_verdict v;
+	if (dsh_policy_decide(b->policy, DSH_OP_WRITE, t->canonical, t->spelled, &v) < 0)
+		return true;
+	return !v.allow && v.rule;
+}
+
+/* ---- answers ---- */
+
+static int respond(struct call *c, int64_t val, int error)
+{
+	struct seccomp_notif_resp resp = { .id = c->req->id, .val = error ? 0 : val, .error = error ? -error : 0 };
+	if (error)
+		c->b->refused += error == EACCES;
+	if (ioctl(c->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/* A result of ours: 0 or -errno from a call the broker made. */
+static int answer(struct call *c, int r)
+{
+	return respond(c, r < 0 ? 0 : r, r < 0 ? -r : 0);
+}
+
+/* A descriptor the broker opened, installed in the caller as the call's result. */
+static int respond_fd(struct call *c, int fd, bool cloexec)
+{
+	struct seccomp_notif_addfd a = {
+		.id = c->req->id,
+		.flags = SECCOMP_ADDFD_FLAG_SEND,
+		.srcfd = (uint32_t)fd,
+		.newfd_flags = cloexec ? O_CLOEXEC : 0,
+	};
+	int r = ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+	close(fd);
+	if (r < 0 && errno != ENOENT)
+		return respond(c, 0, errno);
+	return 0;
+}
+
+static int sys_result(int r)
+{
+	return r < 0 ? -errno : r;
+}
+
+/* ---- handlers: each returns the call's result (>= 0) or -errno, or answers itself ---- */
+
+#define ARG(i) (c->req->data.args[i])
+
+static int do_open(struct call *c, int dirfd, uint64_t path_addr, uint64_t flags, uint64_t mode, uint64_t resolve_flags)
+{
+	char path[PATH_MAX];
+	int r = read_path(c, path_addr, path);
+	if (r < 0)
+		return answer(c, r);
+	mode_t um = caller_umask(c);
+	if (flags & __O_TMPFILE) {
+		/* An unnamed file: nothing is named until a linkat, which comes here too. */
+		_cleanup_close_ int base = path[0] == '/' ? -1 : caller_base(c, dirfd);
+		if (path[0] != '/' && base < 0)
+			return answer(c, base);
+		mode_t old = umask(um);
+		int fd = dsh_openat2(base >= 0 ? base : AT_FDCWD, path, flags, mode, resolve_flags | RESOLVE_NO_MAGICLINKS);
+		int e = errno;
+		umask(old);
+		return fd < 0 ? answer(c, -e) : respond_fd(c, fd, flags & O_CLOEXEC);
+	}
+	bool follow = !(flags & (O_EXCL | O_NOFOLLOW));
+	for (int attempt = 0; attempt < MAX_HOPS; attempt++) {
+		struct target t;
+		r = resolve(c, dirfd, path, follow, resolve_flags, &t);
+		if (r < 0) {
+			target_clear(&t);
+			return answer(c, r);
+		}
+		if (t.exists && (flags & O_EXCL)) {
+			target_clear(&t);
+			return answer(c, -EEXIST);
+		}
+		if (t.exists && S_ISLNK(t.st.st_mode)) {
+			target_clear(&t);
+			return answer(c, -ELOOP);
+		}
+		/* Creating a name, or truncating one through an O_CREAT open: a rule's word first. */
+		bool writes = !t.exists || (flags & (O_WRONLY | O_RDWR | O_TRUNC));
+		if (writes && create_denied(c->b, &t)) {
+			target_clear(&t);
+			return answer(c, -EACCES);
+		}
+		mode_t old = umask(um);
+		int fd = dsh_openat2(t.pfd, t.name, flags | O_NOFOLLOW, t.exists ? 0 : mode,
+				     RESOLVE_NO_MAGICLINKS | (resolve_flags & RESOLVE_NO_XDEV));
+		int e = errno;
+		umask(old);
+		target_clear(&t);
+		/* A symlink or a file raced into the name since we looked: look again. */
+		if (fd < 0 && (e == ELOOP || (e == EEXIST && !(flags & O_EXCL))))
+			continue;
+		return fd < 0 ? answer(c, -e) : respond_fd(c, fd, flags & O_CLOEXEC);
+	}
+	return answer(c, -ELOOP);
+}
+
+static int do_openat2(struct call *c)
+{
+	struct open_how how = { 0 };
+	size_t size = (size_t)ARG(3);
+	if (size < sizeof(uint64_t) * 3)
+		return answer(c, -EINVAL);
+	int r = read_mem(c, ARG(2), &how, size < sizeof(how) ? size : sizeof(how));
+	if (r < 0)
+		return answer(c, r);
+	if (size > sizeof(how)) {
+		/* Fields this broker does not know must be zero, as the kernel requires. */
+		char extra[64];
+		size_t left = size - sizeof(how);
+		if (left > sizeof(extra))
+			return answer(c, -E2BIG);
+		if ((r = read_mem(c, ARG(2) + sizeof(how), extra, left)) < 0)
+			return answer(c, r);
+		for (size_t i = 0; i < left; i++)
+			if (extra[i])
+				return answer(c, -E2BIG);
+	}
+	if (!(how.flags & (O_CREAT | __O_TMPFILE))) {
+		/* Creates nothing: the plain open the mount tree and Landlock already govern, done by us
+		   on our copy of the arguments. */
+		char path[PATH_MAX];
+		if ((r = read_path(c, ARG(1), path)) < 0)
+			return answer(c, r);
+		_cleanup_close_ int base = path[0] == '/' ? -1 : caller_base(c, (int)ARG(0));
+		if (path[0] != '/' && base < 0)
+			return answer(c, base);
+		int fd = dsh_openat2(base >= 0 ? base : AT_FDCWD, path, how.flags, how.mode, how.resolve);
+		return fd < 0 ? answer(c, -errno) : respond_fd(c, fd, how.flags & O_CLOEXEC);
+	}
+	return do_open(c, (int)ARG(0), ARG(1), how.flags, how.mode, how.resolve);
+}
+
+/* mkdir, mknod, symlink: a new name. */
+enum make { MAKE_DIR, MAKE_NODE, MAKE_SYMLINK };
+
+static int do_make(struct call *c, enum make what, int dirfd, uint64_t path_addr, uint64_t mode, uint64_t dev,
+		   uint64_t link_addr)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	int r = read_path(c, path_addr, path);
+	if (r >= 0 && what == MAKE_SYMLINK)
+		r = read_path(c, link_addr, link);
+	if (r < 0)
+		return answer(c, r);
+	mode_t um = caller_umask(c);
+	struct target t;
+	r = resolve(c, dirfd, path, false, 0, &t);
+	if (r >= 0 && t.exists)
+		r = -EEXIST;
+	if (r >= 0 && create_denied(c->b, &t))
+		r = -EACCES;
+	if (r >= 0) {
+		mode_t old = umask(um);
+		switch (what) {
+		case MAKE_DIR:
+			r = sys_result(mkdirat(t.pfd, t.name, (mode_t)mode));
+			break;
+		case MAKE_NODE:
+			r = sys_result(mknodat(t.pfd, t.name, (mode_t)mode, (dev_t)dev));
+			break;
+		case MAKE_SYMLINK:
+			r = sys_result(symlinkat(link, t.pfd, t.name));
+			break;
+		}
+		umask(old);
+	}
+	target_clear(&t);
+	return answer(c, r);
+}
+
+/* unlink, unlinkat, rmdir: a name removed. */
+static int do_remove(struct call *c, int dirfd, uint64_t path_addr, int flags)
+{
+	char path[PATH_MAX];
+	int r = read_path(c, path_addr, path);
+	if (r < 0)
+		return answer(c, r);
+	struct target t;
+	r = resolve(c, dirfd, path, false, 0, &t);
+	if (r >= 0 && !t.exists)
+		r = -ENOENT;
+	if (r >= 0 && guard(c->b, t.canonical, t.spelled))
+		r = -EACCES;
+	if (r >= 0)
+		r = sys_result(unlinkat(t.pfd, t.name, flags));
+	target_clear(&t);
+	return answer(c, r);
+}
+
+static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_t npath, unsigned flags)
+{
+	char op[PATH_MAX], np[PATH_MAX];
+	int r = read_path(c, opath, op);
+	if (r >= 0)
+		r = read_path(c, npath, np);
+	if (r < 0)
+		return answer(c, r);
+	struct target o, n = { .pfd = -1 };
+	r = resolve(c, odir, op, false, 0, &o);
+	if (r >= 0)
+		r = resolve(c, ndir, np, false, 0, &n);
+	if (r >= 0 && !o.exists)
+		r = -ENOENT;
+	/* The old name leaves: guarded.  The new name is replaced (guarded) or made (a rule's word);
+	   an exchange makes the old name anew too. */
+	if (r >= 0 && guard(c->b, o.canonical, o.spelled))
+		r = -EACCES;
+	if (r >= 0 && n.exists && guard(c->b, n.canonical, n.spelled))
+		r = -EACCES;
+	if (r >= 0 && create_denied(c->b, &n))
+		r = -EACCES;
+	if (r >= 0 && (flags & RENAME_EXCHANGE) && create_denied(c->b, &o))
+		r = -EACCES;
+	if (r >= 0)
+		r = sys_result(renameat2(o.pfd, o.name, n.pfd, n.name, flags));
+	target_clear(&o);
+	target_clear(&n);
+	return answer(c, r);
+}
+
+static int do_link(struct call *c, int odir, uint64_t opath, int ndir, uint64_t npath, int flags)
+{
+	char op[PATH_MAX], np[PATH_MAX];
+	int r = read_path(c, opath, op);
+	if (r >= 0)
+		r = read_path(c, npath, np);
+	if (r < 0)
+		return answer(c, r);
+	struct target o = { .pfd = -1 }, n = { .pfd = -1 };
+	_cleanup_close_ int src = -1;
+	_cleanup_free_ char *src_path = NULL;
+	int self_fd = (flags & AT_SYMLINK_FOLLOW) ? proc_self_fd(op) : -1;
+	if ((!*op && (flags & AT_EMPTY_PATH)) || self_fd >= 0) {
+		/* The descriptor itself (an O_TMPFILE given its name). */
+		r = resolve_fd(c, self_fd >= 0 ? self_fd : odir, &src, &src_path);
+		if (r >= 0 && src_path && guard(c->b, src_path, NULL))
+			r = -EACCES;
+	} else {
+		r = resolve(c, odir, op, flags & AT_SYMLINK_FOLLOW, 0, &o);
+		if (r >= 0 && !o.exists)
+			r = -ENOENT;
+		/* A protected file gets no second name: the rule names the first one only. */
+		if (r >= 0 && guard(c->b, o.canonical, o.spelled))
+			r = -EACCES;
+	}
+	if (r >= 0)
+		r = resolve(c, ndir, np, false, 0, &n);
+	if (r >= 0 && n.exists)
+		r = -EEXIST;
+	if (r >= 0 && create_denied(c->b, &n))
+		r = -EACCES;
+	if (r >= 0 && src >= 0) {
+		char p[64];
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", src);
+		r = sys_result(linkat(AT_FDCWD, p, n.pfd, n.name, AT_SYMLINK_FOLLOW));
+	} else if (r >= 0) {
+		r = sys_result(linkat(o.pfd, o.name, n.pfd, n.name, 0));
+	}
+	target_clear(&o);
+	target_clear(&n);
+	return answer(c, r);
+}
+
+/* The metadata calls: chmod, chown, utimes, xattrs, truncate. */
+enum meta { META_CHMOD, META_CHOWN, META_TIMES, META_SETXATTR, META_REMOVEXATTR, META_TRUNCATE };
+
+struct meta_args {
+	enum meta what;
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	struct timespec ts[2];
+	bool ts_now;        /* NULL times: now */
+	char xname[256];
+	char *xvalue;
+	size_t xsize;
+	int xflags;
+	off_t length;
+};
+
+/* Act on the resolved name (never followed here: resolve() already went through symlinks). */
+static int meta_on_name(const struct target *t, const struct meta_args *m)
+{
+	char p[PATH_MAX + 64];
+	switch (m->what) {
+	case META_CHMOD: {
+		if (S_ISLNK(t->st.st_mode))
+			return -EOPNOTSUPP;
+		_cleanup_close_ int fd = openat(t->pfd, t->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			return -errno;
+		if (S_ISLNK(st.st_mode))
+			return -EOPNOTSUPP;
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		return sys_result(chmod(p, m->mode));
+	}
+	case META_CHOWN:
+		return sys_result(fchownat(t->pfd, t->name, m->uid, m->gid, AT_SYMLINK_NOFOLLOW));
+	case META_TIMES:
+		return sys_result(utimensat(t->pfd, t->name, m->ts_now ? NULL : m->ts, AT_SYMLINK_NOFOLLOW));
+	case META_SETXATTR:
+	case META_REMOVEXATTR:
+		/* Through the held parent: the last component is not followed (l*xattr). */
+		snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", t->pfd, t->name);
+		return m->what == META_SETXATTR ? sys_result(lsetxattr(p, m->xname, m->xvalue, m->xsize, m->xflags))
+						: sys_result(lremovexattr(p, m->xname));
+	case META_TRUNCATE: {
+		if (S_ISDIR(t->st.st_mode))
+			return -EISDIR;
+		_cleanup_close_ int fd = openat(t->pfd, t->name, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			return -errno;
+		if (!S_ISREG(st.st_mode))
+			return -EINVAL;
+		return sys_result(ftruncate(fd, m->length));
+	}
+	}
+	return -ENOSYS;
+}
+
+static int meta_on_fd(int fd, const struct meta_args *m)
+{
+	switch (m->what) {
+	case META_CHMOD:
+		return sys_result(fchmod(fd, m->mode));
+	case META_CHOWN:
+		return sys_result(fchownat(fd, "", m->uid, m->gid, AT_EMPTY_PATH));
+	case META_TIMES:
+		return sys_result(futimens(fd, m->ts_now ? NULL : m->ts));
+	case META_SETXATTR:
+		return sys_result(fsetxattr(fd, m->xname, m->xvalue, m->xsize, m->xflags));
+	case META_REMOVEXATTR:
+		return sys_result(fremovexattr(fd, m->xname));
+	case META_TRUNCATE:
+		return sys_result(ftruncate(fd, m->length));
+	}
+	return -ENOSYS;
+}
+
+/* path_addr 0 with fd >= 0: the descriptor itself (fchmod, fchown, futimens, f*xattr). */
+static int do_meta(struct call *c, int dirfd, uint64_t path_addr, bool follow, bool empty_path_ok,
+		   struct meta_args *m)
+{
+	char path[PATH_MAX] = "";
+	int r = path_addr ? read_path(c, path_addr, path) : 0;
+	if (r < 0)
+		return answer(c, r);
+	int self_fd = follow ? proc_self_fd(path) : -1;
+	if ((!*path && (!path_addr || empty_path_ok)) || self_fd >= 0) {
+		int fd = -1;
+		_cleanup_free_ char *fpath = NULL;
+		r = resolve_fd(c, self_fd >= 0 ? self_fd : dirfd, &fd, &fpath);
+		if (r >= 0 && fpath && guard(c->b, fpath, NULL))
+			r = -EACCES;
+		if (r >= 0)
+			r = meta_on_fd(fd, m);
+		if (fd >= 0)
+			close(fd);
+		return answer(c, r);
+	}
+	struct target t;
+	r = resolve(c, dirfd, path, follow, 0, &t);
+	if (r >= 0 && !t.exists)
+		r = -ENOENT;
+	if (r >= 0 && guard(c->b, t.canonical, t.spelled))
+		r = -EACCES;
+	if (r >= 0)
+		r = meta_on_name(&t, m);
+	target_clear(&t);
+	return answer(c, r);
+}
+
+static int read_timeval_pair(struct call *c, uint64_t addr, struct meta_args *m)
+{
+	if (!addr) {
+		m->ts_now = true;
+		return 0;
+	}
+	struct timeval tv[2];
+	int r = read_mem(c, addr, tv, sizeof(tv));
+	if (r < 0)
+		return r;
+	for (int i = 0; i < 2; i++) {
+		if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
+			return -EINVAL;
+		m->ts[i] = (struct timespec){ tv[i].tv_sec, tv[i].tv_usec * 1000 };
+	}
+	return 0;
+}
+
+static int read_xattr(struct call *c, uint64_t name_addr, uint64_t value_addr, size_t size, struct meta_args *m)
+{
+	int r = read_string(c, name_addr, m->xname, sizeof(m->xname), ERANGE);
+	if (r < 0 || !value_addr)
+		return r;
+	if (size > MAX_XATTR_VALUE)
+		return -E2BIG;
+	m->xvalue = malloc(size ? size : 1);
+	if (!m->xvalue)
+		return -ENOMEM;
+	m->xsize = size;
+	return size ? read_mem(c, value_addr, m->xvalue, size) : 0;
+}
+
+static int dispatch(struct call *c)
+{
+	struct meta_args m = { 0 };
+	int r = 0, nr = c->req->data.nr;
+	_cleanup_free_ char *xvalue = NULL;
+	switch (nr) {
+	case __NR_open:
+		return do_open(c, AT_FDCWD, ARG(0), ARG(1), ARG(2), 0);
+	case __NR_openat:
+		return do_open(c, (int)ARG(0), ARG(1), ARG(2), ARG(3), 0);
+	case __NR_creat:
+		return do_open(c, AT_FDCWD, ARG(0), O_CREAT | O_WRONLY | O_TRUNC, ARG(1), 0);
+	case __NR_openat2:
+		return do_openat2(c);
+	case __NR_mkdir:
+		return do_make(c, MAKE_DIR, AT_FDCWD, ARG(0), ARG(1), 0, 0);
+	case __NR_mkdirat:
+		return do_make(c, MAKE_DIR, (int)ARG(0), ARG(1), ARG(2), 0, 0);
+	case __NR_mknod:
+		return do_make(c, MAKE_NODE, AT_FDCWD, ARG(0), ARG(1), ARG(2), 0);
+	case __NR_mknodat:
+		return do_make(c, MAKE_NODE, (int)ARG(0), ARG(1), ARG(2), ARG(3), 0);
+	case __NR_symlink:
+		return do_make(c, MAKE_SYMLINK, AT_FDCWD, ARG(1), 0, 0, ARG(0));
+	case __NR_symlinkat:
+		return do_make(c, MAKE_SYMLINK, (int)ARG(1), ARG(2), 0, 0, ARG(0));
+	case __NR_link:
+		return do_link(c, AT_FDCWD, ARG(0), AT_FDCWD, ARG(1), 0);
+	case __NR_linkat:
+		return do_link(c, (int)ARG(0), ARG(1), (int)ARG(2), ARG(3), (int)ARG(4));
+	case __NR_rename:
+		return do_rename(c, AT_FDCWD, ARG(0), AT_FDCWD, ARG(1), 0);
+	case __NR_renameat:
+		return do_rename(c, (int)ARG(0), ARG(1), (int)ARG(2), ARG(3), 0);
+	case __NR_renameat2:
+		return do_rename(c, (int)ARG(0), ARG(1), (int)ARG(2), ARG(3), (unsigned)ARG(4));
+	case __NR_unlink:
+		return do_remove(c, AT_FDCWD, ARG(0), 0);
+	case __NR_unlinkat:
+		return do_remove(c, (int)ARG(0), ARG(1), (int)ARG(2) & AT_REMOVEDIR);
+	case __NR_rmdir:
+		return do_remove(c, AT_FDCWD, ARG(0), AT_REMOVEDIR);
+	case __NR_truncate:
+		m = (struct meta_args){ .what = META_TRUNCATE, .length = (off_t)ARG(1) };
+		return do_meta(c, AT_FDCWD, ARG(0), true, false, &m);
+	case __NR_chmod:
+		m = (struct meta_args){ .what = META_CHMOD, .mode = (mode_t)ARG(1) };
+		return do_meta(c, AT_FDCWD, ARG(0), true, false, &m);
+	case __NR_fchmod:
+		m = (struct meta_args){ .what = META_CHMOD, .mode = (mode_t)ARG(1) };
+		return do_meta(c, (int)ARG(0), 0, true, true, &m);
+	case __NR_fchmodat:
+		m = (struct meta_args){ .what = META_CHMOD, .mode = (mode_t)ARG(2) };
+		return do_meta(c, (int)ARG(0), ARG(1), true, false, &m);
+	case __NR_fchmodat2:
+		m = (struct meta_args){ .what = META_CHMOD, .mode = (mode_t)ARG(2) };
+		return do_meta(c, (int)ARG(0), ARG(1), !(ARG(3) & AT_SYMLINK_NOFOLLOW), ARG(3) & AT_EMPTY_PATH, &m);
+	case __NR_chown:
+	case __NR_lchown:
+		m = (struct meta_args){ .what = META_CHOWN, .uid = (uid_t)ARG(1), .gid = (gid_t)ARG(2) };
+		return do_meta(c, AT_FDCWD, ARG(0), nr == __NR_chown, false, &m);
+	case __NR_fchown:
+		m = (struct meta_args){ .what = META_CHOWN, .uid = (uid_t)ARG(1), .gid = (gid_t)ARG(2) };
+		return do_meta(c, (int)ARG(0), 0, true, true, &m);
+	case __NR_fchownat:
+		m = (struct meta_args){ .what = META_CHOWN, .uid = (uid_t)ARG(2), .gid = (gid_t)ARG(3) };
+		return do_meta(c, (int)ARG(0), ARG(1), !(ARG(4) & AT_SYMLINK_NOFOLLOW), ARG(4) & AT_EMPTY_PATH, &m);
+	case __NR_utime: {
+		m.what = META_TIMES;
+		if (ARG(1)) {
+			struct utimbuf u;
+			if ((r = read_mem(c, ARG(1), &u, sizeof(u))) < 0)
+				return answer(c, r);
+			m.ts[0] = (struct timespec){ u.actime, 0 };
+			m.ts[1] = (struct timespec){ u.modtime, 0 };
+		} else {
+			m.ts_now = true;
+		}
+		return do_meta(c, AT_FDCWD, ARG(0), true, false, &m);
+	}
+	case __NR_utimes:
+	case __NR_futimesat: {
+		m.what = META_TIMES;
+		int dirfd = nr == __NR_utimes ? AT_FDCWD : (int)ARG(0);
+		uint64_t path = nr == __NR_utimes ? ARG(0) : ARG(1), times = nr == __NR_utimes ? ARG(1) : ARG(2);
+		if ((r = read_timeval_pair(c, times, &m)) < 0)
+			return answer(c, r);
+		return do_meta(c, dirfd, path, true, false, &m);
+	}
+	case __NR_utimensat:
+		m.what = META_TIMES;
+		if (ARG(2)) {
+			if ((r = read_mem(c, ARG(2), m.ts, sizeof(m.ts))) < 0)
+				return answer(c, r);
+		} else {
+			m.ts_now = true;
+		}
+		/* A NULL path is the descriptor itself (futimens). */
+		return do_meta(c, (int)ARG(0), ARG(1), !(ARG(3) & AT_SYMLINK_NOFOLLOW), ARG(3) & AT_EMPTY_PATH, &m);
+	case __NR_setxattr:
+	case __NR_lsetxattr:
+	case __NR_fsetxattr:
+		m = (struct meta_args){ .what = META_SETXATTR, .xflags = (int)ARG(4) };
+		r = read_xattr(c, ARG(1), ARG(2), (size_t)ARG(3), &m);
+		xvalue = m.xvalue;
+		if (r < 0)
+			return answer(c, r);
+		if (nr == __NR_fsetxattr)
+			return do_meta(c, (int)ARG(0), 0, true, true, &m);
+		return do_meta(c, AT_FDCWD, ARG(0), nr == __NR_setxattr, false, &m);
+	case __NR_removexattr:
+	case __NR_lremovexattr:
+	case __NR_fremovexattr:
+		m.what = META_REMOVEXATTR;
+		if ((r = read_xattr(c, ARG(1), 0, 0, &m)) < 0)
+			return answer(c, r);
+		if (nr == __NR_fremovexattr)
+			return do_meta(c, (int)ARG(0), 0, true, true, &m);
+		return do_meta(c, AT_FDCWD, ARG(0), nr == __NR_removexattr, false, &m);
+	default:
+		/* setxattrat, removexattrat (Linux 6.13) and anything else sent here: not served yet,
+		   and libc falls back on ENOSYS. */
+		return answer(c, -ENOSYS);
+	}
+}
+
+bool dsh_broker_hung_up(short revents)
+{
+	return revents & (POLLHUP | POLLERR | POLLNVAL);
+}
+
+int dsh_broker_serve_one(struct dsh_broker *b, int listener, struct dsh_error **err)
+{
+	static struct seccomp_notif_sizes sizes;
+	if (!sizes.seccomp_notif && syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+		return dsh_err_sys(err, errno, "broker: SECCOMP_GET_NOTIF_SIZES");
+	size_t rsize = sizes.seccomp_notif > sizeof(struct seccomp_notif) ? sizes.seccomp_notif : sizeof(struct seccomp_notif);
+	_cleanup_free_ struct seccomp_notif *req = calloc(1, rsize);
+	if (!req)
+		return dsh_err_sys(err, ENOMEM, "broker");
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
+		int e = errno;
+		if (e == EINTR || e == ENOENT)
+			return 0; /* interrupted, or the caller died before we read it */
+		return e == EBADF ? -ENOENT : dsh_err_sys(err, e, "broker: SECCOMP_IOCTL_NOTIF_RECV");
+	}
+	struct call c = { .b = b, .listener = listener, .req = req, .mem = -1, .pidfd = -1 };
+	b->served++;
+	int r = dispatch(&c);
+	if (c.mem >= 0)
+		close(c.mem);
+	if (c.pidfd >= 0)
+		close(c.pidfd);
+	if (r < 0)
+		return dsh_err_sys(err, -r, "broker: answer call %d", req->data.nr);
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef DSH_BROKER_BROKER_H
+#define DSH_BROKER_BROKER_H
+
+/*
+ * The runtime broker (SPEC 3.12): serves the seccomp user notifications of the calls that create,
+ * remove, rename or link a name or change an inode's metadata.  For each call it copies the
+ * arguments out of the caller once, resolves the target in the sandbox's view (the caller's cwd or
+ * dirfd, fetched with pidfd_getfd) the way the file fence does, asks the policy, and then either
+ * refuses (EACCES) or performs the call itself on its own copy and returns the result — a created
+ * descriptor is injected with SECCOMP_IOCTL_NOTIF_ADDFD.  It never lets the caller's own call go on
+ * after a check (no SECCOMP_USER_NOTIF_FLAG_CONTINUE): the caller could rewrite what was checked.
+ *
+ * The broker runs with the command's rights (same uid, no capabilities, same Landlock domain, same
+ * mount tree) and is an ancestor of it (Yama's ptrace scope and Landlock's domain rule both need
+ * that for pidfd_getfd and /proc/PID/mem).  It serves one call at a time, so a check and its act
+ * are never separated by another name-changing call of the command.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dshbox/dshbox.h"
+
+struct dsh_broker {
+	const struct dsh_policy *policy;
+	/* Paths the plan protects beyond the rules' own (the matches of r-/-- globs found at start):
+	   each is guarded like a literal target, with the directories on the way to it. */
+	char *const *targets;
+	/* Counters, for tests and the report. */
+	unsigned long served, refused;
+};
+
+/*
+ * Receive one notification on listener and answer it.  0 when one was served (or its caller was
+ * gone); -ENOENT when no process uses the filter any more (the listener hung up); another -errno
+ * on a broken listener.
+ */
+int dsh_broker_serve_one(struct dsh_broker *b, int listener, struct dsh_error **err);
+
+/* Whether a notification waits (poll on the listener reported POLLIN). Helper for event loops. */
+bool dsh_broker_hung_up(short revents);
+
+#endif
