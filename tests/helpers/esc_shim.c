@@ -8,6 +8,7 @@
  *   userns-nosys  the same with ENOSYS
  *   netns      unshare/clone with CLONE_NEWNET fail with EPERM, clone3 with ENOSYS: user namespaces
  *              work, network namespaces do not (a container runtime that forbids them)
+ *   pidfd      pidfd_open fails with ENOSYS (a kernel before 5.3, or a runtime that filters it)
  *   landlock   landlock_create_ruleset fails with ENOSYS (a kernel without Landlock)
  *   landlock-off  ... with EOPNOTSUPP (Landlock built in, not enabled at boot)
  *   seccomp    seccomp() and prctl(PR_SET_SECCOMP) fail with EINVAL (no CONFIG_SECCOMP_FILTER)
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
 			rc = userns(ctx, ENOSYS);
 		else if (strcmp(m, "netns") == 0)
 			rc = refuse_ns(ctx, CLONE_NEWNET, EPERM);
+		else if (strcmp(m, "pidfd") == 0)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(pidfd_open), 0);
 		else if (strcmp(m, "landlock") == 0)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), __NR_landlock_create_ruleset, 0);
 		else if (strcmp(m, "landlock-off") == 0)
