@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,13 @@ static void probe_backend(const struct dsh_policy *p, const struct dsh_run_optio
 		row->why = strdup(err && err->msg ? err->msg : "not built into this dshbox");
 }
 
+/* A probe that hung or died: its step says so, and strerror(ETIMEDOUT) ("Connection timed out")
+   would only mislead. */
+static bool step_only(const struct dsh_probe_result *r)
+{
+	return r->code == ETIMEDOUT || r->code == ECHILD;
+}
+
 static json_t *probe_json(const struct dsh_probe_result *r)
 {
 	json_t *p = json_pack("{s:s, s:s, s:b}", "name", dsh_probe_name(r->id), "checks", dsh_probe_checks(r->id),
@@ -54,7 +62,7 @@ static json_t *probe_json(const struct dsh_probe_result *r)
 		json_object_set_new(p, "abi", json_integer(r->value));
 	if (!r->ok) {
 		json_object_set_new(p, "step", json_string(r->step));
-		json_object_set_new(p, "error", json_string(strerror(r->code)));
+		json_object_set_new(p, "error", json_string(step_only(r) ? r->step : strerror(r->code)));
 		if (r->reason[0])
 			json_object_set_new(p, "reason", json_string(r->reason));
 		if (r->remedy)
@@ -162,7 +170,8 @@ int cmd_probe(int argc, char **argv, char **envp)
 			else if (p->ok)
 				printf("%-26s yes\n", dsh_probe_name(p->id));
 			else {
-				printf("%-26s no: %s: %s\n", dsh_probe_name(p->id), p->step, strerror(p->code));
+				printf("%-26s no: %s%s%s\n", dsh_probe_name(p->id), p->step, step_only(p) ? "" : ": ",
+				       step_only(p) ? "" : strerror(p->code));
 				if (p->reason[0])
 					printf("%-26s   why: %s\n", "", p->reason);
 				if (p->remedy)

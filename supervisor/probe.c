@@ -450,8 +450,11 @@ int dsh_probe_require(const struct dsh_probe_entry *table, size_t table_len, con
 		dsh_err_hint(err, "a kernel call hung; raise probeTimeoutMs if this host is slow, or choose --backend");
 		return ret;
 	}
-	ret = dsh_err(err, DSH_ERR_UNSUPPORTED, r.code, "backend '%s': %s unavailable: %s: %s%s%s", backend, name,
-		      r.step, strerror(r.code), r.reason[0] ? "; " : "", r.reason);
+	if (r.code == ECHILD) /* the step says how it died; strerror(ECHILD) would mislead */
+		ret = dsh_err(err, DSH_ERR_UNSUPPORTED, r.code, "backend '%s': probe '%s' failed: %s", backend, name, r.step);
+	else
+		ret = dsh_err(err, DSH_ERR_UNSUPPORTED, r.code, "backend '%s': %s unavailable: %s: %s%s%s", backend, name,
+			      r.step, strerror(r.code), r.reason[0] ? "; " : "", r.reason);
 	if (r.remedy)
 		dsh_err_hint(err, "%s", r.remedy);
 	return ret;

@@ -26,7 +26,8 @@ enum dsh_probe_id {
 struct dsh_probe_result {
 	enum dsh_probe_id id;
 	bool ok;
-	int code;          /* positive errno of the failing step; ETIMEDOUT at the deadline; 0 when ok */
+	int code;          /* positive errno of the failing step; 0 when ok; ETIMEDOUT when the probe
+			      gave no answer by the deadline, ECHILD when it died: step then says it all */
 	int value;         /* the Landlock ABI for DSH_PROBE_LANDLOCK */
 	char step[64];     /* the call that failed: "unshare(CLONE_NEWUSER)" */
 	char reason[192];  /* why, when known (a sysctl, an AppArmor restriction), else "" */

@@ -287,6 +287,11 @@ Test(probe_bound, a_probe_that_dies_fails)
 	cr_expect_eq((int)r.id, T_DIES);
 	cr_expect(strstr(r.step, "signal 11"), "%s", r.step);
 	no_child_left();
+	_cleanup_error_ struct dsh_error *err = NULL;
+	cr_expect_eq(dsh_probe_require(test_table, ARRAY_SIZE(test_table), "test", ids, 1, 5000, &err), -ECHILD);
+	cr_assert_not_null(err);
+	cr_expect_str_eq(err->msg, "backend 'test': probe 'dies' failed: the probe child died of signal 11");
+	no_child_left();
 }
 
 Test(probe_bound, bad_requests_are_refused)
