@@ -18,6 +18,7 @@
 #include "ns/plan.h"
 #include "ns/sys.h"
 #include "supervisor/backends.h"
+#include "supervisor/probe.h"
 #include "supervisor/sandbox.h"
 
 /* The linux-ns backend (SPEC 3): user + mount + pid + IPC (+ net) namespaces and its own mount tree. */
@@ -34,70 +35,6 @@ struct linux_ns_plan {
 static bool new_net(const struct dsh_policy *p, const struct dsh_run_options *o)
 {
 	return !o->network && p->mode != DSH_MODE_DANGER_FULL_ACCESS;
-}
-
-/*
- * What the kernel does, not what it claims.  In-process: ENOSYS from the new mount API or openat2
- * means the kernel is too old.  Then a child sharing our memory (CLONE_VM: no page tables copied)
- * is created in a new user + UTS namespace and uses a capability there (sethostname): hosts that
- * allow the namespace but deny its capabilities (AppArmor's userns restriction) fail here.  No mount
- * namespace: creating and tearing one down costs ~2 ms, which every auto run would pay.  CLONE_VFORK:
- * we resume when the child has exited, without a wake-up through poll.  The child makes one
- * non-blocking call, so probe_timeout_ms (still applied to the wait) cannot be reached in practice.
- */
-struct probe_arg {
-	int result; /* 0 or errno */
-};
-
-static int probe_fn(void *arg)
-{
-	struct probe_arg *a = arg;
-	a->result = sethostname("dshbox-probe", 12) < 0 ? errno : 0;
-	return 0;
-}
-
-static int ln_probe(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err)
-{
-	struct mount_attr a0 = { 0 };
-	if ((mount_setattr(-1, "", AT_EMPTY_PATH, &a0, sizeof(a0)) < 0 && errno == ENOSYS) ||
-	    (open_tree(-1, "", AT_EMPTY_PATH) < 0 && errno == ENOSYS) ||
-	    (fsopen("", 0) < 0 && errno == ENOSYS))
-		return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOSYS,
-			       "linux-ns: the new mount API (open_tree, mount_setattr, fsopen) is missing (Linux 5.12+)");
-	if (dsh_openat2(-1, "", O_PATH, 0, 0) < 0 && errno == ENOSYS)
-		return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOSYS, "linux-ns: openat2 is missing (Linux 5.6+)");
-
-	static char stack[16384] __attribute__((aligned(16)));
-	struct probe_arg arg = { .result = EIO };
-	int pidfd = -1;
-	pid_t pid = clone(probe_fn, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | CLONE_NEWUTS | CLONE_PIDFD | SIGCHLD,
-			  &arg, &pidfd);
-	if (pid < 0) {
-		int r = dsh_err_sys(err, errno, "linux-ns: clone(CLONE_NEWUSER|CLONE_NEWUTS)");
-		dsh_err_hint(err, "unprivileged user namespaces are off on this host (see kernel.unprivileged_userns_clone, "
-				  "user.max_user_namespaces, AppArmor's restrict_unprivileged_userns)");
-		return r;
-	}
-	(void)p;
-	long long timeout = o && o->probe_timeout_ms > 0 ? o->probe_timeout_ms : 5000;
-	struct pollfd pf = { pidfd, POLLIN, 0 };
-	int n;
-	do
-		n = poll(&pf, 1, timeout > 0x7fffffff ? 0x7fffffff : (int)timeout);
-	while (n < 0 && errno == EINTR);
-	if (n == 0)
-		kill(pid, SIGKILL);
-	waitpid(pid, NULL, __WCLONE | __WALL);
-	close(pidfd);
-	if (n == 0)
-		return dsh_err(err, DSH_ERR_UNSUPPORTED, ETIMEDOUT, "linux-ns: probe timed out after %lld ms", timeout);
-	if (arg.result != 0) {
-		int r = dsh_err_sys(err, arg.result, "linux-ns: capabilities in a new user namespace (sethostname)");
-		dsh_err_hint(err, "this host denies capabilities in unprivileged user namespaces (AppArmor's "
-				  "restrict_unprivileged_userns?); try --backend landlock");
-		return r;
-	}
-	return 0;
 }
 
 static void plan_free(void *plan)
@@ -269,7 +206,7 @@ static int ln_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 const struct dsh_backend dsh_backend_linux_ns = {
 	.name = "linux-ns",
 	.id = DSH_BACKEND_LINUX_NS,
-	.probe = ln_probe,
+	.probe = dsh_probe_backend_linux_ns, /* supervisor/probe.c: entries of the one probe table */
 	.compile = ln_compile,
 	.describe = ln_describe,
 	.render = ln_render,

@@ -2,14 +2,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -22,43 +21,20 @@
 
 #include "common/cleanup.h"
 #include "landlock/landlock.h"
+#include "ns/net.h"
+#include "ns/sys.h"
 #include "supervisor/probe.h"
 #include "supervisor/seccomp.h"
 
-static const struct {
-	const char *name;
-	const char *remedy;
-} probes[DSH_PROBE__MAX] = {
-	[DSH_PROBE_USERNS] = { "user namespaces",
-			       "allow unprivileged user namespaces (see the reason), or use --backend landlock" },
-	[DSH_PROBE_MOUNT_API] = { "mount API", "needs Linux 5.12+ (mount_setattr); or use --backend landlock" },
-	[DSH_PROBE_LANDLOCK] = { "landlock",
-				 "needs Linux 5.13+ with CONFIG_SECURITY_LANDLOCK and 'landlock' in the lsm= boot parameter" },
-	[DSH_PROBE_SECCOMP] = { "seccomp", "needs CONFIG_SECCOMP_FILTER; a container runtime may forbid nested filters" },
-	[DSH_PROBE_SECCOMP_NOTIFY] = { "seccomp user notification", "needs Linux 5.0+ (SECCOMP_GET_NOTIF_SIZES)" },
-	[DSH_PROBE_PIDFD] = { "pidfd", "needs Linux 5.3+ (pidfd_open)" },
-	[DSH_PROBE_CLONE3] = { "clone3", "needs Linux 5.3+; dshbox falls back to clone()" },
-	[DSH_PROBE_NETNS_LOOPBACK] = { "netns loopback",
-				       "network namespaces are refused here: 'network: off' cannot be enforced by linux-ns" },
-};
+/* Without a limit from the caller (a zeroed dsh_run_options in a test fixture): the configuration's
+   default (policy/config.c). */
+#define DEFAULT_TIMEOUT_MS 5000
 
-const char *dsh_probe_name(enum dsh_probe_id id)
+int dsh_probe_fail(struct dsh_probe_ctx *ctx, const char *step)
 {
-	return id < DSH_PROBE__MAX ? probes[id].name : "?";
-}
-
-/* What a probe child sends back. */
-struct msg {
-	int code;
-	int value;
-	char step[64];
-};
-
-static int failed(struct msg *m, const char *step)
-{
-	m->code = errno ? errno : EPERM;
-	snprintf(m->step, sizeof(m->step), "%s", step);
-	return -m->code;
+	ctx->code = errno ? errno : EPERM;
+	snprintf(ctx->step, sizeof(ctx->step), "%s", step);
+	return -ctx->code;
 }
 
 static int write_file(const char *path, const char *s)
@@ -70,134 +46,145 @@ static int write_file(const char *path, const char *s)
 	return n == (ssize_t)strlen(s) ? 0 : -1;
 }
 
-/* A user + mount namespace with identity maps, the way the linux-ns backend makes it. */
-static int enter_userns(struct msg *m)
+/* A user + mount namespace with identity maps, the way the linux-ns backend makes it; once per
+   child, so the entries of one backend share it. */
+static int enter_userns(struct dsh_probe_ctx *c)
 {
+	if (c->in_userns)
+		return 0;
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
 	char map[64];
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-		return failed(m, "unshare(CLONE_NEWUSER|CLONE_NEWNS)");
+		return dsh_probe_fail(c, "unshare(CLONE_NEWUSER|CLONE_NEWNS)");
 	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
-		return failed(m, "write /proc/self/setgroups");
+		return dsh_probe_fail(c, "write /proc/self/setgroups");
 	snprintf(map, sizeof(map), "%u %u 1", (unsigned)uid, (unsigned)uid);
 	if (write_file("/proc/self/uid_map", map) < 0)
-		return failed(m, "write /proc/self/uid_map");
+		return dsh_probe_fail(c, "write /proc/self/uid_map");
 	snprintf(map, sizeof(map), "%u %u 1", (unsigned)gid, (unsigned)gid);
 	if (write_file("/proc/self/gid_map", map) < 0)
-		return failed(m, "write /proc/self/gid_map");
+		return dsh_probe_fail(c, "write /proc/self/gid_map");
 	/* An AppArmor-restricted namespace is created but holds no capability: a mount tells. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return failed(m, "mount(MS_PRIVATE) in the new namespace");
+		return dsh_probe_fail(c, "mount(MS_PRIVATE) in the new namespace");
+	c->in_userns = true;
 	return 0;
 }
 
-static int probe_userns(struct msg *m)
+static int probe_userns(struct dsh_probe_ctx *c)
 {
-	return enter_userns(m);
+	return enter_userns(c);
 }
 
-static int probe_mount_api(struct msg *m)
+/* The calls ns/mount.c makes, inside a user namespace as runs make them: ENOSYS on old kernels,
+   EPERM where the namespace holds no capability. */
+static int probe_mount_api(struct dsh_probe_ctx *c)
 {
-	if (enter_userns(m) < 0)
-		return -m->code;
-	_cleanup_close_ int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (enter_userns(c) < 0)
+		return -c->code;
+	_cleanup_close_ int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
 	if (fs < 0)
-		return failed(m, "fsopen(tmpfs)");
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-		return failed(m, "fsconfig(CMD_CREATE)");
-	_cleanup_close_ int mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, 0);
+		return dsh_probe_fail(c, "fsopen(tmpfs)");
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return dsh_probe_fail(c, "fsconfig(CMD_CREATE)");
+	_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, 0);
 	if (mnt < 0)
-		return failed(m, "fsmount");
+		return dsh_probe_fail(c, "fsmount");
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
-	if (syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
-		return failed(m, "mount_setattr");
-	_cleanup_close_ int tree = (int)syscall(SYS_open_tree, AT_FDCWD, "/", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (mount_setattr(mnt, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+		return dsh_probe_fail(c, "mount_setattr");
+	_cleanup_close_ int tree = open_tree(AT_FDCWD, "/", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 	if (tree < 0)
-		return failed(m, "open_tree(OPEN_TREE_CLONE, AT_RECURSIVE)");
-	if (syscall(SYS_move_mount, mnt, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		return failed(m, "move_mount");
+		return dsh_probe_fail(c, "open_tree(OPEN_TREE_CLONE, AT_RECURSIVE)");
+	if (move_mount(mnt, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return dsh_probe_fail(c, "move_mount");
+	/* Paths are resolved with openat2 (STYLE 11): Linux 5.6. */
+	_cleanup_close_ int root = dsh_openat2(AT_FDCWD, "/", O_PATH | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS);
+	if (root < 0)
+		return dsh_probe_fail(c, "openat2(RESOLVE_NO_MAGICLINKS)");
 	return 0;
 }
 
-static int probe_landlock(struct msg *m)
+static int probe_landlock(struct dsh_probe_ctx *c)
 {
 	int abi = dsh_landlock_abi();
 	if (abi < 0) {
 		errno = -abi;
-		return failed(m, "landlock_create_ruleset(VERSION)");
+		return dsh_probe_fail(c, "landlock_create_ruleset(VERSION)");
 	}
-	m->value = abi;
+	c->value = abi;
 	return 0;
 }
 
-static int probe_seccomp(struct msg *m)
+static int probe_seccomp(struct dsh_probe_ctx *c)
 {
 	struct dsh_seccomp_prog prog = { 0 };
 	_cleanup_error_ struct dsh_error *err = NULL;
 	int r = dsh_seccomp_compile(NULL, &prog, &err);
 	if (r < 0) {
 		errno = -r;
-		return failed(m, "compile the filter (libseccomp)");
+		return dsh_probe_fail(c, "compile the filter (libseccomp)");
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return failed(m, "prctl(PR_SET_NO_NEW_PRIVS)");
+		return dsh_probe_fail(c, "prctl(PR_SET_NO_NEW_PRIVS)");
 	r = dsh_seccomp_load(&prog, &err);
 	dsh_seccomp_prog_clear(&prog);
 	if (r < 0) {
 		errno = -r;
-		return failed(m, "seccomp(SET_MODE_FILTER)");
+		return dsh_probe_fail(c, "seccomp(SET_MODE_FILTER)");
 	}
 	if (syscall(SYS_keyctl, 0, 0, 0, 0, 0) >= 0 || errno != EPERM) {
 		errno = errno ? errno : EINVAL;
-		return failed(m, "filter loaded but keyctl was not refused");
+		return dsh_probe_fail(c, "filter loaded but keyctl was not refused");
 	}
 	return 0;
 }
 
-static int probe_seccomp_notify(struct msg *m)
+static int probe_seccomp_notify(struct dsh_probe_ctx *c)
 {
 	struct seccomp_notif_sizes sz;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
-		return failed(m, "seccomp(GET_NOTIF_SIZES)");
+		return dsh_probe_fail(c, "seccomp(GET_NOTIF_SIZES)");
 	return 0;
 }
 
-static int probe_pidfd(struct msg *m)
+static int probe_pidfd(struct dsh_probe_ctx *c)
 {
 	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	if (fd < 0)
-		return failed(m, "pidfd_open");
+		return dsh_probe_fail(c, "pidfd_open");
 	close(fd);
 	return 0;
 }
 
-static int probe_clone3(struct msg *m)
+static int probe_clone3(struct dsh_probe_ctx *c)
 {
 	struct clone_args ca = { .exit_signal = SIGCHLD };
 	long pid = syscall(SYS_clone3, &ca, sizeof(ca));
 	if (pid < 0)
-		return failed(m, "clone3");
+		return dsh_probe_fail(c, "clone3");
 	if (pid == 0)
 		_exit(0);
 	waitpid((pid_t)pid, NULL, 0);
 	return 0;
 }
 
-static int probe_netns(struct msg *m)
+/* network: off, as a run does it (supervisor/stages.c): a new network namespace owned by the user
+   namespace, its loopback brought up by ns/net.c (rtnetlink through libnl); then a TCP connection
+   over it, which is what a command inside expects of "loopback only". */
+static int probe_netns(struct dsh_probe_ctx *c)
 {
-	if (enter_userns(m) < 0)
-		return -m->code;
+	if (enter_userns(c) < 0)
+		return -c->code;
 	if (unshare(CLONE_NEWNET) < 0)
-		return failed(m, "unshare(CLONE_NEWNET)");
-	_cleanup_close_ int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	struct ifreq ifr = { 0 };
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-		return failed(m, "SIOCGIFFLAGS lo");
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-		return failed(m, "SIOCSIFFLAGS lo up");
+		return dsh_probe_fail(c, "unshare(CLONE_NEWNET)");
+	_cleanup_error_ struct dsh_error *err = NULL;
+	int r = dsh_net_loopback_up(&err);
+	if (r < 0) {
+		errno = -r;
+		return dsh_probe_fail(c, err && err->msg ? err->msg : "loopback up (rtnetlink)");
+	}
 	_cleanup_close_ int srv = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	_cleanup_close_ int cli = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_in a = { .sin_family = AF_INET };
@@ -205,21 +192,55 @@ static int probe_netns(struct msg *m)
 	socklen_t len = sizeof(a);
 	if (srv < 0 || cli < 0 || bind(srv, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(srv, 1) < 0 ||
 	    getsockname(srv, (struct sockaddr *)&a, &len) < 0)
-		return failed(m, "listen on 127.0.0.1");
+		return dsh_probe_fail(c, "listen on 127.0.0.1");
 	if (connect(cli, (struct sockaddr *)&a, sizeof(a)) < 0)
-		return failed(m, "connect to 127.0.0.1");
+		return dsh_probe_fail(c, "connect to 127.0.0.1");
 	return 0;
 }
 
-static int (*const probe_fns[DSH_PROBE__MAX])(struct msg *) = {
-	[DSH_PROBE_USERNS] = probe_userns,
-	[DSH_PROBE_MOUNT_API] = probe_mount_api,
-	[DSH_PROBE_LANDLOCK] = probe_landlock,
-	[DSH_PROBE_SECCOMP] = probe_seccomp,
-	[DSH_PROBE_SECCOMP_NOTIFY] = probe_seccomp_notify,
-	[DSH_PROBE_PIDFD] = probe_pidfd,
-	[DSH_PROBE_CLONE3] = probe_clone3,
-	[DSH_PROBE_NETNS_LOOPBACK] = probe_netns,
+/* The one table: `dshbox probe` prints it, the backends' probe slots below run its entries. */
+static const struct dsh_probe_entry probe_table[DSH_PROBE__MAX] = {
+	[DSH_PROBE_USERNS] = { "user namespaces",
+			       "unshare(CLONE_NEWUSER|CLONE_NEWNS), identity uid/gid maps, a mount inside",
+			       "allow unprivileged user namespaces (see the reason), or use --backend landlock",
+			       probe_userns },
+	[DSH_PROBE_MOUNT_API] = { "mount API",
+				  "fsopen, fsconfig, fsmount, mount_setattr, open_tree, move_mount and openat2 "
+				  "in a user namespace",
+				  "needs Linux 5.12+ (mount_setattr); or use --backend landlock", probe_mount_api },
+	[DSH_PROBE_LANDLOCK] = { "landlock", "landlock_create_ruleset(LANDLOCK_CREATE_RULESET_VERSION): the ABI",
+				 "needs Linux 5.13+ with CONFIG_SECURITY_LANDLOCK and 'landlock' in the lsm= boot parameter",
+				 probe_landlock },
+	[DSH_PROBE_SECCOMP] = { "seccomp", "dshbox's own filter loads and refuses keyctl with EPERM",
+				"needs CONFIG_SECCOMP_FILTER; a container runtime may forbid nested filters",
+				probe_seccomp },
+	[DSH_PROBE_SECCOMP_NOTIFY] = { "seccomp user notification", "seccomp(SECCOMP_GET_NOTIF_SIZES)",
+				       "needs Linux 5.0+ (SECCOMP_GET_NOTIF_SIZES)", probe_seccomp_notify },
+	[DSH_PROBE_PIDFD] = { "pidfd", "pidfd_open on itself", "needs Linux 5.3+ (pidfd_open)", probe_pidfd },
+	[DSH_PROBE_CLONE3] = { "clone3", "clone3 makes a child", "needs Linux 5.3+; dshbox falls back to clone()",
+			       probe_clone3 },
+	[DSH_PROBE_NETNS_LOOPBACK] = { "netns loopback",
+				       "in a user namespace: unshare(CLONE_NEWNET), loopback up through rtnetlink "
+				       "(as runs do), a TCP connection over it",
+				       "network namespaces are refused here: 'network: off' cannot be enforced by linux-ns",
+				       probe_netns },
+};
+
+const char *dsh_probe_name(enum dsh_probe_id id)
+{
+	return id < DSH_PROBE__MAX ? probe_table[id].name : "?";
+}
+
+const char *dsh_probe_checks(enum dsh_probe_id id)
+{
+	return id < DSH_PROBE__MAX ? probe_table[id].checks : "?";
+}
+
+/* What a probe child sends back after each entry. */
+struct msg {
+	int code;
+	int value;
+	char step[64];
 };
 
 static long long now_ms(void)
@@ -229,55 +250,61 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Fork the probe; wait for its message until the deadline, then kill it. */
-static void run_bounded(int (*fn)(struct msg *), long long timeout_ms, struct msg *ret)
+static void set_step(struct dsh_probe_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_step(struct dsh_probe_result *r, const char *fmt, ...)
 {
-	int p[2];
-	memset(ret, 0, sizeof(*ret));
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		ret->code = errno;
-		snprintf(ret->step, sizeof(ret->step), "pipe");
-		return;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		ret->code = errno;
-		snprintf(ret->step, sizeof(ret->step), "fork");
-		close(p[0]), close(p[1]);
-		return;
-	}
-	if (pid == 0) {
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->step, sizeof(r->step), fmt, ap);
+	va_end(ap);
+}
+
+static _Noreturn void child_main(const struct dsh_probe_entry *table, const size_t *idx, size_t n, int fd)
+{
+	struct dsh_probe_ctx ctx = { 0 };
+	/* A probe outliving dshbox would hold namespaces for nothing. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	for (size_t i = 0; i < n; i++) {
 		struct msg m = { 0 };
-		close(p[0]);
+		ctx.code = 0;
+		ctx.value = 0;
+		ctx.step[0] = '\0';
 		errno = 0;
-		fn(&m);
-		_exit(write(p[1], &m, sizeof(m)) == (ssize_t)sizeof(m) ? 0 : 1);
+		int r = table[idx[i]].fn(&ctx);
+		if (r < 0 && ctx.code == 0)
+			ctx.code = -r;
+		m.code = r < 0 ? ctx.code : 0;
+		m.value = ctx.value;
+		memcpy(m.step, ctx.step, sizeof(m.step));
+		/* A message is far below PIPE_BUF: written whole or not at all. */
+		if (write(fd, &m, sizeof(m)) != (ssize_t)sizeof(m))
+			_exit(1);
+		if (r < 0)
+			break;
 	}
-	close(p[1]);
+	_exit(0);
+}
+
+/*
+ * Wait for the child to exit until the deadline: its pidfd when the kernel gives one (Linux 5.3;
+ * every backend needs a newer kernel anyway), else the pipe's hang-up, which the child's exit
+ * causes too.  Returns true when it exited in time.
+ */
+static bool wait_exit(int pidfd, int rfd, long long timeout_ms)
+{
 	long long deadline = now_ms() + timeout_ms;
-	ssize_t got = -1;
 	for (;;) {
 		long long left = deadline - now_ms();
 		if (left <= 0)
-			break;
-		struct pollfd pf = { p[0], POLLIN, 0 };
-		int n = poll(&pf, 1, left > 60000 ? 60000 : (int)left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n > 0)
-			got = read(p[0], ret, sizeof(*ret));
-		if (n != 0)
-			break;
+			return false;
+		/* events 0 on the pipe: only its hang-up (all writers gone) wakes us, not a message. */
+		struct pollfd pf = pidfd >= 0 ? (struct pollfd){ pidfd, POLLIN, 0 } : (struct pollfd){ rfd, 0, 0 };
+		int k = poll(&pf, 1, left > 60000 ? 60000 : (int)left);
+		if (k < 0 && errno != EINTR)
+			return false;
+		if (k > 0)
+			return true;
 	}
-	close(p[0]);
-	if (got != (ssize_t)sizeof(*ret)) {
-		kill(pid, SIGKILL);
-		memset(ret, 0, sizeof(*ret));
-		ret->code = got < 0 ? ETIMEDOUT : EPIPE;
-		snprintf(ret->step, sizeof(ret->step), got < 0 ? "deadline (probeTimeoutMs) passed" : "probe died");
-	}
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
 }
 
 static long read_sysctl(const char *path)
@@ -295,6 +322,9 @@ static long read_sysctl(const char *path)
 /* Why user namespaces are refused: the well-known switches, read (not guessed from versions). */
 static void userns_reason(struct dsh_probe_result *r)
 {
+	if (!(strncmp(r->step, "unshare(CLONE_NEWUSER", 21) == 0 || strstr(r->step, "_map") ||
+	      strstr(r->step, "setgroups") || strstr(r->step, "new namespace")))
+		return;
 	if (read_sysctl("/proc/sys/user/max_user_namespaces") == 0)
 		snprintf(r->reason, sizeof(r->reason),
 			 "sysctl user.max_user_namespaces is 0 (fix: sysctl -w user.max_user_namespaces=10000)");
@@ -310,49 +340,141 @@ static void userns_reason(struct dsh_probe_result *r)
 			 "refused with EPERM, no sysctl says why: a container runtime's seccomp profile or an LSM");
 }
 
-int dsh_probe_run(enum dsh_probe_id id, long long timeout_ms, struct dsh_probe_result *ret)
+int dsh_probe_run_entries(const struct dsh_probe_entry *table, size_t table_len, const size_t *idx, size_t n,
+			  long long timeout_ms, struct dsh_probe_result *ret)
 {
-	struct msg m;
 	memset(ret, 0, sizeof(*ret));
-	ret->id = id;
-	if (id >= DSH_PROBE__MAX || timeout_ms <= 0) {
+	ret->id = n ? (enum dsh_probe_id)idx[0] : 0;
+	bool valid = table && n > 0 && timeout_ms > 0;
+	for (size_t i = 0; valid && i < n; i++)
+		valid = idx[i] < table_len && table[idx[i]].fn;
+	if (!valid) {
 		ret->code = EINVAL;
+		set_step(ret, "internal: bad probe request");
 		ret->remedy = "internal: bad probe request";
 		return -EINVAL;
 	}
-	run_bounded(probe_fns[id], timeout_ms, &m);
-	ret->ok = m.code == 0;
-	ret->code = m.code;
-	ret->value = m.value;
-	memcpy(ret->step, m.step, sizeof(ret->step));
-	ret->step[sizeof(ret->step) - 1] = '\0';
-	if (ret->ok)
-		return 0;
-	ret->remedy = probes[id].remedy;
-	if (id == DSH_PROBE_USERNS || id == DSH_PROBE_MOUNT_API || id == DSH_PROBE_NETNS_LOOPBACK)
-		if (strncmp(ret->step, "unshare(CLONE_NEWUSER", 21) == 0 || strstr(ret->step, "_map") ||
-		    strstr(ret->step, "setgroups") || strstr(ret->step, "new namespace"))
+
+	int p[2];
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
+		ret->code = errno;
+		set_step(ret, "pipe2");
+		ret->remedy = table[idx[0]].remedy;
+		return -ret->code;
+	}
+	/* fork, not clone(CLONE_VM|CLONE_VFORK): a vfork parent is suspended until the child exits
+	   or execs, and could not enforce the deadline on a child stuck in the kernel. */
+	pid_t pid = fork();
+	if (pid < 0) {
+		ret->code = errno;
+		set_step(ret, "fork");
+		ret->remedy = table[idx[0]].remedy;
+		close(p[0]), close(p[1]);
+		return -ret->code;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		child_main(table, idx, n, p[1]);
+	}
+	close(p[1]);
+	_cleanup_close_ int rfd = p[0];
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	bool exited = wait_exit(pidfd, rfd, timeout_ms);
+	if (!exited) {
+		/* The pidfd names this child even if the pid were reused; kill(2) is the fallback. */
+		if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
+			kill(pid, SIGKILL);
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+
+	/* Every message the child wrote before it exited or was killed: the first failure decides;
+	   when all that answered worked, the next entry is the one that hung or died. */
+	size_t got = 0;
+	struct msg m;
+	while (got < n && read(rfd, &m, sizeof(m)) == (ssize_t)sizeof(m)) {
+		ret->id = (enum dsh_probe_id)idx[got];
+		got++;
+		if (m.code != 0) {
+			ret->code = m.code;
+			ret->value = m.value;
+			memcpy(ret->step, m.step, sizeof(ret->step));
+			ret->step[sizeof(ret->step) - 1] = '\0';
+			ret->remedy = table[idx[got - 1]].remedy;
 			userns_reason(ret);
+			return -ret->code;
+		}
+		ret->value = m.value;
+	}
+	if (got == n) {
+		ret->ok = true;
+		return 0;
+	}
+	ret->id = (enum dsh_probe_id)idx[got];
+	ret->value = 0;
+	ret->remedy = table[idx[got]].remedy;
+	if (!exited) {
+		ret->code = ETIMEDOUT;
+		set_step(ret, "no answer within probeTimeoutMs (%lld ms)", timeout_ms);
+	} else {
+		ret->code = ECHILD;
+		if (WIFSIGNALED(status))
+			set_step(ret, "the probe child died of signal %d", WTERMSIG(status));
+		else
+			set_step(ret, "the probe child exited %d without an answer", WEXITSTATUS(status));
+	}
 	return -ret->code;
 }
 
-static int backend_needs(const char *backend, const enum dsh_probe_id *ids, size_t n, long long timeout_ms,
-			 struct dsh_error **err)
+int dsh_probe_run(enum dsh_probe_id id, long long timeout_ms, struct dsh_probe_result *ret)
 {
-	for (size_t i = 0; i < n; i++) {
-		struct dsh_probe_result r;
-		if (dsh_probe_run(ids[i], timeout_ms, &r) == 0)
-			continue;
-		dsh_err(err, DSH_ERR_UNSUPPORTED, r.code, "backend '%s': %s unavailable: %s: %s%s%s", backend,
-			dsh_probe_name(ids[i]), r.step, strerror(r.code), r.reason[0] ? "; " : "", r.reason);
-		dsh_err_hint(err, "%s", r.remedy);
-		return -r.code;
-	}
-	return 0;
+	size_t i = (size_t)id;
+	return dsh_probe_run_entries(probe_table, DSH_PROBE__MAX, &i, 1, timeout_ms, ret);
 }
 
-int dsh_probe_backend_landlock(long long timeout_ms, struct dsh_error **err)
+int dsh_probe_require(const struct dsh_probe_entry *table, size_t table_len, const char *backend,
+		      const size_t *idx, size_t n, long long timeout_ms, struct dsh_error **err)
 {
-	static const enum dsh_probe_id ids[] = { DSH_PROBE_LANDLOCK, DSH_PROBE_SECCOMP };
-	return backend_needs("landlock", ids, ARRAY_SIZE(ids), timeout_ms, err);
+	struct dsh_probe_result r;
+	if (timeout_ms <= 0)
+		timeout_ms = DEFAULT_TIMEOUT_MS;
+	if (dsh_probe_run_entries(table, table_len, idx, n, timeout_ms, &r) == 0)
+		return 0;
+	const char *name = (size_t)r.id < table_len ? table[r.id].name : "?";
+	int ret;
+	if (r.code == ETIMEDOUT) {
+		ret = dsh_err(err, DSH_ERR_UNSUPPORTED, ETIMEDOUT,
+			      "backend '%s': probe '%s' gave no answer within probeTimeoutMs (%lld ms) and was killed",
+			      backend, name, timeout_ms);
+		dsh_err_hint(err, "a kernel call hung; raise probeTimeoutMs if this host is slow, or choose --backend");
+		return ret;
+	}
+	if (r.code == ECHILD) /* the step says how it died; strerror(ECHILD) would mislead */
+		ret = dsh_err(err, DSH_ERR_UNSUPPORTED, r.code, "backend '%s': probe '%s' failed: %s", backend, name, r.step);
+	else
+		ret = dsh_err(err, DSH_ERR_UNSUPPORTED, r.code, "backend '%s': %s unavailable: %s: %s%s%s", backend, name,
+			      r.step, strerror(r.code), r.reason[0] ? "; " : "", r.reason);
+	if (r.remedy)
+		dsh_err_hint(err, "%s", r.remedy);
+	return ret;
+}
+
+int dsh_probe_backend_linux_ns(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err)
+{
+	size_t ids[3] = { DSH_PROBE_USERNS, DSH_PROBE_MOUNT_API };
+	size_t n = 2;
+	/* The same condition as the run's own (backend_linux_ns.c new_net()): a run that will make a
+	   network namespace must not be chosen where one cannot be made. */
+	if (!o->network && !(p && dsh_policy_mode(p) == DSH_MODE_DANGER_FULL_ACCESS))
+		ids[n++] = DSH_PROBE_NETNS_LOOPBACK;
+	return dsh_probe_require(probe_table, DSH_PROBE__MAX, "linux-ns", ids, n, o->probe_timeout_ms, err);
+}
+
+int dsh_probe_backend_landlock(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err)
+{
+	static const size_t ids[] = { DSH_PROBE_LANDLOCK, DSH_PROBE_SECCOMP };
+	(void)p;
+	return dsh_probe_require(probe_table, DSH_PROBE__MAX, "landlock", ids, ARRAY_SIZE(ids), o->probe_timeout_ms,
+				 err);
 }

@@ -3,44 +3,57 @@
 #define DSH_SUPERVISOR_PROBE_H
 
 /*
- * What this kernel can enforce, found by trying it (SPEC 4, STYLE 7): each probe forks a child that
- * makes the real calls (ENOSYS, EOPNOTSUPP, EPERM are the answers), bounded by a deadline after
- * which the child is killed and the probe counts as failed.  Never a version string.
+ * The probe table behind include/dshbox/probe.h, and the backends' probe slots built from it.
+ * Each entry's function runs in a child (fork, never CLONE_VFORK: the parent must stay free to
+ * enforce the deadline); the parent polls the child's pidfd until probeTimeoutMs, then kills and
+ * reaps it.  Entries run for one backend share one child, so a user namespace entered by one
+ * entry serves the next.
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 
+#include "dshbox/backend.h"
 #include "dshbox/error.h"
+#include "dshbox/probe.h"
 
-enum dsh_probe_id {
-	DSH_PROBE_USERNS,          /* unprivileged user + mount namespace with identity maps */
-	DSH_PROBE_MOUNT_API,       /* fsopen/fsmount/open_tree/move_mount/mount_setattr */
-	DSH_PROBE_LANDLOCK,        /* landlock_create_ruleset(VERSION); value = ABI */
-	DSH_PROBE_SECCOMP,         /* dshbox's own filter loads and refuses keyctl with EPERM */
-	DSH_PROBE_SECCOMP_NOTIFY,  /* SECCOMP_GET_NOTIF_SIZES */
-	DSH_PROBE_PIDFD,           /* pidfd_open */
-	DSH_PROBE_CLONE3,          /* clone3 makes a child */
-	DSH_PROBE_NETNS_LOOPBACK,  /* a network namespace whose loopback carries a TCP connection */
-	DSH_PROBE__MAX,
+/* A probe child's state, and what it reports for the entry being run. */
+struct dsh_probe_ctx {
+	bool in_userns;  /* an earlier entry in this child entered a new user + mount namespace */
+	int code;        /* positive errno of the failing step, 0 when the entry works */
+	int value;       /* an entry's finding (the Landlock ABI) */
+	char step[64];   /* the call that failed */
 };
 
-struct dsh_probe_result {
-	enum dsh_probe_id id;
-	bool ok;
-	int code;          /* positive errno of the failing step; ETIMEDOUT at the deadline; 0 when ok */
-	int value;         /* the Landlock ABI for DSH_PROBE_LANDLOCK */
-	char step[64];     /* the call that failed: "unshare(CLONE_NEWUSER)" */
-	char reason[192];  /* why, when known (a sysctl, an AppArmor restriction), else "" */
-	const char *remedy; /* one line, static; NULL when ok */
+struct dsh_probe_entry {
+	const char *name;    /* short: "user namespaces" */
+	const char *checks;  /* what the function tries, one line */
+	const char *remedy;  /* one line for the user when it fails */
+	/* Runs in the probe child: 0, or -errno with ctx->code and ctx->step filled (dsh_probe_fail). */
+	int (*fn)(struct dsh_probe_ctx *ctx);
 };
 
-const char *dsh_probe_name(enum dsh_probe_id id);
-/* Run one probe in a child bounded by timeout_ms (> 0).  Always fills ret; returns 0 when the
-   feature works, else -code. */
-int dsh_probe_run(enum dsh_probe_id id, long long timeout_ms, struct dsh_probe_result *ret);
+/* Fill ctx->code (from errno, EPERM if none) and ctx->step; returns -ctx->code. */
+int dsh_probe_fail(struct dsh_probe_ctx *ctx, const char *step);
 
-/* The landlock backend's probe: Landlock and seccomp both work.  0, or -errno with err naming the
-   missing piece and a hint.  (linux-ns probes itself: supervisor/backend_linux_ns.c.) */
-int dsh_probe_backend_landlock(long long timeout_ms, struct dsh_error **err);
+/*
+ * Run entries idx[0..n) of table (table_len entries) in one child, in order, stopping at the first
+ * failure; the whole set is bounded by timeout_ms (> 0).  Returns 0 when all work; else -code with
+ * ret describing the entry that failed or was running at the deadline (ret->id is its index).
+ * Tests pass their own table (a probe that hangs) here: the real one is never mutable.
+ */
+int dsh_probe_run_entries(const struct dsh_probe_entry *table, size_t table_len, const size_t *idx, size_t n,
+			  long long timeout_ms, struct dsh_probe_result *ret);
+/* dsh_probe_run_entries() for a backend: the failure becomes err, naming backend and entry, with
+   the entry's remedy as the hint. */
+int dsh_probe_require(const struct dsh_probe_entry *table, size_t table_len, const char *backend,
+		      const size_t *idx, size_t n, long long timeout_ms, struct dsh_error **err);
+
+/* The backends' probe slots (struct dsh_backend.probe), bounded by o->probe_timeout_ms.
+   linux-ns: user + mount namespaces, the mount API, and with network off (outside
+   danger-full-access) a network namespace with its loopback brought up through ns/net.c.
+   landlock: Landlock and dshbox's seccomp filter. */
+int dsh_probe_backend_linux_ns(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err);
+int dsh_probe_backend_landlock(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err);
 
 #endif

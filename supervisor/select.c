@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "common/cleanup.h"
+#include "common/strbuf.h"
 #include "supervisor/backends.h"
 #include "supervisor/select.h"
 
@@ -42,27 +43,34 @@ int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options 
 		return 0;
 	}
 	static const enum dsh_backend_id order[] = { DSH_BACKEND_LINUX_NS, DSH_BACKEND_LANDLOCK };
+	/* Every backend's refusal goes into the one error: on a host that refuses both, the user needs
+	   to see both reasons to choose a remedy.  The hint is the first backend's, the preferred one. */
 	_cleanup_error_ struct dsh_error *first = NULL;
+	struct dsh_buf why = { 0 };
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
 		const struct dsh_backend *b = dsh_backend_get(order[i]);
 		if (!b || !b->probe || !b->confine)
 			continue;
 		struct dsh_error *e = NULL;
 		if (b->probe(p, o, &e) == 0) {
+			dsh_buf_free(&why);
 			*ret = b;
 			return 0;
 		}
+		dsh_buf_addf(&why, "%s%s", why.len ? "; " : ": ", e && e->msg ? e->msg : b->name);
 		if (!first)
 			first = e;
 		else
 			dsh_error_free(e);
 	}
 	if (danger) {
+		dsh_buf_free(&why);
 		*ret = &dsh_backend_none;
 		return 0;
 	}
-	int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "no backend can enforce this policy here%s%s",
-			first ? ": " : "", first ? first->msg : "");
+	_cleanup_free_ char *reasons = dsh_buf_steal(&why);
+	int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "no backend can enforce this policy here%s",
+			reasons ? reasons : "");
 	dsh_err_hint(err, "%s", first && first->hint ? first->hint
 				: "enable unprivileged user namespaces or Landlock, or choose --mode danger-full-access");
 	return r;

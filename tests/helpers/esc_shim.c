@@ -6,6 +6,9 @@
  *   userns     unshare/clone with CLONE_NEWUSER fail with EPERM (Ubuntu's AppArmor, containers),
  *              clone3 with ENOSYS (so every namespace request goes through a filtered clone)
  *   userns-nosys  the same with ENOSYS
+ *   netns      unshare/clone with CLONE_NEWNET fail with EPERM, clone3 with ENOSYS: user namespaces
+ *              work, network namespaces do not (a container runtime that forbids them)
+ *   pidfd      pidfd_open fails with ENOSYS (a kernel before 5.3, or a runtime that filters it)
  *   landlock   landlock_create_ruleset fails with ENOSYS (a kernel without Landlock)
  *   landlock-off  ... with EOPNOTSUPP (Landlock built in, not enabled at boot)
  *   seccomp    seccomp() and prctl(PR_SET_SECCOMP) fail with EINVAL (no CONFIG_SECCOMP_FILTER)
@@ -19,16 +22,22 @@
 #include <unistd.h>
 #include <seccomp.h>
 
-static int userns(scmp_filter_ctx ctx, int err)
+/* Namespace requests with flag set fail with err; clone3 hides its flags in memory a filter cannot
+   read, so it fails with ENOSYS and callers fall back to a filtered clone. */
+static int refuse_ns(scmp_filter_ctx ctx, unsigned long flag, int err)
 {
-	int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err), SCMP_SYS(unshare), 1,
-				  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+	int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err), SCMP_SYS(unshare), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
 	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err), SCMP_SYS(clone), 1,
-				      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-	return rc;
+	/* Two modes may both ask for the clone3 rule: libseccomp refuses a duplicate with EEXIST. */
+	return rc == -EEXIST ? 0 : rc;
+}
+
+static int userns(scmp_filter_ctx ctx, int err)
+{
+	return refuse_ns(ctx, CLONE_NEWUSER, err);
 }
 
 int main(int argc, char **argv)
@@ -46,6 +55,10 @@ int main(int argc, char **argv)
 			rc = userns(ctx, EPERM);
 		else if (strcmp(m, "userns-nosys") == 0)
 			rc = userns(ctx, ENOSYS);
+		else if (strcmp(m, "netns") == 0)
+			rc = refuse_ns(ctx, CLONE_NEWNET, EPERM);
+		else if (strcmp(m, "pidfd") == 0)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(pidfd_open), 0);
 		else if (strcmp(m, "landlock") == 0)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), __NR_landlock_create_ruleset, 0);
 		else if (strcmp(m, "landlock-off") == 0)
