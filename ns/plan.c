@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/strbuf.h"
@@ -102,6 +103,37 @@ static const char *root_why(const struct dsh_root *r)
 	return "?";
 }
 
+/*
+ * Why an r-/-- target could not be looked at was EACCES: true when the first directory on its way
+ * that we cannot search belongs to another user (SPEC 3.13: skipped with a note, since the command
+ * cannot search it either); that directory in *ret.
+ */
+static bool under_foreign_dir(const char *path, char **ret)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	if (!dir)
+		return false;
+	for (char *s = dir + 1; s && *s;) {
+		char *slash = strchr(s, '/');
+		if (slash)
+			*slash = '\0';
+		struct stat st;
+		if (stat(dir, &st) < 0)
+			return false;
+		if (S_ISDIR(st.st_mode) && access(dir, X_OK) < 0) {
+			if (st.st_uid == geteuid())
+				return false;
+			*ret = TAKE_PTR(dir);
+			return true;
+		}
+		if (!slash)
+			break;
+		*slash = '/';
+		s = slash + 1;
+	}
+	return false;
+}
+
 /* The entry's path as seen now: its kind (for masks) and identity. ENOENT when absent. */
 static int probe_entry(struct dsh_mount_entry *e)
 {
@@ -190,6 +222,9 @@ static int add_globs(struct dsh_mount_plan *plan, const struct dsh_policy *p, lo
 				e->ino = m->ino;
 			}
 		}
+		for (size_t k = 0; res.skipped && res.skipped[k] && ret >= 0; k++)
+			ret = note(plan, "rule \"%s\": %s not scanned: a directory of another user that this user "
+					 "cannot read (the command cannot read or change it either)", r->text, res.skipped[k]);
 		plan->glob_matches += res.n;
 		dsh_walk_result_clear(&res);
 		if (ret < 0)
@@ -417,12 +452,26 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 				entry_clear(e);
 				continue;
 			}
+			_cleanup_free_ char *foreign = NULL;
+			if (pr == -ENOTDIR)
+				pr = -ENOENT; /* a file on the way: nothing can exist below it */
+			if (pr < 0 && pr != -ENOENT && pr != -ELOOP &&
+			    !(pr == -EACCES && under_foreign_dir(e->path, &foreign))) {
+				/* SPEC 3.13: only absence is absence; anything else could hide a target that a
+				   later chmod reveals, so the run fails closed. */
+				r = dsh_err(err, DSH_ERR_SYSTEM, -pr, "%s '%s' (%s): cannot look at the target: %s",
+					    e->action == DSH_MOUNT_BIND_RO ? "bind-ro" : "mask", e->path, e->why, strerror(-pr));
+				dsh_err_hint(err, "make the directories on the way to it searchable again (chmod u+x)");
+				dsh_mount_plan_free(plan);
+				return r;
+			}
 			if (pr < 0) {
-				r = note(plan, "skipped %s %s (%s): %s", e->action == DSH_MOUNT_BIND_RO ? "bind-ro" : "mask",
+				r = note(plan, "skipped %s %s (%s): %s%s", e->action == DSH_MOUNT_BIND_RO ? "bind-ro" : "mask",
 					 e->path, e->why,
-					 pr == -ENOENT ? "does not exist (the file fence still applies the rule)"
-					 : pr == -ELOOP ? "is a symlink (its target is what a read reaches)"
-							: strerror(-pr));
+					 pr == -ENOENT ? "does not exist (the file fence still applies the rule; the broker refuses its creation)"
+					 : pr == -ELOOP ? "is a symlink (its target is what a read reaches; the broker keeps the link)"
+							: "lies under a directory of another user that this user cannot search: ",
+					 foreign ? foreign : "");
 				entry_clear(e);
 				if (r < 0)
 					goto fail_sys;

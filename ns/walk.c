@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/strv.h"
 #include "ns/walk.h"
 #include "policy/glob.h"
 
@@ -188,6 +190,23 @@ static void pop(struct walker *w, size_t saved)
 }
 
 /* One directory entry (name, its d_type or DT_UNKNOWN) of the directory at w->path. */
+/*
+ * SPEC 3.13: a directory of another user that we cannot read is skipped, not a failure — the
+ * command, with our uid and no capabilities, can neither read nor change it either (a database's
+ * data directory in the workspace must not stop every run).
+ */
+static bool foreign(struct walker *w, int dirfd, const char *name)
+{
+	(void)w;
+	struct stat st;
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) && st.st_uid != geteuid();
+}
+
+static int skip_foreign(struct walker *w)
+{
+	return dsh_strv_push(&w->res->skipped, w->path) < 0 ? dsh_err_sys(w->err, ENOMEM, "walk") : 0;
+}
+
 static int visit(struct walker *w, int dirfd, const char *name, unsigned char type)
 {
 	size_t saved;
@@ -222,7 +241,9 @@ static int visit(struct walker *w, int dirfd, const char *name, unsigned char ty
 	}
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+		if (errno == EACCES && foreign(w, dirfd, name))
+			r = skip_foreign(w);
+		else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
 			r = dsh_err_sys(w->err, errno, "scan '%s'", w->path);
 		goto out;
 	}
@@ -313,6 +334,8 @@ int dsh_glob_walk(const struct dsh_rule *rule, const struct dsh_pathset *skip, c
 	if (dsh_pathset_contains(skip, w->path))
 		return 0;
 	int fd = open(w->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES && foreign(w, AT_FDCWD, w->path))
+		return skip_foreign(w);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : dsh_err_sys(err, errno, "scan '%s'", w->path);
 	return walk_dir(w, fd);
@@ -323,5 +346,6 @@ void dsh_walk_result_clear(struct dsh_walk_result *res)
 	for (size_t i = 0; i < res->n; i++)
 		free(res->m[i].path);
 	free(res->m);
+	dsh_strv_free(res->skipped);
 	memset(res, 0, sizeof(*res));
 }

@@ -39,6 +39,7 @@ struct dsh_walk_result {
 	struct dsh_walk_match *m;
 	size_t n, cap;
 	size_t dirs_read;  /* directories read with getdents (for tests and benchmarks) */
+	char **skipped;    /* directories of another user the caller cannot read (SPEC 3.13): not walked */
 };
 
 /*

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Planning fails closed (SPEC 3.13): a target that cannot be looked at for any reason but absence
+ * fails the run; a directory of another user that this user cannot search is skipped with a note.
+ * Planned as an unprivileged user: run as root, the test plans in a child that becomes nobody.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <grp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/strbuf.h"
+#include "common/strv.h"
+#include "ns/plan.h"
+#include "tests/lib/harness.h"
+
+#define NOBODY 65534
+
+static char *base_env[] = { "PATH=/usr/bin:/bin", NULL };
+
+/* Plan rule in ws as an unprivileged user: 0 planned (out: the plan's notes), 1 refused (out: the
+   error), anything else: the child's own setup failed. */
+static int plan_as_user(const char *ws, const char *rule, char *out, size_t out_len)
+{
+	int pipefd[2];
+	cr_assert_eq(pipe(pipefd), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(pipefd[0]);
+		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+				       setresuid(NOBODY, NOBODY, NOBODY) < 0))
+			_exit(10);
+		struct dsh_config cfg;
+		dsh_config_init(&cfg);
+		cfg.workspace = strdup(ws);
+		cfg.protect_defaults = false;
+		cfg.protect_sockets = false;
+		dsh_strv_push(&cfg.access, rule);
+		struct dsh_policy *p = NULL;
+		struct dsh_error *err = NULL;
+		struct dsh_run_options ro;
+		if (dsh_policy_new(&cfg, base_env, ws, &p, &err) < 0 || dsh_run_options_init(&ro, &cfg, base_env, &err) < 0)
+			_exit(11);
+		struct dsh_mount_plan *plan = NULL;
+		int r = dsh_mount_plan_build(p, &ro, &plan, &err);
+		struct dsh_buf b = { 0 };
+		if (r < 0)
+			dsh_buf_add(&b, err->msg);
+		for (size_t i = 0; r >= 0 && plan->notes && plan->notes[i]; i++)
+			dsh_buf_addf(&b, "%s\n", plan->notes[i]);
+		if (b.s && write(pipefd[1], b.s, b.len) < 0)
+			_exit(12);
+		_exit(r < 0 ? 1 : 0);
+	}
+	close(pipefd[1]);
+	ssize_t n = read(pipefd[0], out, out_len - 1);
+	out[n > 0 ? n : 0] = '\0';
+	close(pipefd[0]);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* The scratch tree belongs to the planning user (when root: to nobody). */
+static void own(const char *path)
+{
+	if (geteuid() == 0)
+		cr_assert_eq(chown(path, NOBODY, NOBODY), 0);
+}
+
+Test(run_planning, an_unsearchable_own_directory_fails_the_run)
+{
+	char *root = dsh_test_mkdtemp();
+	cr_assert_eq(chmod(root, 0755), 0);
+	_cleanup_free_ char *ws = NULL, *d = NULL, *secret = NULL, *rule = NULL;
+	cr_assert(asprintf(&ws, "%s/ws", root) > 0 && asprintf(&d, "%s/d", ws) > 0 &&
+		  asprintf(&secret, "%s/secret", d) > 0 && asprintf(&rule, "-- %s", secret) > 0);
+	cr_assert_eq(mkdir(ws, 0755), 0);
+	cr_assert_eq(mkdir(d, 0755), 0);
+	dsh_test_write_file(secret, "s\n");
+	own(ws), own(d), own(secret);
+	/* What a command did in an earlier run: the directory above the target made unsearchable. */
+	cr_assert_eq(chmod(d, 0), 0);
+	char out[4096];
+	int r = plan_as_user(ws, rule, out, sizeof(out));
+	cr_expect_eq(r, 1, "planned anyway (%d): %s", r, out);
+	cr_expect(strstr(out, secret) && strstr(out, "Permission denied"), "%s", out);
+	cr_assert_eq(chmod(d, 0755), 0);
+	dsh_test_rmtree(root);
+	free(root);
+}
+
+Test(run_planning, a_directory_of_another_user_is_skipped_with_a_note)
+{
+	char *root = dsh_test_mkdtemp();
+	cr_assert_eq(chmod(root, 0755), 0);
+	_cleanup_free_ char *ws = NULL, *db = NULL, *rule = NULL;
+	cr_assert(asprintf(&ws, "%s/ws", root) > 0 && asprintf(&rule, "-- **/*.pem") > 0);
+	cr_assert_eq(mkdir(ws, 0755), 0);
+	own(ws);
+	if (geteuid() == 0) {
+		/* A database volume: root's own, unreadable to the planning user. */
+		cr_assert(asprintf(&db, "%s/pgdata", ws) > 0);
+		cr_assert_eq(mkdir(db, 0700), 0);
+	} else {
+		/* Unprivileged: a directory of another user on this host that we cannot read. */
+		struct stat st;
+		if (stat("/root", &st) < 0 || st.st_uid == geteuid() || access("/root", R_OK | X_OK) == 0)
+			DSH_SKIP("no directory of another user that this user cannot read (/root is readable here)");
+		free(rule);
+		cr_assert(asprintf(&rule, "-- /root/**/*.pem") > 0);
+		db = strdup("/root");
+	}
+	char out[4096];
+	int r = plan_as_user(ws, rule, out, sizeof(out));
+	cr_expect_eq(r, 0, "the run failed (%d): %s", r, out);
+	cr_expect(strstr(out, db) && strstr(out, "another user"), "no note names %s: %s", db, out);
+	dsh_test_rmtree(root);
+	free(root);
+}
