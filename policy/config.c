@@ -181,6 +181,8 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 		return integer(x, v, key, &c->max_masks);
 	if (strcmp(key, "protectSockets") == 0)
 		return boolean(x, v, key, &c->protect_sockets, false);
+	if (strcmp(key, "runtimeBroker") == 0)
+		return boolean(x, v, key, &c->runtime_broker, true);
 	if (strcmp(key, "protectDefaults") == 0)
 		return boolean(x, v, key, &c->protect_defaults, false);
 	return bad(x, v, key, "%s", "unknown key");

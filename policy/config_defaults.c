@@ -20,6 +20,7 @@ void dsh_config_init(struct dsh_config *c)
 	c->max_masks = 65536;
 	c->protect_sockets = true;
 	c->protect_defaults = true;
+	c->runtime_broker = true;
 	c->backend = DSH_BACKEND_AUTO;
 }
 

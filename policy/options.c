@@ -50,6 +50,7 @@ int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, 
 	o->probe_timeout_ms = c->probe_timeout_ms;
 	o->max_masks = c->max_masks;
 	o->protect_sockets = c->protect_sockets;
+	o->runtime_broker = c->runtime_broker;
 	o->envp = dsh_strv_copy(envp);
 	o->runner_command = dsh_strv_copy(c->runner_command);
 	o->runner_failure_signatures = dsh_strv_copy(c->runner_failure_signatures);

@@ -70,6 +70,7 @@ struct dsh_config {
 	long long probe_timeout_ms;
 	long long max_masks;
 	bool protect_sockets;
+	bool runtime_broker;      /* runtimeBroker: the runtime broker of SPEC 3.12 */
 	enum dsh_backend_id backend;
 };
 
@@ -94,6 +95,7 @@ struct dsh_run_options {
 	long long probe_timeout_ms;       /* positive bound for each backend probe */
 	long long max_masks;              /* most masks a run may create from glob matches */
 	bool protect_sockets;
+	bool runtime_broker;              /* SPEC 3.12; off: the rules it covers are reported partial */
 	char **envp;                      /* the environment the options were read with (a copy) */
 };
 
