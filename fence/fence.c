@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/write_all.h"
 #include "fence/fence.h"
 #include "policy/policy.h"
 
@@ -611,21 +612,6 @@ static int recheck(struct ctx *c, const struct target *t, const struct old_state
 	return 0;
 }
 
-static int write_full(int fd, const char *data, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * Put data at t->name atomically: an anonymous O_TMPFILE (nothing to clean if we die) written,
  * given the old mode and owner, fsync'ed; a new file is linked straight to its name; an existing one
@@ -675,7 +661,7 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 		if (fchmod(tfd, mode) < 0)
 			return fail_sys(c, tmppath, errno, "set the mode of the temporary file");
 	}
-	r = write_full(tfd, data, len);
+	r = dsh_write_all(tfd, data, len);
 	if (r == 0 && fsync(tfd) < 0)
 		r = -errno;
 	if (r < 0) {

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/path_search.h"
+#include "common/write_all.h"
 #include "common/strv.h"
 #include "supervisor/runner_exec.h"
 #include "supervisor/sandbox.h"
@@ -133,23 +135,17 @@ int dsh_runner_find_program(const char *name, char *const *envp, char **ret, str
 		*ret = strdup(name);
 		return *ret ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	}
+	/* An empty PATH means the default here (execvp would search only the current directory). */
 	const char *path = dsh_env_get(envp, "PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path;;) {
-		const char *colon = strchr(p, ':');
-		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-		_cleanup_free_ char *cand = NULL;
-		if (asprintf(&cand, "%.*s/%s", (int)len, len ? p : ".", name) < 0)
-			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	struct dsh_path_search ps;
+	dsh_path_search_init(&ps, path && *path ? path : NULL, name);
+	char cand[PATH_MAX];
+	for (int r; (r = dsh_path_search_next(&ps, cand, sizeof(cand))) != 0;) {
 		struct stat st;
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-			*ret = TAKE_PTR(cand);
-			return 0;
+		if (r > 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+			*ret = strdup(cand);
+			return *ret ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 		}
-		if (!colon)
-			break;
-		p = colon + 1;
 	}
 	int r = dsh_err(err, DSH_ERR_CONFIG, ENOENT, "runner '%s' not found in PATH", name);
 	dsh_err_hint(err, "install it, or give runnerCommand an absolute path");
@@ -159,19 +155,6 @@ int dsh_runner_find_program(const char *name, char *const *envp, char **ret, str
 /* ---- running ---- */
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
-
-static void write_all(int fd, const char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, buf, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return; /* the caller's stderr is gone: keep draining, stop relaying */
-		buf += w;
-		n -= (size_t)w;
-	}
-}
 
 /* In the child: never returns.  Reports errno on the CLOEXEC pipe when it cannot exec. */
 static void child(const struct dsh_runner_spawn *s, int err_pipe, int stderr_w, const sigset_t *oldmask)
@@ -189,8 +172,7 @@ static void child(const struct dsh_runner_spawn *s, int err_pipe, int stderr_w, 
 	execve(s->path, s->argv, s->envp);
 fail:
 	e = errno;
-	while (write(err_pipe, &e, sizeof(e)) < 0 && errno == EINTR)
-		;
+	(void)dsh_write_all(err_pipe, &e, sizeof(e));
 	_exit(127);
 }
 
@@ -265,7 +247,8 @@ int dsh_runner_run(const struct dsh_runner_spawn *s, struct dsh_run_result *ret,
 			char buf[65536];
 			ssize_t got = read(outp[0], buf, sizeof(buf));
 			if (got > 0) {
-				write_all(s->stderr_fd, buf, (size_t)got);
+				/* The caller's stderr may be gone: keep draining and scanning all the same. */
+				(void)dsh_write_all(s->stderr_fd, buf, (size_t)got);
 				dsh_sigscan_feed(&scan, buf, (size_t)got);
 			} else if (got == 0 || (errno != EINTR && (errno != EAGAIN || reaped))) {
 				close(outp[0]);

@@ -17,6 +17,7 @@
 
 #include "common/cleanup.h"
 #include "common/strv.h"
+#include "common/write_all.h"
 #include "supervisor/sandbox.h"
 
 /* What the child side tells the supervisor: one record, one write (< PIPE_BUF, so atomic). */
@@ -53,10 +54,8 @@ static void send_record(int fd, int kind, int exit_code, const char *stage, cons
 		snprintf(rec.msg, sizeof(rec.msg), "%s", e && e->msg ? e->msg : "exec failed");
 	if (e && e->hint)
 		snprintf(rec.hint, sizeof(rec.hint), "%s", e->hint);
-	ssize_t n;
-	do
-		n = write(fd, &rec, sizeof(rec));
-	while (n < 0 && errno == EINTR);
+	/* Smaller than PIPE_BUF: one write, never interleaved with another record. */
+	(void)dsh_write_all(fd, &rec, sizeof(rec));
 }
 
 static _Noreturn void command_main(struct dsh_stage_ctx *c)
@@ -90,20 +89,6 @@ static int command_fn(void *p)
 	close(a->status_fd);
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	command_main(a->c);
-}
-
-static void write_full(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
 }
 
 /*
@@ -220,7 +205,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 					;
 			}
 			int32_t status = st;
-			write_full(status_fd, &status, sizeof(status));
+			(void)dsh_write_all(status_fd, &status, sizeof(status));
 			_exit(0);
 		}
 	}

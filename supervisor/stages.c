@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/path_search.h"
 #include "common/strv.h"
 #include "ns/mount.h"
 #include "ns/net.h"
@@ -176,24 +177,16 @@ int dsh_exec_command(char *const *argv, char *const *envp, int *ret_exit, struct
 		*ret_exit = e == ENOENT || e == ENOTDIR ? 127 : 126;
 		return dsh_err_sys(err, e, "'%s'", name);
 	}
-	const char *path = dsh_env_get(envp, "PATH");
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
+	struct dsh_path_search ps;
+	dsh_path_search_init(&ps, dsh_env_get(envp, "PATH"), name);
 	int seen = ENOENT;
 	char buf[PATH_MAX];
-	for (const char *p = path;; ) {
-		const char *colon = strchr(p, ':');
-		size_t n = colon ? (size_t)(colon - p) : strlen(p);
-		int len = n == 0 ? snprintf(buf, sizeof(buf), "%s", name)
-				 : snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, name);
-		if (len > 0 && (size_t)len < sizeof(buf)) {
-			execve(buf, argv, envp);
-			if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP && errno != ENAMETOOLONG)
-				seen = errno; /* found but not runnable: remembered, the search goes on */
-		}
-		if (!colon)
-			break;
-		p = colon + 1;
+	for (int r; (r = dsh_path_search_next(&ps, buf, sizeof(buf))) != 0;) {
+		if (r < 0)
+			continue; /* longer than any path execve takes */
+		execve(buf, argv, envp);
+		if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP && errno != ENAMETOOLONG)
+			seen = errno; /* found but not runnable: remembered, the search goes on */
 	}
 	*ret_exit = seen == ENOENT ? 127 : 126;
 	if (seen == ENOENT)
