@@ -124,7 +124,19 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	struct pollfd pf = { .fd = c->report_fd, .events = POLLOUT };
 	if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR))
 		_exit(125);
-	/* The supervisor is not dumpable; the sandbox's root process must own its /proc files to map ids. */
+	/*
+	 * dshbox's own processes dump no core (SPEC 3.7).  Only the soft limit for now: the command is
+	 * cloned from init and must get the caller's hard limit back, which no one can raise again.
+	 */
+	struct rlimit nocore = { 0, c->caller_core.rlim_max };
+	if (setrlimit(RLIMIT_CORE, &nocore) < 0) {
+		struct dsh_error *e = NULL;
+		dsh_err_sys(&e, errno, "setrlimit(RLIMIT_CORE)");
+		send_record(c->report_fd, REC_SETUP, 0, "init", e);
+		_exit(125);
+	}
+	/* Dumpable while the stages run (the sandbox's root process must own its /proc files to map
+	   ids); nothing untrusted runs before it is made non-dumpable below. */
 	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	for (const struct dsh_stage *s = dsh_stages; s->name; s++) {
 		if (s->where != DSH_STAGE_INIT || (s->needs_ns && c->spec->no_namespaces))
@@ -175,6 +187,9 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		send_record(c->report_fd, REC_SETUP, 0, "init", e);
 		_exit(125);
 	}
+	/* The command has its copy of the limits: init's hard limit can go to 0 as well. */
+	nocore.rlim_max = 0;
+	(void)setrlimit(RLIMIT_CORE, &nocore); /* lowering a limit cannot fail */
 	close(c->report_fd);
 	for (;;) {
 		struct signalfd_siginfo si;
@@ -227,12 +242,14 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	int r = check_preserved(spec->req, err);
 	if (r < 0)
 		return r;
-	/* No core of dshbox or of the command; nothing in the sandbox may ptrace or read us. */
-	struct rlimit nocore = { 0, 0 };
-	if (setrlimit(RLIMIT_CORE, &nocore) < 0)
-		return dsh_err_sys(err, errno, "setrlimit(RLIMIT_CORE)");
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		return dsh_err_sys(err, errno, "prctl(PR_SET_DUMPABLE)");
+	/*
+	 * The library never changes its caller's process state: the core limit and the dumpable flag
+	 * are set in init (supervisor/stages.c gives the command the caller's limit back).  Read here,
+	 * before the clone, so that the command gets what its caller has.
+	 */
+	struct rlimit core;
+	if (getrlimit(RLIMIT_CORE, &core) < 0)
+		return dsh_err_sys(err, errno, "getrlimit(RLIMIT_CORE)");
 
 	int report[2], status[2];
 	if (pipe2(report, O_CLOEXEC) < 0)
@@ -252,7 +269,7 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 		goto out_pipes;
 	}
 
-	struct dsh_stage_ctx ctx = { .spec = spec, .caller_mask = old, .report_fd = report[1] };
+	struct dsh_stage_ctx ctx = { .spec = spec, .caller_mask = old, .caller_core = core, .report_fd = report[1] };
 	unsigned long flags = spec->no_namespaces ? 0
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (spec->new_net ? CLONE_NEWNET : 0);
 	pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);

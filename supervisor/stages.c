@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -114,6 +115,10 @@ static int st_seccomp(struct dsh_stage_ctx *c, struct dsh_error **err)
 
 static int st_exec(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
+	/* The command keeps the caller's limits (SPEC 3.7): init, which it was cloned from, dumps no
+	   core, but kept the caller's hard limit so that this can give the soft one back. */
+	if (setrlimit(RLIMIT_CORE, &c->caller_core) < 0)
+		return dsh_err_sys(err, errno, "setrlimit(RLIMIT_CORE)");
 	sigprocmask(SIG_SETMASK, &c->caller_mask, NULL);
 	int r = dsh_exec_command(c->spec->req->argv, c->spec->req->envp, &c->exec_exit, err);
 	sigset_t all;
