@@ -24,14 +24,12 @@
 #include "common/cleanup.h"
 #include "common/write_all.h"
 #include "fence/fence.h"
+#include "fence/fence_internal.h"
 #include "policy/policy.h"
 
 #define MAX_HOPS 40        /* symlinks a write follows at the last component, like the kernel */
 #define MAX_RETRIES 8      /* a name that changed under us between two of our own steps */
 #define LOCK_WAIT_MS 2000  /* longest wait for another writer's temporary file */
-
-void (*dsh_fence_edit_hook)(void *userdata);
-void *dsh_fence_edit_hook_data;
 
 static const char *const kind_names[] = {
 #define X(e, s) [e] = s,
@@ -855,6 +853,14 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 		   const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
 		   struct dsh_fence_failure *ret_fail, struct dsh_error **err)
 {
+	return dsh_fence_edit_hooked(p, path, old_s, old_len, new_s, new_len, all, NULL, NULL, ret, ret_fail, err);
+}
+
+int dsh_fence_edit_hooked(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
+			  const char *new_s, size_t new_len, bool all, dsh_fence_edit_hook_fn hook,
+			  void *hook_data, struct dsh_fence_write_result *ret, struct dsh_fence_failure *ret_fail,
+			  struct dsh_error **err)
+{
 	struct ctx c = { p, DSH_FENCE_OP_EDIT, ret_fail, err };
 	memset(ret, 0, sizeof(*ret));
 	if (old_len == 0)
@@ -910,8 +916,8 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 		o += (size_t)(end - s);
 		out[o] = '\0';
 
-		if (dsh_fence_edit_hook)
-			dsh_fence_edit_hook(dsh_fence_edit_hook_data);
+		if (hook)
+			hook(hook_data);
 		r = commit(&c, &t, out, o, &old);
 		if (r == -EAGAIN)
 			return fail(&c, DSH_FENCE_CONFLICT, t.path, 0, NULL, "the file changed during the edit");
