@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "common/cleanup.h"
+#include "common/write_all.h"
 #include "fence/fence.h"
 
 static void usage(FILE *f)
@@ -99,21 +100,6 @@ static int read_stdin(char **ret, size_t *ret_len)
 	}
 	*ret = buf;
 	*ret_len = len;
-	return 0;
-}
-
-static int write_stdout(const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = write(STDOUT_FILENO, s, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		s += w;
-		n -= (size_t)w;
-	}
 	return 0;
 }
 
@@ -234,7 +220,7 @@ int cmd_fs(int argc, char **argv, char **envp)
 		struct dsh_fence_read_result res;
 		if (dsh_fence_read(policy, path, offset, limit, &res, &err) < 0)
 			code = fence_failed(err);
-		else if (write_stdout(res.data, res.len) < 0)
+		else if (dsh_write_all(STDOUT_FILENO, res.data, res.len) < 0)
 			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 		dsh_fence_read_result_clear(&res);
 	} else if (is_write) {
@@ -252,7 +238,7 @@ int cmd_fs(int argc, char **argv, char **envp)
 			struct dsh_fence_write_result res;
 			if (dsh_fence_write(policy, path, data, len, &res, &err) < 0)
 				code = fence_failed(err);
-			else if (res.diff && write_stdout(res.diff, strlen(res.diff)) < 0)
+			else if (res.diff && dsh_write_all(STDOUT_FILENO, res.diff, strlen(res.diff)) < 0)
 				code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 			dsh_fence_write_result_clear(&res);
 		}
@@ -260,7 +246,7 @@ int cmd_fs(int argc, char **argv, char **envp)
 		struct dsh_fence_write_result res;
 		if (dsh_fence_edit(policy, path, old_s, strlen(old_s), new_s, strlen(new_s), all, &res, &err) < 0)
 			code = fence_failed(err);
-		else if (res.diff && write_stdout(res.diff, strlen(res.diff)) < 0)
+		else if (res.diff && dsh_write_all(STDOUT_FILENO, res.diff, strlen(res.diff)) < 0)
 			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 		dsh_fence_write_result_clear(&res);
 	} else {

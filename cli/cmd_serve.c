@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "common/cleanup.h"
+#include "common/write_all.h"
 #include "fence/serve.h"
 #include "dshbox/serve.h"
 
@@ -39,21 +40,6 @@ static void usage(FILE *f)
 		DSH_SERVE_MAX_LINE);
 }
 
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static bool blank(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -75,7 +61,7 @@ static int answer(const struct dsh_policy *p, const char *line, size_t len)
 	size_t n = strlen(a);
 	/* One write per answer: the newline goes with it. */
 	a[n] = '\n';
-	r = write_all(STDOUT_FILENO, a, n + 1);
+	r = dsh_write_all(STDOUT_FILENO, a, n + 1);
 	a[n] = '\0';
 	return r;
 }
@@ -99,8 +85,8 @@ static int serve_loop(const struct dsh_policy *p)
 					/* The line is longer than the bound: answer once, drop it to its end. */
 					if (!skipping) {
 						_cleanup_free_ char *a = dsh_serve_answer_too_long(DSH_SERVE_MAX_LINE);
-						if (!a || write_all(STDOUT_FILENO, a, strlen(a)) < 0 ||
-						    write_all(STDOUT_FILENO, "\n", 1) < 0)
+						if (!a || dsh_write_all(STDOUT_FILENO, a, strlen(a)) < 0 ||
+						    dsh_write_all(STDOUT_FILENO, "\n", 1) < 0)
 							return -EPIPE;
 					}
 					skipping = true;

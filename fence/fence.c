@@ -22,14 +22,13 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/write_all.h"
 #include "fence/fence.h"
+#include "fence/fence_internal.h"
 
 #define MAX_HOPS 40        /* symlinks a write follows at the last component, like the kernel */
 #define MAX_RETRIES 8      /* a name that changed under us between two of our own steps */
 #define LOCK_WAIT_MS 2000  /* longest wait for another writer's temporary file */
-
-void (*dsh_fence_edit_hook)(void *userdata);
-void *dsh_fence_edit_hook_data;
 
 static const char *const op_names[] = {
 	[DSH_FENCE_OP_READ] = "read",
@@ -584,21 +583,6 @@ static int recheck(struct ctx *c, const struct target *t, const struct old_state
 	return 0;
 }
 
-static int write_full(int fd, const char *data, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * Put data at t->name atomically: an anonymous O_TMPFILE (nothing to clean if we die) written,
  * given the old mode and owner, fsync'ed; a new file is linked straight to its name; an existing one
@@ -648,7 +632,7 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 		if (fchmod(tfd, mode) < 0)
 			return fail_sys(c, tmppath, errno, "set the mode of the temporary file");
 	}
-	r = write_full(tfd, data, len);
+	r = dsh_write_all(tfd, data, len);
 	if (r == 0 && fsync(tfd) < 0)
 		r = -errno;
 	if (r < 0) {
@@ -841,6 +825,13 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 		   const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
 		   struct dsh_error **err)
 {
+	return dsh_fence_edit_hooked(p, path, old_s, old_len, new_s, new_len, all, NULL, NULL, ret, err);
+}
+
+int dsh_fence_edit_hooked(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
+			  const char *new_s, size_t new_len, bool all, dsh_fence_edit_hook_fn hook,
+			  void *hook_data, struct dsh_fence_write_result *ret, struct dsh_error **err)
+{
 	struct ctx c = { p, DSH_FENCE_OP_EDIT, err };
 	memset(ret, 0, sizeof(*ret));
 	if (old_len == 0)
@@ -896,8 +887,8 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 		o += (size_t)(end - s);
 		out[o] = '\0';
 
-		if (dsh_fence_edit_hook)
-			dsh_fence_edit_hook(dsh_fence_edit_hook_data);
+		if (hook)
+			hook(hook_data);
 		r = commit(&c, &t, out, o, &old);
 		if (r == -EAGAIN)
 			return fail(&c, DSH_ERR_CONFLICT, t.path, 0, NULL, "the file changed during the edit");

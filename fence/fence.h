@@ -106,13 +106,6 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fence_list_result *ret,
 		   struct dsh_error **err);
 
-/*
- * Test hook: called in dsh_fence_edit after the file was read and the new content computed, before
- * the re-check and the rename (lets tests interleave a concurrent writer deterministically).
- */
-extern void (*dsh_fence_edit_hook)(void *userdata);
-extern void *dsh_fence_edit_hook_data;
-
 /* --- pure helpers (fence/diff.c) --- */
 
 /*

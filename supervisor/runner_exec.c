@@ -7,17 +7,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/path_search.h"
+#include "common/write_all.h"
 #include "common/strv.h"
+#include "supervisor/child.h"
 #include "supervisor/runner_exec.h"
 #include "supervisor/sandbox.h"
 
@@ -133,23 +133,17 @@ int dsh_runner_find_program(const char *name, char *const *envp, char **ret, str
 		*ret = strdup(name);
 		return *ret ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	}
+	/* An empty PATH means the default here (execvp would search only the current directory). */
 	const char *path = dsh_env_get(envp, "PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path;;) {
-		const char *colon = strchr(p, ':');
-		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-		_cleanup_free_ char *cand = NULL;
-		if (asprintf(&cand, "%.*s/%s", (int)len, len ? p : ".", name) < 0)
-			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	struct dsh_path_search ps;
+	dsh_path_search_init(&ps, path && *path ? path : NULL, name);
+	char cand[PATH_MAX];
+	for (int r; (r = dsh_path_search_next(&ps, cand, sizeof(cand))) != 0;) {
 		struct stat st;
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-			*ret = TAKE_PTR(cand);
-			return 0;
+		if (r > 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+			*ret = strdup(cand);
+			return *ret ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 		}
-		if (!colon)
-			break;
-		p = colon + 1;
 	}
 	int r = dsh_err(err, DSH_ERR_CONFIG, ENOENT, "runner '%s' not found in PATH", name);
 	dsh_err_hint(err, "install it, or give runnerCommand an absolute path");
@@ -158,26 +152,19 @@ int dsh_runner_find_program(const char *name, char *const *envp, char **ret, str
 
 /* ---- running ---- */
 
-static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
+struct child_arg {
+	const struct dsh_runner_spawn *s;
+	int err_pipe, stderr_w;
+	const sigset_t *caller_mask;
+};
 
-static void write_all(int fd, const char *buf, size_t n)
+/* In the child: returns only when it cannot exec, after reporting errno on the CLOEXEC pipe. */
+static int child_fn(void *p)
 {
-	while (n > 0) {
-		ssize_t w = write(fd, buf, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return; /* the caller's stderr is gone: keep draining, stop relaying */
-		buf += w;
-		n -= (size_t)w;
-	}
-}
-
-/* In the child: never returns.  Reports errno on the CLOEXEC pipe when it cannot exec. */
-static void child(const struct dsh_runner_spawn *s, int err_pipe, int stderr_w, const sigset_t *oldmask)
-{
+	const struct child_arg *a = p;
+	const struct dsh_runner_spawn *s = a->s;
 	int e;
-	if (stderr_w >= 0 && dup2(stderr_w, 2) < 0)
+	if (a->stderr_w >= 0 && dup2(a->stderr_w, 2) < 0)
 		goto fail;
 	if (s->cwd && chdir(s->cwd) < 0)
 		goto fail;
@@ -185,52 +172,44 @@ static void child(const struct dsh_runner_spawn *s, int err_pipe, int stderr_w, 
 	   close-on-exec already. */
 	if (dsh_fds_close_on_exec(s->preserve_fds, s->n_preserve_fds, NULL) < 0)
 		goto fail;
-	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	sigprocmask(SIG_SETMASK, a->caller_mask, NULL);
 	execve(s->path, s->argv, s->envp);
 fail:
 	e = errno;
-	while (write(err_pipe, &e, sizeof(e)) < 0 && errno == EINTR)
-		;
-	_exit(127);
+	(void)dsh_write_all(a->err_pipe, &e, sizeof(e));
+	return 127;
+}
+
+static void scan_tap(void *scan, const char *buf, size_t n)
+{
+	dsh_sigscan_feed(scan, buf, n);
 }
 
 int dsh_runner_run(const struct dsh_runner_spawn *s, struct dsh_run_result *ret, int *ret_matched,
 		   struct dsh_error **err)
 {
-	int r = 0;
 	*ret_matched = -1;
 	memset(ret, 0, sizeof(*ret));
 
-	sigset_t mask, oldmask;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
-		sigaddset(&mask, forwarded[i]);
-	if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0)
-		return dsh_err_sys(err, errno, "runner: sigprocmask");
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
-	sigaction(SIGPIPE, &ign, &old_pipe);
-
-	_cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	struct dsh_child ch;
+	int r = dsh_child_begin(&ch, err);
+	if (r < 0) {
+		dsh_err_prefix(err, "runner");
+		return r;
+	}
 	int errp[2] = { -1, -1 }, outp[2] = { -1, -1 };
 	struct dsh_sigscan scan;
 	dsh_sigscan_init(&scan, s->signatures);
-	pid_t pid = -1;
-	if (sfd < 0) {
-		r = dsh_err_sys(err, errno, "runner: signalfd");
-		goto out;
-	}
 	if (pipe2(errp, O_CLOEXEC) < 0 || (s->signatures && pipe2(outp, O_CLOEXEC) < 0)) {
 		r = dsh_err_sys(err, errno, "runner: pipe2");
 		goto out;
 	}
-	pid = fork();
-	if (pid < 0) {
-		r = dsh_err_sys(err, errno, "runner: fork");
+	struct child_arg arg = { s, errp[1], outp[1], &ch.caller_mask };
+	r = dsh_child_spawn(&ch, 0, child_fn, &arg, err);
+	if (r < 0) {
+		dsh_err_prefix(err, "runner");
 		goto out;
 	}
-	if (pid == 0)
-		child(s, errp[1], outp[1], &oldmask);
 	close(errp[1]);
 	errp[1] = -1;
 	if (outp[1] >= 0) {
@@ -244,61 +223,19 @@ int dsh_runner_run(const struct dsh_runner_spawn *s, struct dsh_run_result *ret,
 		;
 	bool started = n == 0;
 
-	int status = 0;
-	bool reaped = false;
-	while (!reaped || outp[0] >= 0) {
-		struct pollfd fds[2] = { { sfd, POLLIN, 0 }, { outp[0], POLLIN, 0 } };
-		if (reaped) {
-			/* The runner is gone: take what is already in the pipe, never wait for a
-			   descendant that kept it open. */
-			int fl = fcntl(outp[0], F_GETFL);
-			fcntl(outp[0], F_SETFL, fl | O_NONBLOCK);
-			fds[0].fd = -1;
-		}
-		if (!reaped && poll(fds, outp[0] >= 0 ? 2 : 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			r = dsh_err_sys(err, errno, "runner: poll");
-			break;
-		}
-		if (outp[0] >= 0 && (reaped || (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))) {
-			char buf[65536];
-			ssize_t got = read(outp[0], buf, sizeof(buf));
-			if (got > 0) {
-				write_all(s->stderr_fd, buf, (size_t)got);
-				dsh_sigscan_feed(&scan, buf, (size_t)got);
-			} else if (got == 0 || (errno != EINTR && (errno != EAGAIN || reaped))) {
-				close(outp[0]);
-				outp[0] = -1;
-			}
-		}
-		if (!reaped && (fds[0].revents & POLLIN)) {
-			struct signalfd_siginfo si;
-			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				/* A signal the terminal generated (SI_KERNEL) reached the runner's process
-				   group, the runner included: passing it on would deliver it twice. */
-				if (si.ssi_signo != SIGCHLD && si.ssi_code != SI_KERNEL)
-					kill(pid, (int)si.ssi_signo);
-			}
-			pid_t w;
-			while ((w = waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR)
-				;
-			if (w == pid)
-				reaped = true;
-		}
+	/* The runner's stderr goes through us only to be scanned: relayed unchanged meanwhile. */
+	struct dsh_child_relay relay = { .to = s->stderr_fd, .tap = scan_tap, .tap_data = &scan };
+	struct dsh_child_watch w = { outp[0], dsh_child_relay_ready, &relay };
+	r = dsh_child_wait(&ch, &w, 1, err);
+	if (r < 0) {
+		dsh_err_prefix(err, "runner");
+		goto out;
 	}
-	if (!reaped) {
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-	}
-	if (r == 0 && !started) {
+	if (!started) {
 		r = dsh_err_sys(err, exec_errno, "runner '%s'", s->path);
 		goto out;
 	}
-	if (WIFSIGNALED(status))
-		ret->signal = WTERMSIG(status);
-	else
-		ret->exit_code = WEXITSTATUS(status);
+	dsh_child_decode(ch.status, ret);
 	*ret_matched = scan.matched;
 out:
 	dsh_sigscan_clear(&scan);
@@ -308,11 +245,6 @@ out:
 		if (outp[i] >= 0)
 			close(outp[i]);
 	}
-	/* Drop signals that arrived for the child and were not passed on, then restore the mask. */
-	struct timespec zero = { 0, 0 };
-	while (sigtimedwait(&mask, NULL, &zero) > 0)
-		;
-	sigaction(SIGPIPE, &old_pipe, NULL);
-	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	dsh_child_end(&ch);
 	return r;
 }

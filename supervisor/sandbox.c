@@ -17,6 +17,8 @@
 
 #include "common/cleanup.h"
 #include "common/strv.h"
+#include "common/write_all.h"
+#include "supervisor/child.h"
 #include "supervisor/sandbox.h"
 
 /* What the child side tells the supervisor: one record, one write (< PIPE_BUF, so atomic). */
@@ -28,17 +30,6 @@ struct record {
 	char msg[2560];
 	char hint[512];
 };
-
-/* The signals that reach the command (SPEC 3.8), plus SIGCHLD for the waiting. */
-static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
-
-static void signal_set(sigset_t *s)
-{
-	sigemptyset(s);
-	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
-		sigaddset(s, forwarded[i]);
-	sigaddset(s, SIGCHLD);
-}
 
 static void send_record(int fd, int kind, int exit_code, const char *stage, const struct dsh_error *e)
 {
@@ -53,10 +44,8 @@ static void send_record(int fd, int kind, int exit_code, const char *stage, cons
 		snprintf(rec.msg, sizeof(rec.msg), "%s", e && e->msg ? e->msg : "exec failed");
 	if (e && e->hint)
 		snprintf(rec.hint, sizeof(rec.hint), "%s", e->hint);
-	ssize_t n;
-	do
-		n = write(fd, &rec, sizeof(rec));
-	while (n < 0 && errno == EINTR);
+	/* Smaller than PIPE_BUF: one write, never interleaved with another record. */
+	(void)dsh_write_all(fd, &rec, sizeof(rec));
 }
 
 static _Noreturn void command_main(struct dsh_stage_ctx *c)
@@ -92,20 +81,6 @@ static int command_fn(void *p)
 	command_main(a->c);
 }
 
-static void write_full(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 /*
  * Without a pid namespace nothing ends the command's leftovers for us: init is a child subreaper,
  * so orphans come to it; kill every child, reap one, repeat until there is none.
@@ -139,7 +114,19 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	struct pollfd pf = { .fd = c->report_fd, .events = POLLOUT };
 	if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR))
 		_exit(125);
-	/* The supervisor is not dumpable; the sandbox's root process must own its /proc files to map ids. */
+	/*
+	 * dshbox's own processes dump no core (SPEC 3.7).  Only the soft limit for now: the command is
+	 * cloned from init and must get the caller's hard limit back, which no one can raise again.
+	 */
+	struct rlimit nocore = { 0, c->caller_core.rlim_max };
+	if (setrlimit(RLIMIT_CORE, &nocore) < 0) {
+		struct dsh_error *e = NULL;
+		dsh_err_sys(&e, errno, "setrlimit(RLIMIT_CORE)");
+		send_record(c->report_fd, REC_SETUP, 0, "init", e);
+		_exit(125);
+	}
+	/* Dumpable while the stages run (the sandbox's root process must own its /proc files to map
+	   ids); nothing untrusted runs before it is made non-dumpable below. */
 	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	for (const struct dsh_stage *s = dsh_stages; s->name; s++) {
 		if (s->where != DSH_STAGE_INIT || (s->needs_ns && c->spec->no_namespaces))
@@ -163,7 +150,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		_exit(125);
 
 	sigset_t set;
-	signal_set(&set);
+	dsh_child_signal_set(&set);
 	int sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0) {
 		struct dsh_error *e = NULL;
@@ -190,6 +177,9 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		send_record(c->report_fd, REC_SETUP, 0, "init", e);
 		_exit(125);
 	}
+	/* The command has its copy of the limits: init's hard limit can go to 0 as well. */
+	nocore.rlim_max = 0;
+	(void)setrlimit(RLIMIT_CORE, &nocore); /* lowering a limit cannot fail */
 	close(c->report_fd);
 	for (;;) {
 		struct signalfd_siginfo si;
@@ -199,10 +189,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		if (n != (ssize_t)sizeof(si))
 			_exit(125);
 		if (si.ssi_signo != SIGCHLD) {
-			/* A terminal's interrupt, quit or resize went to the whole foreground group, the command
-			   included: passing it on again would deliver it twice. */
-			if (si.ssi_code != SI_KERNEL)
-				kill(cmd, (int)si.ssi_signo);
+			dsh_child_forward(cmd, &si);
 			continue;
 		}
 		int st;
@@ -220,7 +207,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 					;
 			}
 			int32_t status = st;
-			write_full(status_fd, &status, sizeof(status));
+			(void)dsh_write_all(status_fd, &status, sizeof(status));
 			_exit(0);
 		}
 	}
@@ -236,18 +223,74 @@ static int check_preserved(const struct dsh_run_request *req, struct dsh_error *
 	return 0;
 }
 
+/* What the supervisor gathers from init's two pipes while it waits. */
+struct gathered {
+	int32_t cmd_status;
+	bool have_status;
+	struct record rec;
+	bool have_rec;
+	char **warnings;
+};
+
+/* The command's status, sent once everything in the sandbox is dead and reaped: the run is over
+   (init's own exit, tearing the namespaces down, is not waited for). */
+static int status_ready(void *data, int fd)
+{
+	struct gathered *g = data;
+	ssize_t n = read(fd, &g->cmd_status, sizeof(g->cmd_status));
+	if (n < 0 && errno == EINTR)
+		return DSH_CHILD_GO_ON;
+	g->have_status = n == (ssize_t)sizeof(g->cmd_status);
+	return DSH_CHILD_DONE;
+}
+
+/* Setup records: warnings gathered, the first failure kept.  End of file: the command exec'd, or
+   everything that could write died. */
+static int report_ready(void *data, int fd)
+{
+	struct gathered *g = data;
+	struct record tmp;
+	ssize_t n = read(fd, &tmp, sizeof(tmp));
+	if (n < 0 && errno == EINTR)
+		return DSH_CHILD_GO_ON;
+	if (n != (ssize_t)sizeof(tmp))
+		return DSH_CHILD_CLOSE;
+	if (tmp.kind == REC_WARN) {
+		tmp.msg[sizeof(tmp.msg) - 1] = '\0';
+		(void)dsh_strv_push(&g->warnings, tmp.msg);
+	} else if (!g->have_rec) {
+		g->rec = tmp;
+		g->have_rec = true;
+	}
+	return DSH_CHILD_GO_ON;
+}
+
+struct init_arg {
+	struct dsh_stage_ctx *ctx;
+	int report_r, status_r, status_w;
+};
+
+static int init_fn(void *p)
+{
+	struct init_arg *a = p;
+	close(a->report_r);
+	close(a->status_r);
+	init_main(a->ctx, a->status_w);
+}
+
 int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *ret, struct dsh_error **err)
 {
-	char **warnings = NULL; /* before every goto below */
 	int r = check_preserved(spec->req, err);
 	if (r < 0)
 		return r;
-	/* No core of dshbox or of the command; nothing in the sandbox may ptrace or read us. */
-	struct rlimit nocore = { 0, 0 };
-	if (setrlimit(RLIMIT_CORE, &nocore) < 0)
-		return dsh_err_sys(err, errno, "setrlimit(RLIMIT_CORE)");
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		return dsh_err_sys(err, errno, "prctl(PR_SET_DUMPABLE)");
+	/*
+	 * The library never changes its caller's process state: the core limit and the dumpable flag
+	 * are set in init (supervisor/stages.c gives the command the caller's limit back).  Read here,
+	 * before the clone, so that the command gets what its caller has.
+	 */
+	struct rlimit core;
+	if (getrlimit(RLIMIT_CORE, &core) < 0)
+		return dsh_err_sys(err, errno, "getrlimit(RLIMIT_CORE)");
 
 	int report[2], status[2];
 	if (pipe2(report, O_CLOEXEC) < 0)
@@ -258,145 +301,63 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 		close(report[1]);
 		return dsh_err_sys(err, e, "pipe");
 	}
-	sigset_t set, old;
-	signal_set(&set);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	int sfd = signalfd(-1, &set, SFD_CLOEXEC);
-	if (sfd < 0) {
-		r = dsh_err_sys(err, errno, "signalfd");
+	struct dsh_child ch;
+	r = dsh_child_begin(&ch, err);
+	if (r < 0)
 		goto out_pipes;
-	}
 
-	struct dsh_stage_ctx ctx = { .spec = spec, .caller_mask = old, .report_fd = report[1] };
+	struct gathered g = { 0 };
+	struct dsh_stage_ctx ctx = { .spec = spec, .caller_mask = ch.caller_mask, .caller_core = core,
+				     .report_fd = report[1] };
+	struct init_arg arg = { &ctx, report[0], status[0], status[1] };
 	unsigned long flags = spec->no_namespaces ? 0
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (spec->new_net ? CLONE_NEWNET : 0);
-	pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
-	if (pid < 0 && spec->no_namespaces) {
-		r = dsh_err_sys(err, errno, "fork");
-		goto out_sfd;
-	}
-	if (pid < 0) {
-		r = dsh_err_sys(err, errno, "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC%s)",
-				spec->new_net ? "|CLONE_NEWNET" : "");
-		dsh_err_hint(err, "this host forbids unprivileged user namespaces; try --backend landlock");
-		goto out_sfd;
-	}
-	if (pid == 0) {
-		close(report[0]);
-		close(status[0]);
-		close(sfd);
-		init_main(&ctx, status[1]);
+	r = dsh_child_spawn(&ch, flags, init_fn, &arg, err);
+	if (r < 0) {
+		if (flags)
+			dsh_err_hint(err, "this host forbids unprivileged user namespaces; try --backend landlock");
+		goto out;
 	}
 	close(report[1]);
 	report[1] = -1;
 	close(status[1]);
 	status[1] = -1;
 
-	struct record rec;
-	bool have_rec = false, have_status = false, reaped = false;
-	int init_status = 0;
-	int32_t cmd_status = 0;
-	for (bool done = false; !done;) {
-		struct pollfd pf[3] = { { sfd, POLLIN, 0 }, { status[0], POLLIN, 0 }, { report[0], POLLIN, 0 } };
-		if (poll(pf, report[0] >= 0 ? 3 : 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			r = dsh_err_sys(err, errno, "poll");
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			goto out_sfd;
-		}
-		if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-			/* The command's status, sent once everything in the sandbox is dead and reaped.  init's
-			   own exit (tearing the namespaces down) is not waited for. */
-			ssize_t n = read(status[0], &cmd_status, sizeof(cmd_status));
-			if (n < 0 && errno == EINTR)
-				continue;
-			have_status = n == (ssize_t)sizeof(cmd_status);
-			done = true;
-		}
-		if (report[0] >= 0 && (pf[2].revents & (POLLIN | POLLHUP | POLLERR))) {
-			struct record tmp;
-			ssize_t n = read(report[0], &tmp, sizeof(tmp));
-			if (n == (ssize_t)sizeof(tmp) && tmp.kind == REC_WARN) {
-				tmp.msg[sizeof(tmp.msg) - 1] = '\0';
-				(void)dsh_strv_push(&warnings, tmp.msg);
-			} else if (n == (ssize_t)sizeof(tmp) && !have_rec) {
-				rec = tmp;
-				have_rec = true;
-			} else if (n <= 0 && !(n < 0 && errno == EINTR)) {
-				close(report[0]); /* EOF: the command exec'd, or everything that could write died */
-				report[0] = -1;
-			}
-		}
-		if (pf[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
-				continue;
-			if (si.ssi_signo != SIGCHLD) {
-				if (si.ssi_code != SI_KERNEL) /* the terminal told the command itself */
-					kill(pid, (int)si.ssi_signo);
-				continue;
-			}
-			if (waitpid(pid, &init_status, WNOHANG) == pid) {
-				reaped = true;
-				/* init is gone; its status (if any) is in the pipe, which now reads to the end. */
-				if (!have_status)
-					have_status = read(status[0], &cmd_status, sizeof(cmd_status)) == (ssize_t)sizeof(cmd_status);
-				done = true;
-			}
-		}
-	}
-	if (!reaped && waitpid(pid, &init_status, WNOHANG) == pid)
-		reaped = true;
-	/* A record may still sit in the pipe when init went first. */
-	for (struct record tmp; report[0] >= 0 && read(report[0], &tmp, sizeof(tmp)) == (ssize_t)sizeof(tmp);) {
-		if (tmp.kind == REC_WARN) {
-			tmp.msg[sizeof(tmp.msg) - 1] = '\0';
-			(void)dsh_strv_push(&warnings, tmp.msg);
-		} else if (!have_rec) {
-			rec = tmp;
-			have_rec = true;
-		}
-	}
+	struct dsh_child_watch w[] = { { status[0], status_ready, &g }, { report[0], report_ready, &g } };
+	r = dsh_child_wait(&ch, w, ARRAY_SIZE(w), err);
+	if (r < 0)
+		goto out;
 
-	if (have_rec && rec.kind == REC_SETUP) {
-		rec.msg[sizeof(rec.msg) - 1] = '\0';
-		rec.hint[sizeof(rec.hint) - 1] = '\0';
-		r = dsh_err(err, DSH_ERR_SYSTEM, rec.code, "%s", rec.msg);
-		if (rec.hint[0])
-			dsh_err_hint(err, "%s", rec.hint);
-		goto out_sfd;
+	if (g.have_rec && g.rec.kind == REC_SETUP) {
+		g.rec.msg[sizeof(g.rec.msg) - 1] = '\0';
+		g.rec.hint[sizeof(g.rec.hint) - 1] = '\0';
+		r = dsh_err(err, DSH_ERR_SYSTEM, g.rec.code, "%s", g.rec.msg);
+		if (g.rec.hint[0])
+			dsh_err_hint(err, "%s", g.rec.hint);
+		goto out;
 	}
-	if (!have_status) {
-		if (!reaped)
-			waitpid(pid, &init_status, 0);
-		if (WIFSIGNALED(init_status))
+	if (!g.have_status) {
+		dsh_child_reap(&ch);
+		if (WIFSIGNALED(ch.status))
 			r = dsh_err(err, DSH_ERR_SYSTEM, EIO, "the sandbox's init was killed by signal %d",
-				    WTERMSIG(init_status));
+				    WTERMSIG(ch.status));
 		else
 			r = dsh_err(err, DSH_ERR_SYSTEM, EIO, "the sandbox's init exited with %d before the command ended",
-				    WEXITSTATUS(init_status));
-		goto out_sfd;
+				    WEXITSTATUS(ch.status));
+		goto out;
 	}
 	memset(ret, 0, sizeof(*ret));
-	if (WIFSIGNALED(cmd_status)) {
-		ret->signal = WTERMSIG(cmd_status);
-		ret->exit_code = 128 + ret->signal;
-	} else {
-		ret->exit_code = WEXITSTATUS(cmd_status);
-	}
-	ret->warnings = TAKE_PTR(warnings);
-	if (have_rec && rec.kind == REC_EXEC) {
-		rec.msg[sizeof(rec.msg) - 1] = '\0';
-		ret->message = strdup(rec.msg);
+	dsh_child_decode(g.cmd_status, ret);
+	ret->warnings = TAKE_PTR(g.warnings);
+	if (g.have_rec && g.rec.kind == REC_EXEC) {
+		g.rec.msg[sizeof(g.rec.msg) - 1] = '\0';
+		ret->message = strdup(g.rec.msg);
 	}
 	r = 0;
-out_sfd:
-	dsh_strv_free(warnings);
-	close(sfd);
+out:
+	dsh_strv_free(g.warnings);
+	dsh_child_end(&ch);
 out_pipes:
-	sigprocmask(SIG_SETMASK, &old, NULL);
 	for (int i = 0; i < 2; i++) {
 		if (report[i] >= 0)
 			close(report[i]);

@@ -5,9 +5,9 @@
 /*
  * The run lifecycle of the linux-ns backend (SPEC 3.2, 3.7, 3.8).
  *
- *   dshbox (supervisor, host namespaces, no threads, not dumpable)
- *     └─ init: clone(NEWUSER|NEWNS|NEWPID[|NEWNET]) — pid 1 of the sandbox; runs the INIT stages
- *          (id maps, propagation, network, mounts), then forks
+ *   dshbox (supervisor, host namespaces, no threads; the caller's process, left as it was)
+ *     └─ init: clone(NEWUSER|NEWNS|NEWPID[|NEWNET]) — pid 1 of the sandbox, RLIMIT_CORE 0; runs the
+ *          INIT stages (id maps, propagation, network, mounts), turns non-dumpable, then forks
  *          └─ the command: runs the COMMAND stages (lock, chdir, fds, no_new_privs, ..., exec)
  *
  * Every stage is a row of one const table (supervisor/stages.c).  A failing stage writes one record
@@ -19,6 +19,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "dshbox/backend.h"
@@ -52,6 +53,7 @@ enum dsh_stage_where {
 struct dsh_stage_ctx {
 	const struct dsh_sandbox_spec *spec;
 	sigset_t caller_mask;       /* the signal mask the command gets back */
+	struct rlimit caller_core;  /* the caller's RLIMIT_CORE, which the command gets back */
 	struct dsh_mount_outcome mount_outcome;
 	int report_fd;              /* the setup pipe (CLOEXEC): records on failure, EOF on exec */
 	int exec_errno;             /* set by the exec stage when every candidate failed */

@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/path_search.h"
 #include "common/strv.h"
 #include "ns/mount.h"
 #include "ns/net.h"
@@ -113,6 +115,10 @@ static int st_seccomp(struct dsh_stage_ctx *c, struct dsh_error **err)
 
 static int st_exec(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
+	/* The command keeps the caller's limits (SPEC 3.7): init, which it was cloned from, dumps no
+	   core, but kept the caller's hard limit so that this can give the soft one back. */
+	if (setrlimit(RLIMIT_CORE, &c->caller_core) < 0)
+		return dsh_err_sys(err, errno, "setrlimit(RLIMIT_CORE)");
 	sigprocmask(SIG_SETMASK, &c->caller_mask, NULL);
 	int r = dsh_exec_command(c->spec->req->argv, c->spec->req->envp, &c->exec_exit, err);
 	sigset_t all;
@@ -176,24 +182,16 @@ int dsh_exec_command(char *const *argv, char *const *envp, int *ret_exit, struct
 		*ret_exit = e == ENOENT || e == ENOTDIR ? 127 : 126;
 		return dsh_err_sys(err, e, "'%s'", name);
 	}
-	const char *path = dsh_env_get(envp, "PATH");
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
+	struct dsh_path_search ps;
+	dsh_path_search_init(&ps, dsh_env_get(envp, "PATH"), name);
 	int seen = ENOENT;
 	char buf[PATH_MAX];
-	for (const char *p = path;; ) {
-		const char *colon = strchr(p, ':');
-		size_t n = colon ? (size_t)(colon - p) : strlen(p);
-		int len = n == 0 ? snprintf(buf, sizeof(buf), "%s", name)
-				 : snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, name);
-		if (len > 0 && (size_t)len < sizeof(buf)) {
-			execve(buf, argv, envp);
-			if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP && errno != ENAMETOOLONG)
-				seen = errno; /* found but not runnable: remembered, the search goes on */
-		}
-		if (!colon)
-			break;
-		p = colon + 1;
+	for (int r; (r = dsh_path_search_next(&ps, buf, sizeof(buf))) != 0;) {
+		if (r < 0)
+			continue; /* longer than any path execve takes */
+		execve(buf, argv, envp);
+		if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP && errno != ENAMETOOLONG)
+			seen = errno; /* found but not runnable: remembered, the search goes on */
 	}
 	*ret_exit = seen == ENOENT ? 127 : 126;
 	if (seen == ENOENT)

@@ -13,6 +13,7 @@
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
 #include "fence/fence.h"
+#include "fence/fence_internal.h"
 #include "tests/lib/harness.h"
 
 static char *root;  /* scratch dir */
@@ -295,12 +296,14 @@ Test(fence_ops, read_offset_limit_and_types)
 	dsh_policy_free(p);
 }
 
-static enum dsh_err_kind edit(struct dsh_policy *p, const char *path, const char *o, const char *n, bool all,
-				size_t *ret_repl)
+/* An edit through the public entry point (hook NULL) or with a hook between its read and its commit. */
+static enum dsh_err_kind edit_hooked(struct dsh_policy *p, const char *path, const char *o, const char *n,
+				     bool all, dsh_fence_edit_hook_fn hook, size_t *ret_repl)
 {
 	struct dsh_fence_write_result r;
 	struct dsh_error *f = NULL;
-	int rc = dsh_fence_edit(p, path, o, strlen(o), n, strlen(n), all, &r, &f);
+	int rc = hook ? dsh_fence_edit_hooked(p, path, o, strlen(o), n, strlen(n), all, hook, NULL, &r, &f)
+		      : dsh_fence_edit(p, path, o, strlen(o), n, strlen(n), all, &r, &f);
 	if (rc == 0) {
 		if (ret_repl)
 			*ret_repl = r.replacements;
@@ -311,6 +314,12 @@ static enum dsh_err_kind edit(struct dsh_policy *p, const char *path, const char
 	dsh_error_free(f);
 	f = NULL;
 	return k;
+}
+
+static enum dsh_err_kind edit(struct dsh_policy *p, const char *path, const char *o, const char *n, bool all,
+			      size_t *ret_repl)
+{
+	return edit_hooked(p, path, o, n, all, NULL, ret_repl);
 }
 
 Test(fence_ops, edit_unique_absent_ambiguous_all)
@@ -363,9 +372,8 @@ Test(fence_ops, edit_conflict_never_loses_the_other_write)
 	for (hook_style = 0; hook_style < 2; hook_style++) {
 		dsh_test_write_file(f, "mine original\n");
 		hook_path = f;
-		dsh_fence_edit_hook = concurrent_write;
-		cr_expect_eq(edit(p, f, "original", "edited", false, NULL), DSH_ERR_CONFLICT, "style %d", hook_style);
-		dsh_fence_edit_hook = NULL;
+		cr_expect_eq(edit_hooked(p, f, "original", "edited", false, concurrent_write, NULL), DSH_ERR_CONFLICT,
+			     "style %d", hook_style);
 		_cleanup_free_ char *now = dsh_test_read_file(f);
 		cr_expect(strncmp(now, "THEIRS", 6) == 0, "style %d: the other write was lost: %s", hook_style, now);
 	}

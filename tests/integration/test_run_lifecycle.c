@@ -10,12 +10,17 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/strv.h"
+#include "dshbox/backend.h"
+#include "dshbox/dshbox.h"
 #include "tests/lib/harness.h"
 
 static char *env[] = { "PATH=/usr/bin:/bin", NULL };
@@ -224,4 +229,103 @@ Test(run_lifecycle, descriptors_closed_unless_preserved)
 	close(fd);
 	dsh_test_rmtree(dir);
 	free(dir);
+}
+
+/*
+ * SPEC 3.7: dshbox's own processes dump no core, the command keeps the caller's limits.  A soft
+ * core limit the caller chose (in 512-byte blocks for ulimit) must reach the command unchanged,
+ * the hard one as well.
+ */
+static rlim_t set_soft_core_limit(void)
+{
+	struct rlimit rl;
+	cr_assert_eq(getrlimit(RLIMIT_CORE, &rl), 0);
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 512 * 1000)
+		DSH_SKIP("the hard core limit (%llu) is below the test's soft one", (unsigned long long)rl.rlim_max);
+	rl.rlim_cur = 512 * 1000;
+	cr_assert_eq(setrlimit(RLIMIT_CORE, &rl), 0);
+	return rl.rlim_max;
+}
+
+static void expect_limits(const char *out, rlim_t hard, const char *what)
+{
+	char want[64];
+	if (hard == RLIM_INFINITY)
+		snprintf(want, sizeof(want), "1000 unlimited\n");
+	else
+		snprintf(want, sizeof(want), "1000 %llu\n", (unsigned long long)(hard / 512));
+	cr_expect_str_eq(out, want, "%s: the command's core limits (soft hard)", what);
+}
+
+Test(run_lifecycle, the_command_keeps_the_callers_core_limit)
+{
+	rlim_t hard = set_soft_core_limit();
+	/* AddressSanitizer sets a sanitized dshbox's own soft limit to 0 at start unless told not to. */
+	char *asan_env[] = { "PATH=/usr/bin:/bin", "ASAN_OPTIONS=disable_coredump=0", NULL };
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--", "/bin/sh", "-c", "echo $(ulimit -c) $(ulimit -Hc)", NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(argv, asan_env, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	expect_limits(r.out, hard, "dshbox run");
+	dsh_proc_clear(&r);
+}
+
+/* The library leaves its caller's process as it found it: core limit, dumpable flag. */
+Test(run_lifecycle, confine_leaves_the_callers_process_state)
+{
+	rlim_t hard = set_soft_core_limit();
+	char *ws = dsh_test_mkdtemp();
+	_cleanup_free_ char *out = NULL, *shell = NULL;
+	cr_assert(asprintf(&out, "%s/limits", ws) > 0);
+	cr_assert(asprintf(&shell, "echo $(ulimit -c) $(ulimit -Hc) > '%s'", out) > 0);
+
+	struct dsh_config c;
+	dsh_config_init(&c);
+	c.mode = DSH_MODE_WORKSPACE_WRITE;
+	c.workspace = strdup(ws);
+	struct dsh_policy *p = NULL;
+	struct dsh_run_options o;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_policy_new(&c, env, ws, &p, &err), 0, "%s", err ? err->msg : "");
+	cr_assert_eq(dsh_run_options_init(&o, &c, env, &err), 0, "%s", err ? err->msg : "");
+	dsh_config_clear(&c);
+
+	static const enum dsh_backend_id ids[] = { DSH_BACKEND_LINUX_NS, DSH_BACKEND_LANDLOCK };
+	int ran = 0;
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		const struct dsh_backend *b = dsh_backend_get(ids[i]);
+		if (!b || b->probe(p, &o, NULL) < 0) {
+			cr_log_info("%s: not usable here, not run", b ? b->name : "?");
+			continue;
+		}
+		void *plan = NULL;
+		cr_assert_eq(b->compile(p, &o, &plan, &err), 0, "%s: %s", b->name, err ? err->msg : "");
+		char *argv[] = { "/bin/sh", "-c", shell, NULL };
+		struct dsh_run_request req = { .argv = argv, .envp = env };
+		struct dsh_run_result res;
+		int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+		struct rlimit before, after;
+		cr_assert_eq(getrlimit(RLIMIT_CORE, &before), 0);
+		cr_assert_eq(b->confine(p, plan, &req, &res, &err), 0, "%s: %s", b->name, err ? err->msg : "");
+		cr_assert_eq(getrlimit(RLIMIT_CORE, &after), 0);
+		cr_expect_eq(res.exit_code, 0, "%s", b->name);
+		cr_expect(before.rlim_cur == after.rlim_cur && before.rlim_max == after.rlim_max,
+			  "%s: the caller's core limit changed from %llu/%llu to %llu/%llu", b->name,
+			  (unsigned long long)before.rlim_cur, (unsigned long long)before.rlim_max,
+			  (unsigned long long)after.rlim_cur, (unsigned long long)after.rlim_max);
+		cr_expect_eq(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), dumpable, "%s: the caller's dumpable flag changed", b->name);
+		_cleanup_free_ char *got = dsh_test_read_file(out);
+		expect_limits(got, hard, b->name);
+		free(res.message);
+		dsh_strv_free(res.warnings);
+		b->free(plan);
+		unlink(out);
+		ran++;
+	}
+	if (ran == 0)
+		DSH_SKIP("neither linux-ns nor landlock can run on this machine");
+	dsh_run_options_clear(&o);
+	dsh_policy_free(p);
+	dsh_test_rmtree(ws);
+	free(ws);
 }

@@ -297,6 +297,29 @@ Test(runner, confine_passes_a_signal_through)
 	tree_clear(&t);
 }
 
+/* dshbox ignores SIGPIPE while it relays; the runner and the command must not inherit that. */
+Test(runner, the_command_does_not_inherit_an_ignored_sigpipe)
+{
+	struct tree t;
+	fake_runner(&t, NULL);
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
+	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	char *argv[] = { "sh", "-c", "grep '^SigIgn:' /proc/self/status >&2", NULL };
+	struct dsh_run_result res;
+	struct dsh_error *e = NULL;
+	char *errtext = NULL;
+	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
+	cr_expect_eq(res.exit_code, 0);
+	unsigned long long ign = 0;
+	cr_assert_eq(sscanf(errtext, "SigIgn: %llx", &ign), 1, "%s", errtext);
+	cr_expect_eq(ign & (1ULL << (SIGPIPE - 1)), 0, "SIGPIPE is ignored in the command: %s", errtext);
+	free(errtext);
+	fx_clear(&p);
+	tree_clear(&t);
+}
+
 Test(runner, missing_runner_is_a_dshbox_failure)
 {
 	struct dsh_policy p;

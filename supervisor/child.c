@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/write_all.h"
+#include "supervisor/child.h"
+
+/* The signals that reach the command (SPEC 3.8). */
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
+
+/* The most watches one wait takes: a status and a report pipe (sandbox), a stderr (runner). */
+#define MAX_WATCHES 4
+
+void dsh_child_signal_set(sigset_t *ret)
+{
+	sigemptyset(ret);
+	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+		sigaddset(ret, forwarded[i]);
+	sigaddset(ret, SIGCHLD);
+}
+
+void dsh_child_forward(pid_t pid, const struct signalfd_siginfo *si)
+{
+	if (si->ssi_signo != SIGCHLD && si->ssi_code != SI_KERNEL)
+		kill(pid, (int)si->ssi_signo);
+}
+
+int dsh_child_begin(struct dsh_child *c, struct dsh_error **err)
+{
+	memset(c, 0, sizeof(*c));
+	c->pid = -1;
+	c->sfd = -1;
+	sigset_t set;
+	dsh_child_signal_set(&set);
+	if (sigprocmask(SIG_BLOCK, &set, &c->caller_mask) < 0)
+		return dsh_err_sys(err, errno, "sigprocmask");
+	/* Non-blocking: one wake-up reads every signal queued, and the end drains them. */
+	c->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (c->sfd < 0) {
+		int e = errno;
+		sigprocmask(SIG_SETMASK, &c->caller_mask, NULL);
+		return dsh_err_sys(err, e, "signalfd");
+	}
+	return 0;
+}
+
+/* "clone(CLONE_NEWUSER|CLONE_NEWNS|...)", as the error names the call. */
+static void clone_call_name(unsigned long flags, char *buf, size_t size)
+{
+	static const struct {
+		unsigned long flag;
+		const char *name;
+	} names[] = {
+		{ CLONE_NEWUSER, "CLONE_NEWUSER" }, { CLONE_NEWNS, "CLONE_NEWNS" },   { CLONE_NEWPID, "CLONE_NEWPID" },
+		{ CLONE_NEWNET, "CLONE_NEWNET" },   { CLONE_NEWIPC, "CLONE_NEWIPC" }, { CLONE_NEWUTS, "CLONE_NEWUTS" },
+	};
+	size_t len = (size_t)snprintf(buf, size, "clone(");
+	const char *sep = "";
+	for (size_t i = 0; i < ARRAY_SIZE(names) && len < size; i++)
+		if (flags & names[i].flag) {
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", sep, names[i].name);
+			sep = "|";
+		}
+	if (len < size)
+		snprintf(buf + len, size - len, ")");
+}
+
+int dsh_child_spawn(struct dsh_child *c, unsigned long clone_flags, int (*fn)(void *arg), void *arg,
+		    struct dsh_error **err)
+{
+	/* fork() runs the atfork handlers a plain copy of the caller needs (malloc's locks); a new
+	   namespace needs the raw clone, which takes flags and, without CLONE_VM, no stack. */
+	pid_t pid = clone_flags ? (pid_t)syscall(SYS_clone, clone_flags | SIGCHLD, NULL, NULL, NULL, NULL) : fork();
+	if (pid < 0) {
+		if (!clone_flags)
+			return dsh_err_sys(err, errno, "fork");
+		int e = errno;
+		char call[128];
+		clone_call_name(clone_flags, call, sizeof(call));
+		return dsh_err_sys(err, e, "%s", call);
+	}
+	if (pid == 0) {
+		close(c->sfd);
+		_exit(fn(arg));
+	}
+	c->pid = pid;
+	return 0;
+}
+
+static void reap_if_ended(struct dsh_child *c)
+{
+	if (c->reaped || c->pid < 0)
+		return;
+	pid_t w;
+	while ((w = waitpid(c->pid, &c->status, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (w == c->pid)
+		c->reaped = true;
+}
+
+void dsh_child_reap(struct dsh_child *c)
+{
+	if (c->reaped || c->pid < 0)
+		return;
+	pid_t w;
+	while ((w = waitpid(c->pid, &c->status, 0)) < 0 && errno == EINTR)
+		;
+	c->reaped = true;
+}
+
+void dsh_child_kill(struct dsh_child *c)
+{
+	if (c->reaped || c->pid < 0)
+		return;
+	kill(c->pid, SIGKILL);
+	dsh_child_reap(c);
+}
+
+/* Every signal queued: passed on, or (SIGCHLD) a reason to look whether the child ended. */
+static void take_signals(struct dsh_child *c)
+{
+	struct signalfd_siginfo si;
+	bool chld = false;
+	while (read(c->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			chld = true;
+		else
+			dsh_child_forward(c->pid, &si);
+	}
+	if (chld)
+		reap_if_ended(c);
+}
+
+static void drain(struct dsh_child_watch *w)
+{
+	if (w->fd < 0)
+		return;
+	int fl = fcntl(w->fd, F_GETFL);
+	if (fl >= 0)
+		(void)fcntl(w->fd, F_SETFL, fl | O_NONBLOCK);
+	while (w->ready(w->data, w->fd) == DSH_CHILD_GO_ON)
+		;
+	w->fd = -1;
+}
+
+int dsh_child_wait(struct dsh_child *c, struct dsh_child_watch *watches, size_t n, struct dsh_error **err)
+{
+	if (n > MAX_WATCHES)
+		return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "wait: %zu descriptors to watch, at most %d", n, MAX_WATCHES);
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	int r = 0;
+	bool done = false;
+	while (!done && !c->reaped) {
+		struct pollfd pf[1 + MAX_WATCHES] = { { c->sfd, POLLIN, 0 } };
+		size_t which[1 + MAX_WATCHES], npf = 1;
+		for (size_t i = 0; i < n; i++)
+			if (watches[i].fd >= 0) {
+				pf[npf] = (struct pollfd){ watches[i].fd, POLLIN, 0 };
+				which[npf++] = i;
+			}
+		if (poll(pf, npf, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = dsh_err_sys(err, errno, "poll");
+			dsh_child_kill(c);
+			break;
+		}
+		/* The descriptors first: a status written before the child ended is read as such. */
+		for (size_t k = 1; k < npf && !done; k++) {
+			if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			struct dsh_child_watch *w = &watches[which[k]];
+			int v = w->ready(w->data, w->fd);
+			if (v != DSH_CHILD_GO_ON)
+				w->fd = -1; /* finished: not read again, not even by the drain */
+			if (v == DSH_CHILD_DONE)
+				done = true;
+		}
+		if (!done && (pf[0].revents & POLLIN))
+			take_signals(c);
+	}
+	if (r == 0) {
+		for (size_t i = 0; i < n; i++)
+			drain(&watches[i]);
+		reap_if_ended(c);
+	}
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	return r;
+}
+
+void dsh_child_end(struct dsh_child *c)
+{
+	if (c->sfd >= 0) {
+		struct signalfd_siginfo si;
+		while (read(c->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			;
+		close(c->sfd);
+		c->sfd = -1;
+	}
+	sigprocmask(SIG_SETMASK, &c->caller_mask, NULL);
+}
+
+void dsh_child_decode(int status, struct dsh_run_result *ret)
+{
+	if (WIFSIGNALED(status)) {
+		ret->signal = WTERMSIG(status);
+		ret->exit_code = 128 + ret->signal;
+	} else {
+		ret->signal = 0;
+		ret->exit_code = WEXITSTATUS(status);
+	}
+}
+
+int dsh_child_relay_ready(void *relay, int fd)
+{
+	struct dsh_child_relay *rl = relay;
+	char buf[65536];
+	ssize_t got = read(fd, buf, sizeof(buf));
+	if (got < 0 && errno == EINTR)
+		return DSH_CHILD_GO_ON;
+	if (got <= 0)
+		return DSH_CHILD_CLOSE;
+	(void)dsh_write_all(rl->to, buf, (size_t)got);
+	if (rl->tap)
+		rl->tap(rl->tap_data, buf, (size_t)got);
+	return DSH_CHILD_GO_ON;
+}
