@@ -686,19 +686,30 @@ static int meta_on_name(const struct target *t, const struct meta_args *m)
 	return -ENOSYS;
 }
 
+/*
+ * Act on the caller's descriptor (our duplicate of it).  It may be an O_PATH descriptor (glibc's
+ * fchmodat(AT_SYMLINK_NOFOLLOW) spells chmod("/proc/self/fd/N") on one), which fchmod and friends
+ * refuse: the inode is reached through our own /proc/self/fd link instead, as the caller meant.
+ */
 static int meta_on_fd(int fd, const struct meta_args *m)
 {
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	bool link = S_ISLNK(st.st_mode);
 	switch (m->what) {
 	case META_CHMOD:
-		return sys_result(fchmod(fd, m->mode));
+		return link ? -EOPNOTSUPP : sys_result(chmod(p, m->mode));
 	case META_CHOWN:
 		return sys_result(fchownat(fd, "", m->uid, m->gid, AT_EMPTY_PATH));
 	case META_TIMES:
-		return sys_result(futimens(fd, m->ts_now ? NULL : m->ts));
+		return link ? -EOPNOTSUPP : sys_result(utimensat(AT_FDCWD, p, m->ts_now ? NULL : m->ts, 0));
 	case META_SETXATTR:
-		return sys_result(fsetxattr(fd, m->xname, m->xvalue, m->xsize, m->xflags));
+		return link ? -EOPNOTSUPP : sys_result(setxattr(p, m->xname, m->xvalue, m->xsize, m->xflags));
 	case META_REMOVEXATTR:
-		return sys_result(fremovexattr(fd, m->xname));
+		return link ? -EOPNOTSUPP : sys_result(removexattr(p, m->xname));
 	case META_TRUNCATE:
 		return sys_result(ftruncate(fd, m->length));
 	}

@@ -30,6 +30,9 @@ struct linux_ns_plan {
 	bool landlock;                    /* the Landlock stage runs (not in danger-full-access) */
 	struct dsh_landlock_spec ll;      /* its grants, opened inside the finished tree */
 	struct dsh_seccomp_prog seccomp;  /* compiled here, loaded as the last stage */
+	struct dsh_seccomp_prog notify;   /* the runtime broker's filter (empty: runtimeBroker off) */
+	struct dsh_broker broker;         /* served by init */
+	char **broker_targets;            /* the glob matches the plan protects */
 };
 
 static bool new_net(const struct dsh_policy *p, const struct dsh_run_options *o)
@@ -45,7 +48,24 @@ static void plan_free(void *plan)
 	dsh_mount_plan_free(lp->mounts);
 	dsh_landlock_spec_clear(&lp->ll);
 	dsh_seccomp_prog_clear(&lp->seccomp);
+	dsh_seccomp_prog_clear(&lp->notify);
+	dsh_strv_free(lp->broker_targets);
 	free(lp);
+}
+
+/*
+ * The runtime broker (SPEC 3.12): its filter, and the names it guards beyond the rules' own — the
+ * matches of r-/-- globs that the plan masks or binds read-only now.
+ */
+static int broker_plan(const struct dsh_policy *p, struct linux_ns_plan *lp, struct dsh_error **err)
+{
+	for (size_t i = 0; i < lp->mounts->n; i++) {
+		const struct dsh_mount_entry *e = &lp->mounts->entries[i];
+		if (e->rule && e->rule->glob && dsh_strv_push(&lp->broker_targets, e->path) < 0)
+			return dsh_err_sys(err, ENOMEM, "broker plan");
+	}
+	lp->broker = (struct dsh_broker){ .policy = p, .targets = lp->broker_targets };
+	return dsh_seccomp_compile_notify(&lp->notify, err);
 }
 
 static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *o, void **ret_plan,
@@ -70,6 +90,8 @@ static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *
 						  &lp->ll, err);
 	if (r >= 0)
 		r = dsh_seccomp_compile(NULL, &lp->seccomp, err);
+	if (r >= 0 && o->runtime_broker)
+		r = broker_plan(p, lp, err);
 	if (r < 0) {
 		plan_free(lp);
 		return r;
@@ -199,6 +221,8 @@ static int ln_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 		.gid = getgid(),
 		.landlock = lp->landlock ? &lp->ll : NULL,
 		.seccomp = &lp->seccomp,
+		.notify = lp->notify.insns ? &lp->notify : NULL,
+		.broker = &lp->broker,
 	};
 	return dsh_sandbox_run(&spec, ret, err);
 }

@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -106,6 +107,24 @@ static void kill_descendants(void)
 	}
 }
 
+/* The broker's listener, sent by the command before it exec'd; -1 when it sent none. */
+static int receive_listener(int sock)
+{
+	char buf[CMSG_SPACE(sizeof(int))];
+	memset(buf, 0, sizeof(buf));
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf, .msg_controllen = sizeof(buf) };
+	if (recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
 static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 {
 	/* Die with the supervisor; if it is already gone (its end of the pipe closed), stop now. */
@@ -170,6 +189,18 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	 */
 	static char stack[256 * 1024] __attribute__((aligned(16)));
 	struct command_arg arg = { .c = c, .sfd = sfd, .status_fd = status_fd };
+	/* The broker's listener comes back from the command over this pair (SPEC 3.12). */
+	int bsock[2] = { -1, -1 };
+	c->broker_sock = -1;
+	if (c->spec->notify) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, bsock) < 0) {
+			struct dsh_error *e = NULL;
+			dsh_err_sys(&e, errno, "socketpair");
+			send_record(c->report_fd, REC_SETUP, 0, "broker", e);
+			_exit(125);
+		}
+		c->broker_sock = bsock[1];
+	}
 	pid_t cmd = clone(command_fn, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &arg);
 	if (cmd < 0) {
 		struct dsh_error *e = NULL;
@@ -177,11 +208,38 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		send_record(c->report_fd, REC_SETUP, 0, "init", e);
 		_exit(125);
 	}
+	/* The command has exec'd (or failed): what it handed over is in the socket already. */
+	int listener = bsock[0] >= 0 ? receive_listener(bsock[0]) : -1;
+	if (bsock[0] >= 0) {
+		close(bsock[0]);
+		close(bsock[1]);
+	}
 	/* The command has its copy of the limits: init's hard limit can go to 0 as well. */
 	nocore.rlim_max = 0;
 	(void)setrlimit(RLIMIT_CORE, &nocore); /* lowering a limit cannot fail */
 	close(c->report_fd);
 	for (;;) {
+		struct pollfd pfs[2] = { { sfd, POLLIN, 0 }, { listener, POLLIN, 0 } };
+		if (poll(pfs, listener >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(125);
+		}
+		if (listener >= 0 && (pfs[1].revents & POLLIN)) {
+			/* One call at a time: no check is separated from its act by another call. */
+			struct dsh_error *e = NULL;
+			if (dsh_broker_serve_one(c->spec->broker, listener, &e) < 0) {
+				/* A broken listener: every notified call fails from now on (fail closed). */
+				close(listener);
+				listener = -1;
+			}
+			dsh_error_free(e);
+		} else if (listener >= 0 && dsh_broker_hung_up(pfs[1].revents)) {
+			close(listener); /* no process uses the filter any more */
+			listener = -1;
+		}
+		if (!(pfs[0].revents & POLLIN))
+			continue;
 		struct signalfd_siginfo si;
 		ssize_t n = read(sfd, &si, sizeof(si));
 		if (n < 0 && errno == EINTR)

@@ -27,6 +27,7 @@
 #include "landlock/landlock.h"
 #include "ns/plan.h"
 #include "policy/policy.h"
+#include "broker/broker.h"
 #include "supervisor/seccomp.h"
 
 struct dsh_sandbox_spec {
@@ -42,6 +43,10 @@ struct dsh_sandbox_spec {
 	bool no_namespaces;
 	const struct dsh_landlock_spec *landlock; /* built before fork; NULL: no Landlock stage */
 	const struct dsh_seccomp_prog *seccomp;   /* compiled before fork; NULL: no seccomp stage */
+	/* The runtime broker (SPEC 3.12): its filter, loaded by the command just before seccomp, and
+	   the broker init serves it with.  NULL: runtimeBroker off. */
+	const struct dsh_seccomp_prog *notify;
+	struct dsh_broker *broker;
 };
 
 /* Where a stage runs: in init before the command is forked, or in the command before exec. */
@@ -57,6 +62,7 @@ struct dsh_stage_ctx {
 	struct dsh_mount_outcome mount_outcome;
 	int report_fd;              /* the setup pipe (CLOEXEC): records on failure, EOF on exec */
 	int exec_errno;             /* set by the exec stage when every candidate failed */
+	int broker_sock;            /* the command's end: the listener goes to init through it, or -1 */
 	int exec_exit;              /* 126 or 127 */
 };
 

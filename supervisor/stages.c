@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -105,6 +106,36 @@ static int st_landlock(struct dsh_stage_ctx *c, struct dsh_error **err)
 	return dsh_landlock_apply(c->spec->landlock, err);
 }
 
+/*
+ * The runtime broker's filter, installed just before the deny filter (SPEC 3.12); its listener goes
+ * to init, the broker, which serves it from now on.  The command keeps no copy.
+ */
+static int st_broker(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (!c->spec->notify)
+		return 0;
+	int listener = -1;
+	int r = dsh_seccomp_load_listener(c->spec->notify, &listener, err);
+	if (r < 0)
+		return r;
+	char buf[CMSG_SPACE(sizeof(int))];
+	memset(buf, 0, sizeof(buf));
+	char byte = 'L';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf, .msg_controllen = sizeof(buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &listener, sizeof(int));
+	ssize_t n = sendmsg(c->broker_sock, &mh, MSG_NOSIGNAL);
+	int e = errno;
+	close(listener);
+	if (n != 1)
+		return dsh_err_sys(err, e, "hand the broker its listener");
+	return 0;
+}
+
 /* Last before exec: after it, even the stages above could not run. */
 static int st_seccomp(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
@@ -137,11 +168,14 @@ const struct dsh_stage dsh_stages[] = {
 	{ "network", DSH_STAGE_INIT, true, st_network },
 	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
 	{ "lock", DSH_STAGE_INIT, true, st_lock },
+	/* Taken by init, which the command inherits them from: init is the broker, and the broker has
+	   exactly the command's rights (SPEC 3.12) — no capability, the same Landlock domain. */
+	{ "caps", DSH_STAGE_INIT, false, st_caps },
+	{ "no_new_privs", DSH_STAGE_INIT, false, st_no_new_privs },
+	{ "landlock", DSH_STAGE_INIT, false, st_landlock },
 	{ "chdir", DSH_STAGE_COMMAND, false, st_chdir },
 	{ "fds", DSH_STAGE_COMMAND, false, st_fds },
-	{ "caps", DSH_STAGE_COMMAND, false, st_caps },
-	{ "no_new_privs", DSH_STAGE_COMMAND, false, st_no_new_privs },
-	{ "landlock", DSH_STAGE_COMMAND, false, st_landlock },
+	{ "broker", DSH_STAGE_COMMAND, false, st_broker },
 	{ "seccomp", DSH_STAGE_COMMAND, false, st_seccomp },
 	{ "exec", DSH_STAGE_COMMAND, false, st_exec },
 	{ NULL, DSH_STAGE_INIT, false, NULL },
