@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/xattr.h>
@@ -350,6 +351,42 @@ static const char *guard(struct dsh_broker *b, const char *canonical, const char
 	return NULL;
 }
 
+/*
+ * Where the kernel refuses by itself — a read-only mount (the sandbox's own tree: r- binds, masks,
+ * everything outside the writable roots), a mount point, two mounts — the broker lets the kernel
+ * answer: the call fails either way, and with the errno a program expects (EROFS, EBUSY, EXDEV).
+ */
+static uint64_t mnt_id(int dirfd, const char *name)
+{
+	struct statx sx;
+	int flags = AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH);
+	if (statx(dirfd, name, flags, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return sx.stx_mnt_id;
+}
+
+static bool ro_fd(int fd)
+{
+	struct statvfs v;
+	return fstatvfs(fd, &v) == 0 && (v.f_flag & ST_RDONLY);
+}
+
+/* A change of this name (create, remove, rename) that the kernel refuses anyway. */
+static bool kernel_refuses_name(const struct target *t)
+{
+	if (ro_fd(t->pfd))
+		return true;
+	uint64_t here = mnt_id(t->pfd, "");
+	return t->exists && here && mnt_id(t->pfd, t->name) != here; /* a mount point: EBUSY */
+}
+
+/* A metadata change of this name's inode that the kernel refuses anyway (its mount is read-only). */
+static bool kernel_refuses_meta(const struct target *t)
+{
+	_cleanup_close_ int fd = openat(t->pfd, t->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 && ro_fd(fd);
+}
+
 /* Whether a rule forbids writing (creating) this name; the mode's own limits are the kernel's. */
 static bool create_denied(struct dsh_broker *b, const struct target *t)
 {
@@ -438,7 +475,7 @@ static int do_open(struct call *c, int dirfd, uint64_t path_addr, uint64_t flags
 		}
 		/* Creating a name, or truncating one through an O_CREAT open: a rule's word first. */
 		bool writes = !t.exists || (flags & (O_WRONLY | O_RDWR | O_TRUNC));
-		if (writes && create_denied(c->b, &t)) {
+		if (writes && create_denied(c->b, &t) && !kernel_refuses_name(&t)) {
 			target_clear(&t);
 			return answer(c, -EACCES);
 		}
@@ -509,7 +546,7 @@ static int do_make(struct call *c, enum make what, int dirfd, uint64_t path_addr
 	r = resolve(c, dirfd, path, false, 0, &t);
 	if (r >= 0 && t.exists)
 		r = -EEXIST;
-	if (r >= 0 && create_denied(c->b, &t))
+	if (r >= 0 && create_denied(c->b, &t) && !kernel_refuses_name(&t))
 		r = -EACCES;
 	if (r >= 0) {
 		mode_t old = umask(um);
@@ -541,7 +578,7 @@ static int do_remove(struct call *c, int dirfd, uint64_t path_addr, int flags)
 	r = resolve(c, dirfd, path, false, 0, &t);
 	if (r >= 0 && !t.exists)
 		r = -ENOENT;
-	if (r >= 0 && guard(c->b, t.canonical, t.spelled))
+	if (r >= 0 && guard(c->b, t.canonical, t.spelled) && !kernel_refuses_name(&t))
 		r = -EACCES;
 	if (r >= 0)
 		r = sys_result(unlinkat(t.pfd, t.name, flags));
@@ -564,14 +601,16 @@ static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_
 	if (r >= 0 && !o.exists)
 		r = -ENOENT;
 	/* The old name leaves: guarded.  The new name is replaced (guarded) or made (a rule's word);
-	   an exchange makes the old name anew too. */
-	if (r >= 0 && guard(c->b, o.canonical, o.spelled))
+	   an exchange makes the old name anew too.  Across mounts the kernel says EXDEV itself. */
+	bool kernel = r >= 0 && (mnt_id(o.pfd, "") != mnt_id(n.pfd, "") || kernel_refuses_name(&o) ||
+				 kernel_refuses_name(&n));
+	if (r >= 0 && !kernel && guard(c->b, o.canonical, o.spelled))
 		r = -EACCES;
-	if (r >= 0 && n.exists && guard(c->b, n.canonical, n.spelled))
+	if (r >= 0 && !kernel && n.exists && guard(c->b, n.canonical, n.spelled))
 		r = -EACCES;
-	if (r >= 0 && create_denied(c->b, &n))
+	if (r >= 0 && !kernel && create_denied(c->b, &n))
 		r = -EACCES;
-	if (r >= 0 && (flags & RENAME_EXCHANGE) && create_denied(c->b, &o))
+	if (r >= 0 && !kernel && (flags & RENAME_EXCHANGE) && create_denied(c->b, &o))
 		r = -EACCES;
 	if (r >= 0)
 		r = sys_result(renameat2(o.pfd, o.name, n.pfd, n.name, flags));
@@ -601,15 +640,18 @@ static int do_link(struct call *c, int odir, uint64_t opath, int ndir, uint64_t 
 		r = resolve(c, odir, op, flags & AT_SYMLINK_FOLLOW, 0, &o);
 		if (r >= 0 && !o.exists)
 			r = -ENOENT;
-		/* A protected file gets no second name: the rule names the first one only. */
-		if (r >= 0 && guard(c->b, o.canonical, o.spelled))
-			r = -EACCES;
 	}
 	if (r >= 0)
 		r = resolve(c, ndir, np, false, 0, &n);
+	/* Across mounts (a masked file is a mount of its own) the kernel says EXDEV itself. */
+	bool kernel = r >= 0 && (kernel_refuses_name(&n) ||
+				 (src < 0 && mnt_id(o.pfd, o.name) != mnt_id(n.pfd, "")));
+	/* A protected file gets no second name: the rule names the first one only. */
+	if (r >= 0 && !kernel && src < 0 && guard(c->b, o.canonical, o.spelled))
+		r = -EACCES;
 	if (r >= 0 && n.exists)
 		r = -EEXIST;
-	if (r >= 0 && create_denied(c->b, &n))
+	if (r >= 0 && !kernel && create_denied(c->b, &n))
 		r = -EACCES;
 	if (r >= 0 && src >= 0) {
 		char p[64];
@@ -741,7 +783,7 @@ static int do_meta(struct call *c, int dirfd, uint64_t path_addr, bool follow, b
 	r = resolve(c, dirfd, path, follow, 0, &t);
 	if (r >= 0 && !t.exists)
 		r = -ENOENT;
-	if (r >= 0 && guard(c->b, t.canonical, t.spelled))
+	if (r >= 0 && guard(c->b, t.canonical, t.spelled) && !kernel_refuses_meta(&t))
 		r = -EACCES;
 	if (r >= 0)
 		r = meta_on_name(&t, m);

@@ -241,6 +241,8 @@ void dsh_landlock_plan_free(struct dsh_landlock_plan *plan)
 		return;
 	dsh_landlock_spec_clear(&plan->spec);
 	dsh_seccomp_prog_clear(&plan->seccomp);
+	dsh_seccomp_prog_clear(&plan->notify);
+	dsh_strv_free(plan->broker_targets);
 	free(plan->rules);
 	free(plan);
 }
@@ -317,6 +319,9 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_opt
 	if (r >= 0)
 		r = dsh_landlock_spec_add_siblings(&plan->spec, t, n, around, max, err);
 	free(t);
+	for (size_t i = 0; r >= 0 && o->runtime_broker && i < matches.n; i++)
+		if (dsh_strv_push(&plan->broker_targets, matches.m[i].path) < 0)
+			r = dsh_err_sys(err, ENOMEM, "landlock plan");
 	dsh_walk_result_clear(&matches);
 	/* Writable roots (in danger-full-access the walk did it), then the devices. */
 	if (r >= 0 && !danger(p))
@@ -326,6 +331,12 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_opt
 	struct dsh_seccomp_opts so = { .deny_inet = !o->network, .deny_sysv_ipc = true };
 	if (r >= 0)
 		r = dsh_seccomp_compile(&so, &plan->seccomp, err);
+	/* The runtime broker (SPEC 3.12): here also what Landlock has no right for — metadata changes,
+	   renames and removals of what a rule names, new names a rule covers. */
+	if (r >= 0 && o->runtime_broker) {
+		plan->broker = (struct dsh_broker){ .policy = p, .targets = plan->broker_targets };
+		r = dsh_seccomp_compile_notify(&plan->notify, err);
+	}
 	if (r < 0) {
 		dsh_landlock_plan_free(plan);
 		return dsh_err_prefix(err, "backend 'landlock'");
@@ -386,6 +397,8 @@ int dsh_landlock_confine(const struct dsh_policy *p, void *plan_, const struct d
 		.no_namespaces = true,
 		.landlock = &plan->spec,
 		.seccomp = &plan->seccomp,
+		.notify = plan->notify.insns ? &plan->notify : NULL,
+		.broker = &plan->broker,
 	};
 	return dsh_sandbox_run(&spec, ret, err);
 }

@@ -4,6 +4,7 @@
 
 #include "dshbox/backend.h"
 #include "landlock/landlock.h"
+#include "broker/broker.h"
 #include "supervisor/seccomp.h"
 
 /* The landlock backend's plan: everything heavy is done before fork. */
@@ -19,6 +20,9 @@ struct dsh_landlock_plan {
 	struct dsh_seccomp_prog seccomp;
 	struct dsh_landlock_rule_plan *rules; /* one per policy rule */
 	size_t n_rules;
+	struct dsh_seccomp_prog notify;       /* the runtime broker's filter (empty: off) */
+	struct dsh_broker broker;
+	char **broker_targets;                /* glob matches found at start */
 };
 
 int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_landlock_plan **ret,

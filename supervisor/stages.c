@@ -107,6 +107,20 @@ static int st_landlock(struct dsh_stage_ctx *c, struct dsh_error **err)
 }
 
 /*
+ * A Landlock layer of the command's own holding only the scopes (ABI 6): init, the broker, stays in
+ * the parent domain, where the command can neither signal it nor reach its abstract sockets, while
+ * init may still look into the command (a parent domain may, SPEC 3.12).
+ */
+static int st_scope(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	const struct dsh_landlock_spec *ll = c->spec->landlock;
+	if (!ll || ll->abi < 6 || !ll->scoped)
+		return 0;
+	struct dsh_landlock_spec s = { .abi = ll->abi, .scoped = ll->scoped };
+	return dsh_landlock_apply(&s, err);
+}
+
+/*
  * The runtime broker's filter, installed just before the deny filter (SPEC 3.12); its listener goes
  * to init, the broker, which serves it from now on.  The command keeps no copy.
  */
@@ -175,6 +189,7 @@ const struct dsh_stage dsh_stages[] = {
 	{ "landlock", DSH_STAGE_INIT, false, st_landlock },
 	{ "chdir", DSH_STAGE_COMMAND, false, st_chdir },
 	{ "fds", DSH_STAGE_COMMAND, false, st_fds },
+	{ "scope", DSH_STAGE_COMMAND, false, st_scope },
 	{ "broker", DSH_STAGE_COMMAND, false, st_broker },
 	{ "seccomp", DSH_STAGE_COMMAND, false, st_seccomp },
 	{ "exec", DSH_STAGE_COMMAND, false, st_exec },
