@@ -23,6 +23,10 @@ static int validate(const struct dsh_config *c, struct dsh_error **err)
 		const char *s = c->runner_failure_signatures[i];
 		if (!*s)
 			return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "runnerFailureSignatures[%zu]: empty", i);
+		/* A blank signature matches nearly every stderr: each command would become a runner failure. */
+		if (!s[strspn(s, " \t\v\f")])
+			return dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+				       "runnerFailureSignatures[%zu]: only whitespace (it would match almost any stderr)", i);
 		if (strpbrk(s, "\n\r"))
 			return dsh_err(err, DSH_ERR_CONFIG, EINVAL,
 				       "runnerFailureSignatures[%zu]: must be a single line", i);

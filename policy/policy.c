@@ -267,8 +267,9 @@ int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cw
 		return oom(err);
 	p->mode = c->mode;
 	p->diff_basis_max_bytes = c->diff_basis_max_bytes;
-	if (c->diff_basis_max_bytes < 0) {
-		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL, "diffBasisMaxBytes: must not be negative, got %lld",
+	/* 0 would quietly turn every overwrite's diff off: a bound is a positive size. */
+	if (c->diff_basis_max_bytes <= 0) {
+		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL, "diffBasisMaxBytes: must be positive, got %lld",
 			    c->diff_basis_max_bytes);
 		goto fail;
 	}
