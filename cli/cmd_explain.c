@@ -104,10 +104,14 @@ static json_t *explain_json(const struct dsh_policy *p, const struct dsh_run_opt
 	for (size_t i = 0; list[i]; i++)
 		if (!only || list[i] == only)
 			json_array_append_new(backends, describe_backend(p, ro, list[i], rules, warnings));
-	return json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o, s:o}", "mode",
+	/* SPEC 1.7: the names `run` would not pass on, never their values. */
+	json_t *environment = json_pack("{s:s, s:o}", "inherit", dsh_env_inherit_to_string(ro->env_inherit), "removed",
+					strv_json(ro->env_removed));
+	return json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o, s:o, s:o}", "mode",
 			 dsh_mode_to_string(dsh_policy_mode(p)), "workspace", dsh_policy_workspace(p), "cwd",
 			 dsh_policy_cwd(p), "tmpdir", dsh_policy_tmpdir(p), "network", ro->network ? "on" : "off",
-			 "writableRoots", roots, "rules", rules, "backends", backends, "warnings", warnings);
+			 "environment", environment, "writableRoots", roots, "rules", rules, "backends", backends,
+			 "warnings", warnings);
 }
 
 static const char *str(json_t *o, const char *key)
@@ -124,6 +128,13 @@ static void print_text(json_t *e)
 	       str(e, "workspace"), str(e, "cwd"), str(e, "network"));
 	if (json_is_string(json_object_get(e, "tmpdir")))
 		printf("TMPDIR:     %s\n", str(e, "tmpdir"));
+	json_t *env = json_object_get(e, "environment");
+	printf("env:        inherit %s", str(env, "inherit"));
+	if (json_array_size(json_object_get(env, "removed")) > 0) {
+		printf("; not passed on:");
+		json_array_foreach(json_object_get(env, "removed"), i, v) printf(" %s", json_string_value(v));
+	}
+	printf("\n");
 	printf("\nwritable roots:\n");
 	if (json_array_size(json_object_get(e, "writableRoots")) == 0)
 		printf("  (none)\n");

@@ -139,6 +139,59 @@ static int strings(struct ctx *x, yaml_node_t *n, const char *key, char ***dst)
 	return *dst ? 0 : dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 }
 
+/* env: { inherit: all|core|none, exclude: [PATTERN...], set: {NAME: VALUE} } (SPEC 1.7). */
+static int env_field(struct ctx *x, struct dsh_config *c, yaml_node_t *v)
+{
+	if (v->type != YAML_MAPPING_NODE)
+		return bad(x, v, "env", "%s", "expected a mapping with inherit, exclude and set");
+	_cleanup_strv_ char **seen = NULL;
+	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start; pr < v->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(x->doc, pr->key);
+		yaml_node_t *val = yaml_document_get_node(x->doc, pr->value);
+		const char *key;
+		int r = scalar(x, k, "env", &key);
+		if (r < 0)
+			return r;
+		if (dsh_strv_contains(seen, key))
+			return bad(x, k, "env", "duplicate key '%s'", key);
+		if (dsh_strv_push(&seen, key) < 0)
+			return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+		if (strcmp(key, "inherit") == 0) {
+			const char *s;
+			if ((r = scalar(x, val, "env.inherit", &s)) < 0)
+				return r;
+			if (dsh_env_inherit_from_string(s, &c->env_inherit) < 0)
+				return bad(x, val, "env.inherit", "expected all, core or none, got '%s'", s);
+		} else if (strcmp(key, "exclude") == 0) {
+			if ((r = strings(x, val, "env.exclude", &c->env_exclude)) < 0)
+				return r;
+		} else if (strcmp(key, "set") == 0) {
+			if (val->type != YAML_MAPPING_NODE)
+				return bad(x, val, "env.set", "%s", "expected a mapping of NAME: VALUE");
+			_cleanup_strv_ char **set = calloc(1, sizeof(char *));
+			if (!set)
+				return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+			for (yaml_node_pair_t *q = val->data.mapping.pairs.start; q < val->data.mapping.pairs.top; q++) {
+				const char *name, *value;
+				yaml_node_t *nk = yaml_document_get_node(x->doc, q->key);
+				if ((r = scalar(x, nk, "env.set", &name)) < 0 ||
+				    (r = scalar(x, yaml_document_get_node(x->doc, q->value), "env.set", &value)) < 0)
+					return r;
+				for (size_t i = 0; set[i]; i++)
+					if (strncmp(set[i], name, strlen(name)) == 0 && set[i][strlen(name)] == '=')
+						return bad(x, nk, "env.set", "duplicate name '%s'", name);
+				if (dsh_strv_pushf(&set, "%s=%s", name, value) < 0)
+					return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+			}
+			dsh_strv_free(c->env_set);
+			c->env_set = TAKE_PTR(set);
+		} else {
+			return bad(x, k, "env", "unknown key '%s' (inherit, exclude, set)", key);
+		}
+	}
+	return 0;
+}
+
 static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node_t *v)
 {
 	if (strcmp(key, "mode") == 0) {
@@ -181,6 +234,8 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 		return integer(x, v, key, &c->max_masks);
 	if (strcmp(key, "protectSockets") == 0)
 		return boolean(x, v, key, &c->protect_sockets, false);
+	if (strcmp(key, "env") == 0)
+		return env_field(x, c, v);
 	if (strcmp(key, "protectDefaults") == 0)
 		return boolean(x, v, key, &c->protect_defaults, false);
 	return bad(x, v, key, "%s", "unknown key");

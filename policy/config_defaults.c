@@ -31,5 +31,7 @@ void dsh_config_clear(struct dsh_config *c)
 	dsh_strv_free(c->sources);
 	dsh_strv_free(c->runner_command);
 	dsh_strv_free(c->runner_failure_signatures);
+	dsh_strv_free(c->env_exclude);
+	dsh_strv_free(c->env_set);
 	memset(c, 0, sizeof(*c));
 }

@@ -48,7 +48,16 @@ enum dsh_backend_id {
 	DSH_BACKEND_WINACL,
 };
 
+/* Which of the caller's environment variables the command inherits (SPEC 1.7). */
+enum dsh_env_inherit {
+	DSH_ENV_INHERIT_ALL,  /* every variable (default), less the excluded names */
+	DSH_ENV_INHERIT_CORE, /* HOME LOGNAME PATH SHELL USER LANG LC_* TERM TMPDIR TZ, less the excluded */
+	DSH_ENV_INHERIT_NONE, /* nothing but env.set */
+};
+
 const char *dsh_mode_to_string(enum dsh_mode m);
+const char *dsh_env_inherit_to_string(enum dsh_env_inherit i);
+int dsh_env_inherit_from_string(const char *s, enum dsh_env_inherit *ret);
 int dsh_mode_from_string(const char *s, enum dsh_mode *ret);
 const char *dsh_rule_kind_to_string(enum dsh_rule_kind k);
 const char *dsh_backend_id_to_string(enum dsh_backend_id b);
@@ -71,6 +80,11 @@ struct dsh_config {
 	long long max_masks;
 	bool protect_sockets;
 	enum dsh_backend_id backend;
+	/* The command's environment (SPEC 1.7), read by dsh_run_options_init(). */
+	enum dsh_env_inherit env_inherit;
+	char **env_exclude;       /* name patterns ('*', '?'), case-insensitive; NULL: the defaults
+				     *KEY* *SECRET* *TOKEN* *PASSWORD*; empty: none */
+	char **env_set;           /* NAME=VALUE, in order: set whatever inherit and exclude say */
 };
 
 void dsh_config_init(struct dsh_config *c);
@@ -95,6 +109,11 @@ struct dsh_run_options {
 	long long max_masks;              /* most masks a run may create from glob matches */
 	bool protect_sockets;
 	char **envp;                      /* the environment the options were read with (a copy) */
+	/* The environment the command gets: envp filtered by the configuration's env policy
+	   (SPEC 1.7).  A front end passes it as struct dsh_run_request's envp. */
+	char **command_env;
+	char **env_removed;               /* the names envp held that command_env does not (no values) */
+	enum dsh_env_inherit env_inherit;
 };
 
 /* Validate c's run options and copy them, with envp, into o.  Errors name the key. */
