@@ -181,7 +181,8 @@ static int check_nesting(struct dsh_policy *p, struct dsh_error **err)
 static int resolve_dir(const char *base, const char *path, const char *what, char **ret,
 		       struct dsh_error **err)
 {
-	int r = dsh_path_resolve(base, path, ret, err);
+	/* Where the kernel's chdir lands: a '..' after a symlink leaves its target (SPEC 1.3). */
+	int r = dsh_path_resolve_physical(base, path, ret, err);
 	if (r < 0)
 		dsh_err_prefix(err, "%s", what);
 	return r;
