@@ -63,12 +63,26 @@ const char *dsh_rule_kind_to_string(enum dsh_rule_kind k);
 const char *dsh_backend_id_to_string(enum dsh_backend_id b);
 int dsh_backend_id_from_string(const char *s, enum dsh_backend_id *ret);
 
+/* Where an access entry came from: a rule error from a file names the file and line (SPEC 1.3). */
+struct dsh_access_origin {
+	char *file;     /* NULL: not from a file (the command line, a host's own rule) */
+	unsigned line;  /* 1-based line of the entry (of its first line) */
+	bool each_line; /* a YAML literal block: the entry's line k (from 0) is on line + k */
+};
+
 /* The user's configuration as written (SPEC 1.5): YAML first, then command-line overrides. */
 struct dsh_config {
 	enum dsh_mode mode;
 	char *workspace;          /* NULL: the current directory */
 	char *cwd;                /* NULL: the current directory */
 	char **access;            /* rule texts; one entry may hold several lines */
+	struct dsh_access_origin *access_origins; /* parallel to access for n_access_origins entries;
+						     the entries past it came from no file */
+	size_t n_access_origins;
+	/* A rule path holding $NAME or ${NAME} is an error (SPEC 1.3: the shell's spelling, which
+	   dshbox would take literally; say {{ env.NAME }}).  The CLI sets it; the library's default
+	   keeps '$' a plain character, as the conformance vectors do. */
+	bool refuse_shell_variables;
 	bool protect_defaults;    /* the default-protected names of SPEC 1.6 */
 	char **sources;           /* the configuration and access files loaded (SPEC 1.6), as given */
 	long long diff_basis_max_bytes;   /* the file fence: largest old file an overwrite diffs */
