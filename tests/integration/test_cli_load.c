@@ -7,6 +7,7 @@
  * `--workspace X/link/..` lands where chdir lands.
  */
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -203,4 +204,52 @@ Test(cli_load, workspace_and_cwd_through_a_symlink_and_dot_dot_land_where_chdir_
 	dsh_proc_clear(&r);
 	dsh_test_rmtree(root);
 	free(root), free(p), free(target), free(via), free(want), free(in_a), free(in_x);
+}
+
+/*
+ * The runner backend (issue 12): a command that ran and exited 0, or died of a signal, keeps its
+ * status even when its stderr holds a failure signature; a runner that refused (non-zero exit with a
+ * signature) is one error line and 125.
+ */
+Test(cli_load, a_runner_signature_from_a_command_that_ran_is_not_a_runner_failure)
+{
+	char *ws = dsh_test_mkdtemp(), *runner = NULL, *cfg = NULL, *refuser = NULL, *cfg2 = NULL;
+	cr_assert(asprintf(&runner, "%s/fake-runner", ws) > 0 && asprintf(&cfg, "%s/dshbox.yml", ws) > 0 &&
+		  asprintf(&refuser, "%s/refusing-runner", ws) > 0 && asprintf(&cfg2, "%s/refuse.yml", ws) > 0);
+	/* bubblewrap's dialect: options, "--", the command */
+	dsh_test_write_file(runner, "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do shift; done; shift\nexec \"$@\"\n");
+	dsh_test_write_file(refuser, "#!/bin/sh\necho 'fake-runner: setting up the uid map: Permission denied' >&2\nexit 1\n");
+	cr_assert_eq(chmod(runner, 0755), 0);
+	cr_assert_eq(chmod(refuser, 0755), 0);
+	char *yaml = NULL;
+	cr_assert(asprintf(&yaml, "mode: read-only\nrunnerCommand: [\"%s\"]\nrunnerFailureSignatures: [\"fake-runner:\"]\n",
+			   runner) > 0);
+	dsh_test_write_file(cfg, yaml);
+	free(yaml);
+	cr_assert(asprintf(&yaml, "mode: read-only\nrunnerCommand: [\"%s\"]\nrunnerFailureSignatures: [\"fake-runner:\"]\n",
+			   refuser) > 0);
+	dsh_test_write_file(cfg2, yaml);
+	free(yaml);
+
+	struct dsh_proc r;
+	dshbox(&r, "run", "--config", cfg, "--workspace", ws, "--backend", "runner", "--", "/bin/sh", "-c",
+	       "echo 'log: fake-runner: retried' >&2; echo ok", NULL);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, "ok\n");
+	cr_expect_str_eq(r.err, "log: fake-runner: retried\n", "relayed, and nothing of dshbox's own");
+	dsh_proc_clear(&r);
+
+	dshbox(&r, "run", "--config", cfg, "--workspace", ws, "--backend", "runner", "--", "/bin/sh", "-c",
+	       "echo 'fake-runner: bye' >&2; kill -TERM $$", NULL);
+	cr_expect_eq(r.signal, SIGTERM, "exit %d signal %d: %s", r.exit_code, r.signal, r.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "dshbox: error: "), 0, "%s", r.err);
+	dsh_proc_clear(&r);
+
+	dshbox(&r, "run", "--config", cfg2, "--workspace", ws, "--backend", "runner", "--", "/bin/echo", "ran", NULL);
+	cr_expect_eq(r.exit_code, 125, "%s", r.err);
+	cr_expect_str_eq(r.out, "");
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "dshbox: error: runner "), 1, "%s", r.err);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(ws);
+	free(ws), free(runner), free(cfg), free(refuser), free(cfg2);
 }
