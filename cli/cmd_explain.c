@@ -132,6 +132,53 @@ static const char *str(json_t *o, const char *key)
 	return s ? s : "";
 }
 
+static void print_rule(size_t i, json_t *v)
+{
+	printf("  %zu. %s%s%s%s\n     resolved:  %s\n", i + 1, str(v, "rule"),
+	       strcmp(str(v, "origin"), "user") ? "  (" : "", strcmp(str(v, "origin"), "user") ? str(v, "origin") : "",
+	       strcmp(str(v, "origin"), "user") ? ")" : "", str(v, "resolved"));
+	if (strcmp(str(v, "resolved"), str(v, "canonical")) != 0)
+		printf("     canonical: %s (both spellings are covered)\n", str(v, "canonical"));
+	size_t j;
+	json_t *rx;
+	json_array_foreach(json_object_get(v, "regex"), j, rx) printf("     regex:     %s\n", json_string_value(rx));
+	const char *name;
+	json_t *per;
+	json_object_foreach(json_object_get(v, "backends"), name, per) {
+		printf("     %-9s  %-7s %s", name, str(per, "enforcement"), str(per, "how"));
+		if (json_is_string(json_object_get(per, "lost")))
+			printf(" (lost: %s)", str(per, "lost"));
+		printf("\n");
+	}
+}
+
+/*
+ * The writable root (its "path" string in e) whose default-protected name rule v is, when every
+ * backend described enforces it in full and it is spelled canonically; else NULL.
+ */
+static const char *default_root(json_t *e, json_t *v)
+{
+	if (strcmp(str(v, "origin"), "protected by default") != 0 || strcmp(str(v, "resolved"), str(v, "canonical")) != 0)
+		return NULL;
+	const char *name;
+	json_t *per;
+	json_object_foreach(json_object_get(v, "backends"), name, per) if (strcmp(str(per, "enforcement"), "full") != 0)
+		return NULL;
+	const char *best = NULL;
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(e, "writableRoots"), i, r) {
+		const char *root = str(r, "path");
+		size_t n = strlen(root);
+		const char *path = str(v, "resolved");
+		bool beneath = strcmp(root, "/") == 0 ? path[0] == '/' && path[1]
+						       : strncmp(path, root, n) == 0 && path[n] == '/';
+		if (beneath && (!best || strlen(best) < n))
+			best = root;
+	}
+	return best;
+}
+
 static void print_text(json_t *e)
 {
 	size_t i;
@@ -162,22 +209,35 @@ static void print_text(json_t *e)
 	printf("\nrules:\n");
 	if (json_array_size(json_object_get(e, "rules")) == 0)
 		printf("  (none: the mode's own semantics)\n");
+	bool folded = false;
 	json_array_foreach(json_object_get(e, "rules"), i, v) {
-		printf("  %zu. %s%s%s%s\n     resolved:  %s\n", i + 1, str(v, "rule"),
-		       strcmp(str(v, "origin"), "user") ? "  (" : "", strcmp(str(v, "origin"), "user") ? str(v, "origin") : "",
-		       strcmp(str(v, "origin"), "user") ? ")" : "", str(v, "resolved"));
-		if (strcmp(str(v, "resolved"), str(v, "canonical")) != 0)
-			printf("     canonical: %s (both spellings are covered)\n", str(v, "canonical"));
-		size_t j;
-		json_t *rx;
-		json_array_foreach(json_object_get(v, "regex"), j, rx) printf("     regex:     %s\n", json_string_value(rx));
-		const char *name;
-		json_t *per;
-		json_object_foreach(json_object_get(v, "backends"), name, per) {
-			printf("     %-9s  %-7s %s", name, str(per, "enforcement"), str(per, "how"));
-			if (json_is_string(json_object_get(per, "lost")))
-				printf(" (lost: %s)", str(per, "lost"));
-			printf("\n");
+		if (default_root(e, v)) {
+			folded = true;
+			continue;
+		}
+		print_rule(i, v);
+	}
+	/*
+	 * SPEC 1.6's defaults are a dozen names in every writable root: one line per root when what is
+	 * described enforces them in full (print_rule otherwise, as any rule).  The JSON has each.
+	 */
+	if (folded) {
+		printf("  protected by default (r-; protectDefaults: false turns them off), enforced in full:\n");
+		json_array_foreach(json_object_get(e, "writableRoots"), i, v) {
+			const char *root = str(v, "path");
+			size_t j, n = 0;
+			json_t *r;
+			json_array_foreach(json_object_get(e, "rules"), j, r) {
+				if (default_root(e, r) != root)
+					continue;
+				const char *name = str(r, "resolved") + strlen(root) + (strcmp(root, "/") != 0);
+				if (n++ == 0)
+					printf("     %s: %s", root, name);
+				else
+					printf(" %s", name);
+			}
+			if (n)
+				printf("\n");
 		}
 	}
 	json_t *none = json_object_get(e, "backendUnavailable");

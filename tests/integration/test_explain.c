@@ -77,6 +77,14 @@ Test(explain, by_default_only_the_backend_that_would_run)
 	cr_expect(strstr(r.out, "\nbackend:\n"), "%s", r.out);
 	cr_expect(strstr(r.out, "--all-backends"), "says how to see the rest: %s", r.out);
 	cr_expect(strstr(r.out, "not passed on: GITHUB_TOKEN"), "%s", r.out);
+	/* linux-ns enforces SPEC 1.6's defaults in full: one line per writable root, not 4 per name */
+	if (strcmp(name, "linux-ns") == 0) {
+		char *line = NULL;
+		cr_assert(asprintf(&line, "\n     %s: .git/hooks .git/config .bashrc", ws) > 0);
+		cr_expect(strstr(r.out, line), "%s", r.out);
+		cr_expect_null(strstr(r.out, "(protected by default)"), "%s", r.out);
+		free(line);
+	}
 	dsh_proc_clear(&r);
 	free(name), free(prefix);
 	dsh_test_rmtree(ws);
