@@ -9,18 +9,19 @@
 #include "dshbox/backend.h"
 
 static const char usage[] =
-	"Usage: dshbox explain [POLICY OPTIONS] [--json] [--profile]\n"
+	"Usage: dshbox explain [POLICY OPTIONS] [--json] [--all-backends] [--profile]\n"
 	"\n"
-	"Show the effective policy: the mode, the workspace, the writable roots, every rule as written\n"
-	"and as resolved, what each backend enforces of each rule, and every load-time warning.\n"
-	"With --backend B only that backend is described.\n"
+	"Show the effective policy: the mode, the workspace, the environment, the writable roots, every\n"
+	"rule as written and as resolved, what the backend a run would use enforces of each rule, and\n"
+	"every load-time warning.  With --backend B that backend is described instead.\n"
 	"\n"
 	"  --json          one JSON object instead of text\n"
+	"  --all-backends  describe every backend built in, not only the one that would run\n"
 	"  --profile       print the chosen backend's generated profile or plan (needs --backend)\n"
 	"  -h, --help      show this help\n"
 	"\n" CLI_POLICY_HELP;
 
-enum { OPT_JSON = 1, OPT_PROFILE };
+enum { OPT_JSON = 1, OPT_PROFILE, OPT_ALL_BACKENDS };
 
 static json_t *strv_json(char *const *v)
 {
@@ -76,8 +77,12 @@ static const char *rule_text(const struct dsh_rule *r)
 	return r ? dsh_rule_text(r) : NULL;
 }
 
+/*
+ * only: the backend a run would use, described (with all: every backend is); NULL when none could be
+ * chosen, and why is in unavailable.
+ */
 static json_t *explain_json(const struct dsh_policy *p, const struct dsh_run_options *ro,
-			    const struct dsh_backend *only)
+			    const struct dsh_backend *only, bool all, const struct dsh_error *unavailable)
 {
 	json_t *roots = json_array(), *rules = json_array(), *backends = json_array();
 	json_t *warnings = strv_json(dsh_policy_warnings(p));
@@ -102,18 +107,76 @@ static json_t *explain_json(const struct dsh_policy *p, const struct dsh_run_opt
 	}
 	const struct dsh_backend *const *list = dsh_backend_list();
 	for (size_t i = 0; list[i]; i++)
-		if (!only || list[i] == only)
+		if (all || list[i] == only)
 			json_array_append_new(backends, describe_backend(p, ro, list[i], rules, warnings));
-	return json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o, s:o}", "mode",
-			 dsh_mode_to_string(dsh_policy_mode(p)), "workspace", dsh_policy_workspace(p), "cwd",
-			 dsh_policy_cwd(p), "tmpdir", dsh_policy_tmpdir(p), "network", ro->network ? "on" : "off",
-			 "writableRoots", roots, "rules", rules, "backends", backends, "warnings", warnings);
+	/* SPEC 1.7: the names `run` would not pass on, never their values. */
+	json_t *environment = json_pack("{s:s, s:o}", "inherit", dsh_env_inherit_to_string(ro->env_inherit), "removed",
+					strv_json(ro->env_removed));
+	/* "backend": what a run would use (null when nothing can enforce the policy here, with why). */
+	json_t *chosen = only ? json_string(only->name) : json_null();
+	json_t *e = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
+			      dsh_mode_to_string(dsh_policy_mode(p)), "workspace", dsh_policy_workspace(p), "cwd",
+			      dsh_policy_cwd(p), "tmpdir", dsh_policy_tmpdir(p), "network", ro->network ? "on" : "off",
+			      "environment", environment, "backend", chosen, "writableRoots", roots, "rules", rules,
+			      "backends", backends, "warnings", warnings);
+	if (e && unavailable)
+		json_object_set_new(e, "backendUnavailable",
+				    json_pack("{s:s, s:s?}", "reason", unavailable->msg ? unavailable->msg : "",
+					      "hint", unavailable->hint));
+	return e;
 }
 
 static const char *str(json_t *o, const char *key)
 {
 	const char *s = json_string_value(json_object_get(o, key));
 	return s ? s : "";
+}
+
+static void print_rule(size_t i, json_t *v)
+{
+	printf("  %zu. %s%s%s%s\n     resolved:  %s\n", i + 1, str(v, "rule"),
+	       strcmp(str(v, "origin"), "user") ? "  (" : "", strcmp(str(v, "origin"), "user") ? str(v, "origin") : "",
+	       strcmp(str(v, "origin"), "user") ? ")" : "", str(v, "resolved"));
+	if (strcmp(str(v, "resolved"), str(v, "canonical")) != 0)
+		printf("     canonical: %s (both spellings are covered)\n", str(v, "canonical"));
+	size_t j;
+	json_t *rx;
+	json_array_foreach(json_object_get(v, "regex"), j, rx) printf("     regex:     %s\n", json_string_value(rx));
+	const char *name;
+	json_t *per;
+	json_object_foreach(json_object_get(v, "backends"), name, per) {
+		printf("     %-9s  %-7s %s", name, str(per, "enforcement"), str(per, "how"));
+		if (json_is_string(json_object_get(per, "lost")))
+			printf(" (lost: %s)", str(per, "lost"));
+		printf("\n");
+	}
+}
+
+/*
+ * The writable root (its "path" string in e) whose default-protected name rule v is, when every
+ * backend described enforces it in full and it is spelled canonically; else NULL.
+ */
+static const char *default_root(json_t *e, json_t *v)
+{
+	if (strcmp(str(v, "origin"), "protected by default") != 0 || strcmp(str(v, "resolved"), str(v, "canonical")) != 0)
+		return NULL;
+	const char *name;
+	json_t *per;
+	json_object_foreach(json_object_get(v, "backends"), name, per) if (strcmp(str(per, "enforcement"), "full") != 0)
+		return NULL;
+	const char *best = NULL;
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(e, "writableRoots"), i, r) {
+		const char *root = str(r, "path");
+		size_t n = strlen(root);
+		const char *path = str(v, "resolved");
+		bool beneath = strcmp(root, "/") == 0 ? path[0] == '/' && path[1]
+						       : strncmp(path, root, n) == 0 && path[n] == '/';
+		if (beneath && (!best || strlen(best) < n))
+			best = root;
+	}
+	return best;
 }
 
 static void print_text(json_t *e)
@@ -124,6 +187,13 @@ static void print_text(json_t *e)
 	       str(e, "workspace"), str(e, "cwd"), str(e, "network"));
 	if (json_is_string(json_object_get(e, "tmpdir")))
 		printf("TMPDIR:     %s\n", str(e, "tmpdir"));
+	json_t *env = json_object_get(e, "environment");
+	printf("env:        inherit %s", str(env, "inherit"));
+	if (json_array_size(json_object_get(env, "removed")) > 0) {
+		printf("; not passed on:");
+		json_array_foreach(json_object_get(env, "removed"), i, v) printf(" %s", json_string_value(v));
+	}
+	printf("\n");
 	printf("\nwritable roots:\n");
 	if (json_array_size(json_object_get(e, "writableRoots")) == 0)
 		printf("  (none)\n");
@@ -139,25 +209,47 @@ static void print_text(json_t *e)
 	printf("\nrules:\n");
 	if (json_array_size(json_object_get(e, "rules")) == 0)
 		printf("  (none: the mode's own semantics)\n");
+	bool folded = false;
 	json_array_foreach(json_object_get(e, "rules"), i, v) {
-		printf("  %zu. %s%s%s%s\n     resolved:  %s\n", i + 1, str(v, "rule"),
-		       strcmp(str(v, "origin"), "user") ? "  (" : "", strcmp(str(v, "origin"), "user") ? str(v, "origin") : "",
-		       strcmp(str(v, "origin"), "user") ? ")" : "", str(v, "resolved"));
-		if (strcmp(str(v, "resolved"), str(v, "canonical")) != 0)
-			printf("     canonical: %s (both spellings are covered)\n", str(v, "canonical"));
-		size_t j;
-		json_t *rx;
-		json_array_foreach(json_object_get(v, "regex"), j, rx) printf("     regex:     %s\n", json_string_value(rx));
-		const char *name;
-		json_t *per;
-		json_object_foreach(json_object_get(v, "backends"), name, per) {
-			printf("     %-9s  %-7s %s", name, str(per, "enforcement"), str(per, "how"));
-			if (json_is_string(json_object_get(per, "lost")))
-				printf(" (lost: %s)", str(per, "lost"));
-			printf("\n");
+		if (default_root(e, v)) {
+			folded = true;
+			continue;
+		}
+		print_rule(i, v);
+	}
+	/*
+	 * SPEC 1.6's defaults are a dozen names in every writable root: one line per root when what is
+	 * described enforces them in full (print_rule otherwise, as any rule).  The JSON has each.
+	 */
+	if (folded) {
+		printf("  protected by default (r-; protectDefaults: false turns them off), enforced in full:\n");
+		json_array_foreach(json_object_get(e, "writableRoots"), i, v) {
+			const char *root = str(v, "path");
+			size_t j, n = 0;
+			json_t *r;
+			json_array_foreach(json_object_get(e, "rules"), j, r) {
+				if (default_root(e, r) != root)
+					continue;
+				const char *name = str(r, "resolved") + strlen(root) + (strcmp(root, "/") != 0);
+				if (n++ == 0)
+					printf("     %s: %s", root, name);
+				else
+					printf(" %s", name);
+			}
+			if (n)
+				printf("\n");
 		}
 	}
-	printf("\nbackends:\n");
+	json_t *none = json_object_get(e, "backendUnavailable");
+	if (json_array_size(json_object_get(e, "backends")) > 1)
+		printf("\nbackends:\n");
+	else
+		printf("\nbackend:\n");
+	if (none) {
+		printf("  none can enforce this policy here: %s\n", str(none, "reason"));
+		if (json_is_string(json_object_get(none, "hint")))
+			printf("  hint: %s\n", str(none, "hint"));
+	}
 	json_array_foreach(json_object_get(e, "backends"), i, v) {
 		if (json_is_true(json_object_get(v, "available")))
 			printf("  %-9s  enforcement %s\n", str(v, "name"), str(v, "enforcement"));
@@ -171,6 +263,8 @@ static void print_text(json_t *e)
 	if (json_array_size(json_object_get(e, "warnings")) == 0)
 		printf("  (none)\n");
 	json_array_foreach(json_object_get(e, "warnings"), i, v) printf("  %s\n", json_string_value(v));
+	if (json_array_size(json_object_get(e, "backends")) <= 1)
+		printf("\n(what a run would use; --all-backends describes every backend)\n");
 }
 
 static int print_profile(const struct dsh_policy *p, const struct dsh_run_options *ro, const struct dsh_backend *b)
@@ -198,12 +292,13 @@ int cmd_explain(int argc, char **argv, char **envp)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "profile", no_argument, NULL, OPT_PROFILE },
+		{ "all-backends", no_argument, NULL, OPT_ALL_BACKENDS },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_POLICY_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_policy_opts po = { 0 };
-	bool json = false, profile = false;
+	bool json = false, profile = false, all = false;
 	int c, ret = DSH_EXIT_FAILURE;
 
 	optind = 1;
@@ -220,6 +315,9 @@ int cmd_explain(int argc, char **argv, char **envp)
 			break;
 		case OPT_PROFILE:
 			profile = true;
+			break;
+		case OPT_ALL_BACKENDS:
+			all = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -246,13 +344,21 @@ int cmd_explain(int argc, char **argv, char **envp)
 		dsh_config_clear(&cfg);
 		goto out;
 	}
+	/*
+	 * Issue 12: the full table ran to ~110 lines of warnings about backends not in use.  By default
+	 * describe what a run would use (--backend B, or what auto selects here); --all-backends for
+	 * every backend built in.
+	 */
 	const struct dsh_backend *only = NULL;
+	_cleanup_error_ struct dsh_error *unavailable = NULL;
 	if (po.have_backend && po.backend != DSH_BACKEND_AUTO)
 		only = dsh_backend_get(po.backend);
+	else if (!profile && dsh_backend_select(p, &ro, &only, &unavailable) < 0)
+		only = NULL;
 	if (profile) {
 		ret = print_profile(p, &ro, only);
 	} else {
-		json_t *e = explain_json(p, &ro, only);
+		json_t *e = explain_json(p, &ro, only, all, unavailable);
 		if (json) {
 			json_dumpf(e, stdout, JSON_INDENT(2));
 			fputc('\n', stdout);

@@ -183,7 +183,8 @@ int cmd_run(int argc, char **argv, char **envp)
 		goto out_plan;
 	}
 	fflush(NULL);
-	struct dsh_run_request req = { .argv = cmd, .envp = envp, .preserve_fds = keep, .n_preserve_fds = n_keep };
+	/* The command sees the environment the env policy left (SPEC 1.7), never dshbox's own. */
+	struct dsh_run_request req = { .argv = cmd, .envp = ro.command_env, .preserve_fds = keep, .n_preserve_fds = n_keep };
 	struct dsh_run_result res = { 0 };
 	if (b->confine(policy, plan, &req, &res, &err) < 0) {
 		rc = cli_fail(err);

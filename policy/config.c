@@ -50,6 +50,36 @@ int dsh_read_small_file(const char *path, char **ret, size_t *ret_len, struct ds
 	return 0;
 }
 
+/* Record that access entry index came from file:line (entries before it without a note: no file). */
+static int note_origin(struct dsh_config *c, size_t index, const char *file, size_t line, bool each_line,
+		       struct dsh_error **err)
+{
+	if (index >= c->n_access_origins) {
+		struct dsh_access_origin *o = realloc(c->access_origins, (index + 1) * sizeof(*o));
+		if (!o)
+			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+		memset(o + c->n_access_origins, 0, (index + 1 - c->n_access_origins) * sizeof(*o));
+		c->access_origins = o;
+		c->n_access_origins = index + 1;
+	}
+	struct dsh_access_origin *o = &c->access_origins[index];
+	free(o->file);
+	o->file = strdup(file);
+	o->line = (unsigned)line;
+	o->each_line = each_line;
+	return o->file ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+}
+
+/* The configuration's access: replaces every entry, and every origin noted so far. */
+static void forget_origins(struct dsh_config *c)
+{
+	for (size_t i = 0; i < c->n_access_origins; i++)
+		free(c->access_origins[i].file);
+	free(c->access_origins);
+	c->access_origins = NULL;
+	c->n_access_origins = 0;
+}
+
 struct ctx {
 	yaml_document_t *doc;
 	const char *origin;
@@ -139,6 +169,59 @@ static int strings(struct ctx *x, yaml_node_t *n, const char *key, char ***dst)
 	return *dst ? 0 : dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 }
 
+/* env: { inherit: all|core|none, exclude: [PATTERN...], set: {NAME: VALUE} } (SPEC 1.7). */
+static int env_field(struct ctx *x, struct dsh_config *c, yaml_node_t *v)
+{
+	if (v->type != YAML_MAPPING_NODE)
+		return bad(x, v, "env", "%s", "expected a mapping with inherit, exclude and set");
+	_cleanup_strv_ char **seen = NULL;
+	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start; pr < v->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(x->doc, pr->key);
+		yaml_node_t *val = yaml_document_get_node(x->doc, pr->value);
+		const char *key;
+		int r = scalar(x, k, "env", &key);
+		if (r < 0)
+			return r;
+		if (dsh_strv_contains(seen, key))
+			return bad(x, k, "env", "duplicate key '%s'", key);
+		if (dsh_strv_push(&seen, key) < 0)
+			return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+		if (strcmp(key, "inherit") == 0) {
+			const char *s;
+			if ((r = scalar(x, val, "env.inherit", &s)) < 0)
+				return r;
+			if (dsh_env_inherit_from_string(s, &c->env_inherit) < 0)
+				return bad(x, val, "env.inherit", "expected all, core or none, got '%s'", s);
+		} else if (strcmp(key, "exclude") == 0) {
+			if ((r = strings(x, val, "env.exclude", &c->env_exclude)) < 0)
+				return r;
+		} else if (strcmp(key, "set") == 0) {
+			if (val->type != YAML_MAPPING_NODE)
+				return bad(x, val, "env.set", "%s", "expected a mapping of NAME: VALUE");
+			_cleanup_strv_ char **set = calloc(1, sizeof(char *));
+			if (!set)
+				return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+			for (yaml_node_pair_t *q = val->data.mapping.pairs.start; q < val->data.mapping.pairs.top; q++) {
+				const char *name, *value;
+				yaml_node_t *nk = yaml_document_get_node(x->doc, q->key);
+				if ((r = scalar(x, nk, "env.set", &name)) < 0 ||
+				    (r = scalar(x, yaml_document_get_node(x->doc, q->value), "env.set", &value)) < 0)
+					return r;
+				for (size_t i = 0; set[i]; i++)
+					if (strncmp(set[i], name, strlen(name)) == 0 && set[i][strlen(name)] == '=')
+						return bad(x, nk, "env.set", "duplicate name '%s'", name);
+				if (dsh_strv_pushf(&set, "%s=%s", name, value) < 0)
+					return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+			}
+			dsh_strv_free(c->env_set);
+			c->env_set = TAKE_PTR(set);
+		} else {
+			return bad(x, k, "env", "unknown key '%s' (inherit, exclude, set)", key);
+		}
+	}
+	return 0;
+}
+
 static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node_t *v)
 {
 	if (strcmp(key, "mode") == 0) {
@@ -163,9 +246,25 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 				return r;
 			dsh_strv_free(c->access);
 			c->access = NULL;
-			return dsh_strv_push(&c->access, s) < 0 ? dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory") : 0;
+			forget_origins(c);
+			if (dsh_strv_push(&c->access, s) < 0)
+				return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+			/* A literal block (|) keeps its lines: its first is the one after the indicator.
+			   Any other scalar folds or escapes line breaks, so its rules share its line. */
+			bool literal = v->data.scalar.style == YAML_LITERAL_SCALAR_STYLE;
+			return note_origin(c, 0, x->origin, (size_t)v->start_mark.line + (literal ? 2 : 1), literal, x->err);
 		}
-		return strings(x, v, key, &c->access);
+		int r = strings(x, v, key, &c->access);
+		if (r < 0)
+			return r;
+		forget_origins(c);
+		size_t i = 0;
+		for (yaml_node_item_t *it = v->data.sequence.items.start; r >= 0 && it < v->data.sequence.items.top; it++, i++) {
+			yaml_node_t *item = yaml_document_get_node(x->doc, *it);
+			bool literal = item->data.scalar.style == YAML_LITERAL_SCALAR_STYLE;
+			r = note_origin(c, i, x->origin, (size_t)item->start_mark.line + (literal ? 2 : 1), literal, x->err);
+		}
+		return r;
 	}
 	if (strcmp(key, "network") == 0)
 		return boolean(x, v, key, &c->network, true);
@@ -183,6 +282,8 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 		return boolean(x, v, key, &c->protect_sockets, false);
 	if (strcmp(key, "runtimeBroker") == 0)
 		return boolean(x, v, key, &c->runtime_broker, true);
+	if (strcmp(key, "env") == 0)
+		return env_field(x, c, v);
 	if (strcmp(key, "protectDefaults") == 0)
 		return boolean(x, v, key, &c->protect_defaults, false);
 	return bad(x, v, key, "%s", "unknown key");
@@ -268,15 +369,20 @@ int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct d
 	}
 	if (strlen(buf) != len)
 		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "access file '%s': contains a NUL character", path);
+	size_t lineno = 0;
 	for (char *line = buf, *next; line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
+		lineno++;
 		const char *s = line + strspn(line, " \t\r");
 		if (*s == '\0' || *s == '#')
 			continue;
 		if (dsh_strv_push(&c->access, line) < 0)
 			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+		r = note_origin(c, dsh_strv_len(c->access) - 1, path, lineno, false, err);
+		if (r < 0)
+			return r;
 	}
 	if (dsh_strv_push(&c->sources, path) < 0)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");

@@ -29,8 +29,13 @@ void dsh_config_clear(struct dsh_config *c)
 	free(c->workspace);
 	free(c->cwd);
 	dsh_strv_free(c->access);
+	for (size_t i = 0; i < c->n_access_origins; i++)
+		free(c->access_origins[i].file);
+	free(c->access_origins);
 	dsh_strv_free(c->sources);
 	dsh_strv_free(c->runner_command);
 	dsh_strv_free(c->runner_failure_signatures);
+	dsh_strv_free(c->env_exclude);
+	dsh_strv_free(c->env_set);
 	memset(c, 0, sizeof(*c));
 }

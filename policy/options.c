@@ -6,6 +6,7 @@
 
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
+#include "policy/env.h"
 
 static int validate(const struct dsh_config *c, struct dsh_error **err)
 {
@@ -23,6 +24,10 @@ static int validate(const struct dsh_config *c, struct dsh_error **err)
 		const char *s = c->runner_failure_signatures[i];
 		if (!*s)
 			return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "runnerFailureSignatures[%zu]: empty", i);
+		/* A blank signature matches nearly every stderr: each command would become a runner failure. */
+		if (!s[strspn(s, " \t\v\f")])
+			return dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+				       "runnerFailureSignatures[%zu]: only whitespace (it would match almost any stderr)", i);
 		if (strpbrk(s, "\n\r"))
 			return dsh_err(err, DSH_ERR_CONFIG, EINVAL,
 				       "runnerFailureSignatures[%zu]: must be a single line", i);
@@ -51,6 +56,10 @@ int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, 
 	o->max_masks = c->max_masks;
 	o->protect_sockets = c->protect_sockets;
 	o->runtime_broker = c->runtime_broker;
+	o->env_inherit = c->env_inherit;
+	r = dsh_env_command(c, envp, &o->command_env, &o->env_removed, err);
+	if (r < 0)
+		return r;
 	o->envp = dsh_strv_copy(envp);
 	o->runner_command = dsh_strv_copy(c->runner_command);
 	o->runner_failure_signatures = dsh_strv_copy(c->runner_failure_signatures);
@@ -65,6 +74,8 @@ int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, 
 void dsh_run_options_clear(struct dsh_run_options *o)
 {
 	dsh_strv_free(o->envp);
+	dsh_strv_free(o->command_env);
+	dsh_strv_free(o->env_removed);
 	dsh_strv_free(o->runner_command);
 	dsh_strv_free(o->runner_failure_signatures);
 	memset(o, 0, sizeof(*o));

@@ -9,6 +9,11 @@
 #include "policy/path.h"
 #include "policy/policy.h"
 
+/* mingw-w64's limits.h has PATH_MAX but no NAME_MAX; NTFS's limit is the same 255. */
+#ifndef NAME_MAX
+#define NAME_MAX 255
+#endif
+
 char *dsh_path_normalize(const char *base, const char *path)
 {
 	struct dsh_buf b = { 0 };
@@ -128,6 +133,59 @@ int dsh_path_resolve(const char *base, const char *path, char **ret, struct dsh_
 	if (strlen(norm) >= PATH_MAX)
 		return dsh_err(err, DSH_ERR_USAGE, ENAMETOOLONG, "path '%.64s...' is longer than PATH_MAX", norm);
 	return dsh_path_canonicalize(norm, ret, err);
+}
+
+int dsh_path_resolve_physical(const char *base, const char *path, char **ret, struct dsh_error **err)
+{
+	if (!path || !*path)
+		return dsh_err(err, DSH_ERR_USAGE, EINVAL, "empty path");
+	if (path[0] != '/' && (!base || base[0] != '/'))
+		return dsh_err(err, DSH_ERR_USAGE, EINVAL, "relative path '%s' without an absolute base", path);
+	_cleanup_free_ char *joined = NULL;
+	if (path[0] != '/' && asprintf(&joined, "%s/%s", base, path) < 0)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	const char *in = joined ? joined : path;
+	if (strlen(in) >= PATH_MAX)
+		return dsh_err(err, DSH_ERR_USAGE, ENAMETOOLONG, "path '%.64s...' is longer than PATH_MAX", in);
+
+	/*
+	 * Component by component, as the kernel walks: each name that exists is canonicalised at once,
+	 * so a later '..' leaves the symlink's target, not the link.  Past the first missing name the
+	 * rest can only be lexical (there is nothing to resolve), and a '..' back out of it lands in
+	 * the canonical part again.
+	 */
+	struct dsh_buf b = { 0 };
+	dsh_buf_addc(&b, '/');
+	for (const char *p = in; *p && !b.oom;) {
+		while (*p == '/')
+			p++;
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (b.len > 1 && b.s[b.len - 1] != '/')
+				b.len--;
+			if (b.len > 1)
+				b.len--;
+			b.s[b.len] = '\0';
+		} else {
+			if (b.len > 1)
+				dsh_buf_addc(&b, '/');
+			dsh_buf_addn(&b, p, n);
+			_cleanup_free_ char *real = NULL;
+			if (!b.oom && dsh_path_real(b.s, &real) == 0) {
+				b.len = 0;
+				dsh_buf_add(&b, real);
+			}
+		}
+		p = end;
+	}
+	char *out = dsh_buf_steal(&b);
+	if (!out)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	*ret = out;
+	return 0;
 }
 
 bool dsh_path_is_beneath(const char *path, const char *root)

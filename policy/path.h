@@ -18,6 +18,14 @@ char *dsh_path_normalize(const char *base, const char *path);
 int dsh_path_canonicalize(const char *path, char **ret, struct dsh_error **err);
 
 /*
+ * A directory as the kernel's chdir reaches it: absolute against base, each existing component
+ * canonicalised *before* the next '..' applies (SPEC 1.3: `X/link/..` is the link target's parent);
+ * past the first missing component the rest is lexical.  For the workspace, cwd and TMPDIR, never
+ * for rules (their '..' is lexical, as the conformance vectors say).
+ */
+int dsh_path_resolve_physical(const char *base, const char *path, char **ret, struct dsh_error **err);
+
+/*
  * The same, remembering the last parent directory it canonicalised: a policy of a thousand rules
  * in one directory then costs one lstat per rule, not a readlink per component per rule.
  */

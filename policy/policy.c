@@ -30,12 +30,13 @@ static int oom(struct dsh_error **err)
 }
 
 /* Split every access entry into lines and parse each non-blank one. */
-static int parse_rules(struct dsh_policy *p, char *const *access, char *const *envp,
+static int parse_rules(struct dsh_policy *p, const struct dsh_config *c, char *const *envp,
 		       struct dsh_canon_cache *cache, struct dsh_error **err)
 {
-	for (size_t i = 0; access && access[i]; i++) {
-		const char *s = access[i];
-		while (s) {
+	for (size_t i = 0; c->access && c->access[i]; i++) {
+		const char *s = c->access[i];
+		const struct dsh_access_origin *o = i < c->n_access_origins ? &c->access_origins[i] : NULL;
+		for (unsigned k = 0; s; k++) {
 			const char *nl = strchr(s, '\n');
 			_cleanup_free_ char *line = nl ? strndup(s, (size_t)(nl - s)) : strdup(s);
 			if (!line)
@@ -47,10 +48,14 @@ static int parse_rules(struct dsh_policy *p, char *const *access, char *const *e
 			if (!rules)
 				return oom(err);
 			p->rules = rules;
-			int r = dsh_rule_parse(line, p->workspace, envp, (unsigned)p->n_rules, cache,
-					       &p->rules[p->n_rules], err);
-			if (r < 0)
+			int r = dsh_rule_parse(line, p->workspace, envp, (unsigned)p->n_rules, c->refuse_shell_variables,
+					       cache, &p->rules[p->n_rules], err);
+			if (r < 0) {
+				/* SPEC 1.3: "dshbox.yml:7: rule "...": reason" when it came from a file. */
+				if (o && o->file)
+					dsh_err_prefix(err, "%s:%u", o->file, o->line + (o->each_line ? k : 0));
 				return r;
+			}
 			p->n_rules++;
 		}
 	}
@@ -181,7 +186,8 @@ static int check_nesting(struct dsh_policy *p, struct dsh_error **err)
 static int resolve_dir(const char *base, const char *path, const char *what, char **ret,
 		       struct dsh_error **err)
 {
-	int r = dsh_path_resolve(base, path, ret, err);
+	/* Where the kernel's chdir lands: a '..' after a symlink leaves its target (SPEC 1.3). */
+	int r = dsh_path_resolve_physical(base, path, ret, err);
 	if (r < 0)
 		dsh_err_prefix(err, "%s", what);
 	return r;
@@ -267,8 +273,9 @@ int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cw
 		return oom(err);
 	p->mode = c->mode;
 	p->diff_basis_max_bytes = c->diff_basis_max_bytes;
-	if (c->diff_basis_max_bytes < 0) {
-		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL, "diffBasisMaxBytes: must not be negative, got %lld",
+	/* 0 would quietly turn every overwrite's diff off: a bound is a positive size. */
+	if (c->diff_basis_max_bytes <= 0) {
+		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL, "diffBasisMaxBytes: must be positive, got %lld",
 			    c->diff_basis_max_bytes);
 		goto fail;
 	}
@@ -290,7 +297,7 @@ int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cw
 		goto fail;
 
 	struct dsh_canon_cache cache = { 0 };
-	r = parse_rules(p, c->access, envp, &cache, err);
+	r = parse_rules(p, c, envp, &cache, err);
 	dsh_canon_cache_clear(&cache);
 	if (r < 0)
 		goto fail;

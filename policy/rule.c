@@ -80,8 +80,34 @@ static int canonical_pattern(const char *resolved, bool glob, struct dsh_canon_c
 	return 0;
 }
 
+/*
+ * The first "$NAME" or "${NAME}" in a path as written, or NULL.  A '$' escaped by a backslash is a
+ * literal dollar sign in a pattern (SPEC 1.4), so it names nothing.
+ */
+static const char *shell_variable(const char *path, size_t *ret_len)
+{
+	for (const char *c = path; *c; c++) {
+		if (c[0] == '\\' && c[1]) {
+			c++;
+			continue;
+		}
+		if (c[0] != '$')
+			continue;
+		const char *n = c + 1 + (c[1] == '{');
+		if (!(*n == '_' || (*n >= 'A' && *n <= 'Z') || (*n >= 'a' && *n <= 'z')))
+			continue;
+		const char *e = n;
+		while (*e == '_' || (*e >= 'A' && *e <= 'Z') || (*e >= 'a' && *e <= 'z') || (*e >= '0' && *e <= '9'))
+			e++;
+		*ret_len = (size_t)(e - n);
+		return n;
+	}
+	return NULL;
+}
+
 int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, unsigned index,
-		   struct dsh_canon_cache *cache, struct dsh_rule *r, struct dsh_error **err)
+		   bool refuse_shell_variables, struct dsh_canon_cache *cache, struct dsh_rule *r,
+		   struct dsh_error **err)
 {
 	memset(r, 0, sizeof(*r));
 	r->index = index;
@@ -118,6 +144,16 @@ int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, u
 	if (path[0] == '~') {
 		int ret = fail(err, text, "%s", "a path may not start with '~'");
 		dsh_err_hint(err, "write {{ env.HOME }} instead of ~");
+		return ret;
+	}
+
+	size_t var_len = 0;
+	const char *var = refuse_shell_variables ? shell_variable(path, &var_len) : NULL;
+	if (var) {
+		/* The shell would have expanded it; dshbox would take it literally and protect nothing. */
+		int ret = dsh_err(err, DSH_ERR_POLICY, EINVAL, "'$%.*s' is not expanded here", (int)var_len, var);
+		dsh_err_prefix(err, "rule \"%s\"", text);
+		dsh_err_hint(err, "write {{ env.%.*s }} to use the environment variable", (int)var_len, var);
 		return ret;
 	}
 

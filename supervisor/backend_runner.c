@@ -349,11 +349,16 @@ static int rn_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 	int matched = -1;
 	if ((r = dsh_runner_run(&s, ret, &matched, err)) < 0)
 		return r;
-	if (matched >= 0) {
+	/*
+	 * The command's stderr and the runner's share one pipe, so a signature alone proves nothing: only
+	 * a runner that exited with a non-zero status can have refused.  A status of 0 or a death by signal
+	 * is the command's own (a runner that refused did not run it, and refuses by exiting), and is
+	 * passed through whatever stderr held.
+	 */
+	if (matched >= 0 && !ret->signal && ret->exit_code != 0) {
 		r = dsh_err(err, DSH_ERR_SYSTEM, EPROTO,
-			    "runner '%s' failed: its stderr matched runnerFailureSignatures entry \"%s\" (%s %d)",
-			    o->runner_command[0], o->runner_failure_signatures[matched],
-			    ret->signal ? "signal" : "exit", ret->signal ? ret->signal : ret->exit_code);
+			    "runner '%s' failed: its stderr matched runnerFailureSignatures entry \"%s\" (exit %d)",
+			    o->runner_command[0], o->runner_failure_signatures[matched], ret->exit_code);
 		dsh_err_hint(err, "the runner refused to run the command; try it alone: %s --ro-bind / / true",
 			     o->runner_command[0]);
 		return r;

@@ -118,6 +118,9 @@ int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_run_options
 			    json_pack("{s:i, s:s}", "exit_code", 125, "stderr_prefix", "dshbox: error: "));
 	json_object_set_new(o, "warnings", strv_json(d->warnings));
 	json_object_set_new(o, "notes", strv_json(d->notes));
+	/* SPEC 1.7: the names the command does not get, never their values. */
+	json_object_set_new(o, "environment", json_pack("{s:s, s:o}", "inherit", dsh_env_inherit_to_string(ro->env_inherit),
+							 "removed", strv_json(ro->env_removed)));
 	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	if (!s)

@@ -48,11 +48,27 @@ enum dsh_backend_id {
 	DSH_BACKEND_WINACL,
 };
 
+/* Which of the caller's environment variables the command inherits (SPEC 1.7). */
+enum dsh_env_inherit {
+	DSH_ENV_INHERIT_ALL,  /* every variable (default), less the excluded names */
+	DSH_ENV_INHERIT_CORE, /* HOME LOGNAME PATH SHELL USER LANG LC_* TERM TMPDIR TZ, less the excluded */
+	DSH_ENV_INHERIT_NONE, /* nothing but env.set */
+};
+
 const char *dsh_mode_to_string(enum dsh_mode m);
+const char *dsh_env_inherit_to_string(enum dsh_env_inherit i);
+int dsh_env_inherit_from_string(const char *s, enum dsh_env_inherit *ret);
 int dsh_mode_from_string(const char *s, enum dsh_mode *ret);
 const char *dsh_rule_kind_to_string(enum dsh_rule_kind k);
 const char *dsh_backend_id_to_string(enum dsh_backend_id b);
 int dsh_backend_id_from_string(const char *s, enum dsh_backend_id *ret);
+
+/* Where an access entry came from: a rule error from a file names the file and line (SPEC 1.3). */
+struct dsh_access_origin {
+	char *file;     /* NULL: not from a file (the command line, a host's own rule) */
+	unsigned line;  /* 1-based line of the entry (of its first line) */
+	bool each_line; /* a YAML literal block: the entry's line k (from 0) is on line + k */
+};
 
 /* The user's configuration as written (SPEC 1.5): YAML first, then command-line overrides. */
 struct dsh_config {
@@ -60,6 +76,13 @@ struct dsh_config {
 	char *workspace;          /* NULL: the current directory */
 	char *cwd;                /* NULL: the current directory */
 	char **access;            /* rule texts; one entry may hold several lines */
+	struct dsh_access_origin *access_origins; /* parallel to access for n_access_origins entries;
+						     the entries past it came from no file */
+	size_t n_access_origins;
+	/* A rule path holding $NAME or ${NAME} is an error (SPEC 1.3: the shell's spelling, which
+	   dshbox would take literally; say {{ env.NAME }}).  The CLI sets it; the library's default
+	   keeps '$' a plain character, as the conformance vectors do. */
+	bool refuse_shell_variables;
 	bool protect_defaults;    /* the default-protected names of SPEC 1.6 */
 	char **sources;           /* the configuration and access files loaded (SPEC 1.6), as given */
 	long long diff_basis_max_bytes;   /* the file fence: largest old file an overwrite diffs */
@@ -72,6 +95,11 @@ struct dsh_config {
 	bool protect_sockets;
 	bool runtime_broker;      /* runtimeBroker: the runtime broker of SPEC 3.12 */
 	enum dsh_backend_id backend;
+	/* The command's environment (SPEC 1.7), read by dsh_run_options_init(). */
+	enum dsh_env_inherit env_inherit;
+	char **env_exclude;       /* name patterns ('*', '?'), case-insensitive; NULL: the defaults
+				     *KEY* *SECRET* *TOKEN* *PASSWORD*; empty: none */
+	char **env_set;           /* NAME=VALUE, in order: set whatever inherit and exclude say */
 };
 
 void dsh_config_init(struct dsh_config *c);
@@ -97,6 +125,11 @@ struct dsh_run_options {
 	bool protect_sockets;
 	bool runtime_broker;              /* SPEC 3.12; off: the rules it covers are reported partial */
 	char **envp;                      /* the environment the options were read with (a copy) */
+	/* The environment the command gets: envp filtered by the configuration's env policy
+	   (SPEC 1.7).  A front end passes it as struct dsh_run_request's envp. */
+	char **command_env;
+	char **env_removed;               /* the names envp held that command_env does not (no values) */
+	enum dsh_env_inherit env_inherit;
 };
 
 /* Validate c's run options and copy them, with envp, into o.  Errors name the key. */

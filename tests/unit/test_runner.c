@@ -446,3 +446,68 @@ Test(runner, sigscan_random_chunks_against_a_plain_search)
 	}
 #undef RND
 }
+
+/*
+ * Issue 12: a command that ran is never turned into a runner failure by what it printed.  Only a
+ * non-zero exit can be the runner's refusal; a status of 0 and a death by signal pass through.
+ */
+Test(runner, a_signature_in_the_stderr_of_a_command_that_succeeded_is_not_a_failure)
+{
+	struct tree t;
+	fake_runner(&t, NULL);
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
+	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "fake-runner: refused", NULL });
+	char *argv[] = { "sh", "-c", "echo 'grep: fake-runner: refused (a log line)' >&2; exit 0", NULL };
+	struct dsh_run_result res;
+	struct dsh_error *e = NULL;
+	char *errtext = NULL;
+	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
+	cr_expect_eq(res.exit_code, 0);
+	cr_expect_eq(res.signal, 0);
+	cr_expect_str_eq(errtext, "grep: fake-runner: refused (a log line)\n", "relayed unchanged");
+	free(errtext);
+	fx_clear(&p);
+	tree_clear(&t);
+}
+
+Test(runner, a_signature_from_a_command_killed_by_a_signal_is_not_a_failure)
+{
+	struct tree t;
+	fake_runner(&t, NULL);
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
+	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	char *argv[] = { "sh", "-c", "echo 'REFUSED by the test' >&2; kill -KILL $$", NULL };
+	struct dsh_run_result res;
+	struct dsh_error *e = NULL;
+	char *errtext = NULL;
+	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
+	cr_expect_eq(res.signal, SIGKILL);
+	free(errtext);
+	fx_clear(&p);
+	tree_clear(&t);
+}
+
+Test(runner, a_signature_with_a_non_zero_exit_is_a_runner_failure)
+{
+	struct tree t;
+	fake_runner(&t, "echo 'fake-runner: refused: no user namespaces' >&2; exit 1");
+	struct dsh_policy p;
+	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
+	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
+	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "fake-runner: refused", NULL });
+	char *argv[] = { "true", NULL };
+	struct dsh_run_result res;
+	struct dsh_error *e = NULL;
+	char *errtext = NULL;
+	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), -EPROTO);
+	cr_assert_not_null(e);
+	cr_expect(strstr(e->msg, "(exit 1)"), "%s", e->msg);
+	dsh_error_free(e);
+	free(errtext);
+	fx_clear(&p);
+	tree_clear(&t);
+}
