@@ -255,7 +255,7 @@ static int parse(const struct tree *t, const char *pattern, struct dsh_rule *r)
 	_cleanup_free_ char *line = NULL;
 	cr_assert(asprintf(&line, "-- %s", pattern) > 0);
 	struct dsh_error *err = NULL;
-	if (dsh_rule_parse(line, t->root, empty_env, 0, NULL, r, &err) < 0) {
+	if (dsh_rule_parse(line, t->root, empty_env, 0, false, NULL, r, &err) < 0) {
 		dsh_error_free(err);
 		return 0;
 	}
