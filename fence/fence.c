@@ -304,6 +304,108 @@ static void target_clear(struct target *t)
 }
 
 /*
+ * A write to a path whose parent directories are missing creates them, as `mkdir -p` would and as
+ * the hosts' own write tools do, but only where the policy allows each one as a write.  The deepest
+ * existing ancestor is opened by the usual resolution (openat2, canonical path read back); below it
+ * each component is made with mkdirat on the held descriptor and opened with RESOLVE_NO_SYMLINKS |
+ * RESOLVE_BENEATH, so a component that is (or becomes, by a race) a symlink is refused, never
+ * followed.  Every verdict is taken before the first directory is made: a denied write leaves no
+ * empty directories behind.  Returns the innermost directory (O_PATH) and its canonical path.
+ */
+static int make_parents(struct ctx *c, const char *parent, const char *spelled, const char *name, int *ret_fd,
+			char **ret_canon)
+{
+	_cleanup_free_ char *prefix = strdup(parent);
+	if (!prefix)
+		return fail_sys(c, spelled, ENOMEM, "resolve");
+	_cleanup_close_ int dfd = -1;
+	for (;;) {
+		char *slash = strrchr(prefix, '/');
+		if (slash == prefix)
+			prefix[1] = '\0';
+		else
+			*slash = '\0';
+		dfd = openat2_path(AT_FDCWD, prefix, O_PATH | O_DIRECTORY, NULL);
+		if (dfd >= 0)
+			break;
+		int e = -dfd;
+		dfd = -1;
+		if (e != ENOENT || strcmp(prefix, "/") == 0)
+			return fail_open(c, DSH_OP_WRITE, spelled, e, "the parent directory");
+	}
+	/* The components still to make, as spelled: parent minus the prefix that opened. */
+	const char *rest = parent + (strcmp(prefix, "/") == 0 ? 1 : strlen(prefix) + 1);
+	_cleanup_free_ char *canon = NULL;
+	int r = fd_path(dfd, &canon);
+	if (r < 0)
+		return fail_sys(c, prefix, -r, "read back the canonical path");
+
+	/* The verdicts first: the file itself, then each directory to make, outermost first. */
+	_cleanup_free_ char *target = NULL;
+	if (asprintf(&target, "%s%s%s/%s", canon, strcmp(canon, "/") == 0 ? "" : "/", rest, name) < 0)
+		return fail_sys(c, spelled, ENOMEM, "resolve");
+	r = check(c, DSH_OP_WRITE, target, spelled);
+	if (r < 0)
+		return r;
+	size_t cbase = strlen(canon) + (strcmp(canon, "/") == 0 ? 0 : 1);
+	size_t sbase = (size_t)(rest - parent);
+	for (const char *s = rest;;) {
+		const char *end = strchrnul(s, '/');
+		_cleanup_free_ char *dir_canon = strndup(target, cbase + (size_t)(end - rest));
+		_cleanup_free_ char *dir_spelled = strndup(parent, sbase + (size_t)(end - rest));
+		if (!dir_canon || !dir_spelled)
+			return fail_sys(c, spelled, ENOMEM, "resolve");
+		r = check(c, DSH_OP_WRITE, dir_canon, dir_spelled);
+		if (r < 0)
+			return r;
+		if (!*end)
+			break;
+		s = end + 1;
+	}
+
+	for (const char *s = rest;;) {
+		const char *end = strchrnul(s, '/');
+		char comp[NAME_MAX + 1];
+		size_t n = (size_t)(end - s);
+		if (n == 0 || n > NAME_MAX)
+			return fail(c, DSH_ERR_INVALID, spelled, 0, NULL, "path too long");
+		memcpy(comp, s, n);
+		comp[n] = '\0';
+		/* 0777 & ~umask, as mkdir -p; someone else making it first is as good. */
+		if (mkdirat(dfd, comp, 0777) < 0 && errno != EEXIST) {
+			_cleanup_free_ char *at = join(canon, comp);
+			return fail_sys(c, at ? at : canon, errno, "create the directory");
+		}
+		struct open_how how = {
+			.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+		int nfd = (int)syscall(SYS_openat2, dfd, comp, &how, sizeof(how));
+		if (nfd < 0) {
+			int e = errno;
+			_cleanup_free_ char *at = join(canon, comp);
+			if (e == ELOOP || e == ENOTDIR)
+				return fail(c, DSH_ERR_INVALID, at ? at : canon, 0, NULL,
+					    "is a symlink or not a directory; a write creates directories, never through a symlink");
+			return fail_sys(c, at ? at : canon, e, "open the new directory");
+		}
+		close(dfd);
+		dfd = nfd;
+		free(canon);
+		canon = NULL;
+		r = fd_path(dfd, &canon);
+		if (r < 0)
+			return fail_sys(c, parent, -r, "read back the canonical path");
+		if (!*end)
+			break;
+		s = end + 1;
+	}
+	*ret_fd = TAKE_FD(dfd);
+	*ret_canon = TAKE_PTR(canon);
+	return 0;
+}
+
+/*
  * Resolve a path for a mutation: the parent through openat2, the verdict on the canonical target.
  * A symlink at the last component is followed by starting again from its target (each hop is
  * checked by its spelling, the end by its canonical path); a dangling one is refused.
@@ -334,11 +436,19 @@ static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 			t->pfd = -1;
 			if (e == ENOSYS)
 				return fail(c, DSH_ERR_SYSTEM, spelled, ENOSYS, NULL, "openat2 is not supported by this kernel");
-			return fail_open(c, DSH_OP_WRITE, spelled, e, followed ? "the symlink's target directory" : "the parent directory");
+			/* Only a plain write makes directories: an edit needs its file, and a symlink's
+			   target that is missing is a dangling symlink, never followed. */
+			if (e != ENOENT || c->op != DSH_FENCE_OP_WRITE || followed)
+				return fail_open(c, DSH_OP_WRITE, spelled, e,
+						 followed ? "the symlink's target directory" : "the parent directory");
+			r = make_parents(c, parent, spelled, name, &t->pfd, &t->pcanon);
+			if (r < 0)
+				return r;
+		} else {
+			r = fd_path(t->pfd, &t->pcanon);
+			if (r < 0)
+				return fail_sys(c, parent, -r, "read back the canonical path");
 		}
-		r = fd_path(t->pfd, &t->pcanon);
-		if (r < 0)
-			return fail_sys(c, parent, -r, "read back the canonical path");
 		t->name = strdup(name);
 		t->path = join(t->pcanon, name);
 		if (!t->name || !t->path)
@@ -662,7 +772,8 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 	if (!t->exists) {
 		if (anonymous) {
 			if (linkat(AT_FDCWD, proc, t->pfd, t->name, AT_SYMLINK_FOLLOW) < 0) {
-				if (errno == EEXIST)
+				/* Taken meanwhile, or its directory removed: start again from resolution. */
+				if (errno == EEXIST || errno == ENOENT)
 					return -EAGAIN;
 				return fail_sys(c, t->path, errno, "link the new file");
 			}

@@ -91,7 +91,10 @@ void dsh_fence_list_result_clear(struct dsh_fence_list_result *r);
 int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset, uint64_t limit,
 		   struct dsh_fence_read_result *ret, struct dsh_error **err);
 
-/* Replace (or create) the file atomically with data; an existing file keeps its mode and owner. */
+/*
+ * Replace (or create) the file atomically with data; an existing file keeps its mode and owner.
+ * Missing parent directories are made, inside the writable roots only, never through a symlink.
+ */
 int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *data, size_t len,
 		    struct dsh_fence_write_result *ret, struct dsh_error **err);
 

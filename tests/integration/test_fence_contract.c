@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The file fence's contract (SPEC 5, issue 12), one group of tests per promise: parents are made
+ * inside the writable roots only; new files get 0666 & ~umask; edit takes text only and keeps CRLF;
+ * versions guard against stale writes; temporaries cannot be planted; non-UTF-8 names are
+ * addressable.  Run as root and as an unprivileged user (where root would bypass a directory's
+ * permissions, the test drops to an unprivileged uid first).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "dshbox/dshbox.h"
+#include "fence/fence.h"
+#include "tests/lib/harness.h"
+
+static char *root;  /* scratch dir */
+static char *ws;    /* root/ws: the workspace */
+static char *out;   /* root/out: outside every writable root */
+
+static void setup(void)
+{
+	root = dsh_test_mkdtemp();
+	cr_assert(asprintf(&ws, "%s/ws", root) > 0);
+	cr_assert(asprintf(&out, "%s/out", root) > 0);
+	cr_assert_eq(mkdir(ws, 0755), 0);
+	cr_assert_eq(mkdir(out, 0755), 0);
+}
+
+static void teardown(void)
+{
+	dsh_test_rmtree(root);
+	free(root);
+	free(ws);
+	free(out);
+}
+
+TestSuite(fence_contract, .init = setup, .fini = teardown, .timeout = 120);
+
+static char *P(const char *fmt, const char *a)
+{
+	char *s = NULL;
+	cr_assert(asprintf(&s, fmt, a) > 0);
+	return s;
+}
+
+/* A policy for ws; rules NULL-terminated. */
+static struct dsh_policy *policy(enum dsh_mode mode, const char *const *rules)
+{
+	struct dsh_config c;
+	dsh_config_init(&c);
+	c.mode = mode;
+	c.workspace = strdup(ws);
+	for (size_t i = 0; rules && rules[i]; i++)
+		dsh_strv_push(&c.access, rules[i]);
+	char *env[] = { NULL };
+	struct dsh_policy *p = NULL;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_policy_new(&c, env, ws, &p, &err), 0, "%s", err ? err->msg : "");
+	dsh_config_clear(&c);
+	return p;
+}
+
+static enum dsh_err_kind write_fails(struct dsh_policy *p, const char *path, const char *data)
+{
+	struct dsh_fence_write_result r;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	int rc = dsh_fence_write(p, path, data, strlen(data), &r, &err);
+	cr_assert_lt(rc, 0, "write %s succeeded", path);
+	cr_assert_not_null(err);
+	cr_assert_not_null(err->msg);
+	return err->kind;
+}
+
+static void write_ok(struct dsh_policy *p, const char *path, const char *data, struct dsh_fence_write_result *r)
+{
+	_cleanup_error_ struct dsh_error *err = NULL;
+	int rc = dsh_fence_write(p, path, data, strlen(data), r, &err);
+	cr_assert_eq(rc, 0, "write %s: %s", path, err ? err->msg : "");
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+static struct dsh_proc run_fs(const char *stdin_data, const char *const *args)
+{
+	char **argv = calloc(1, sizeof(char *));
+	dsh_strv_push(&argv, dsh_test_dshbox());
+	dsh_strv_push(&argv, "fs");
+	for (size_t i = 0; args[i]; i++)
+		dsh_strv_push(&argv, args[i]);
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(argv, NULL, stdin_data, &r), 0);
+	dsh_strv_free(argv);
+	return r;
+}
+
+/* ---- 1. missing parent directories ---- */
+
+Test(fence_contract, write_makes_missing_parents_inside_the_writable_roots)
+{
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	mode_t old_umask = umask(022);
+	struct dsh_fence_write_result r;
+	write_ok(p, "a/b/c/new.txt", "deep\n", &r);
+	cr_expect(r.created);
+	_cleanup_free_ char *f = P("%s/a/b/c/new.txt", ws), *a = P("%s/a", ws), *abc = P("%s/a/b/c", ws);
+	cr_expect_str_eq(r.path, f);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *c = dsh_test_read_file(f);
+	cr_expect_str_eq(c, "deep\n");
+	struct stat st;
+	cr_assert_eq(stat(a, &st), 0);
+	cr_expect(S_ISDIR(st.st_mode));
+	cr_expect_eq(st.st_mode & 07777, 0755, "a directory gets 0777 & ~umask, as mkdir -p");
+	cr_assert_eq(stat(abc, &st), 0);
+	cr_expect_eq(st.st_mode & 07777, 0755);
+	/* Part of the path there already: only the rest is made. */
+	write_ok(p, "a/b/other/x.txt", "x", &r);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *x = P("%s/a/b/other/x.txt", ws);
+	cr_expect(exists(x));
+	/* Through the CLI too. */
+	_cleanup_free_ char *cli = P("%s/cli/made/here.txt", ws);
+	const char *args[] = { "write", cli, "--workspace", ws, NULL };
+	struct dsh_proc pr = run_fs("from the cli\n", args);
+	cr_expect_eq(pr.exit_code, 0, "%s", pr.err);
+	dsh_proc_clear(&pr);
+	_cleanup_free_ char *cc = dsh_test_read_file(cli);
+	cr_expect_str_eq(cc, "from the cli\n");
+	umask(old_umask);
+	dsh_policy_free(p);
+}
+
+Test(fence_contract, denied_parents_are_never_made)
+{
+	const char *rules[] = { "-- **/*.pem", "r- gen", NULL };
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, rules);
+	_cleanup_free_ char *o = P("%s/new/dir/f.txt", out), *onew = P("%s/new", out);
+	cr_expect_eq(write_fails(p, o, "x"), DSH_ERR_DENIED);
+	cr_expect_not(exists(onew), "a directory was made outside the writable roots");
+	/* The file's own verdict comes before any directory is made. */
+	cr_expect_eq(write_fails(p, "keys/deep/id.pem", "x"), DSH_ERR_DENIED);
+	_cleanup_free_ char *keys = P("%s/keys", ws);
+	cr_expect_not(exists(keys), "a denied write left an empty directory");
+	/* A read-only subtree: no directory inside it. */
+	_cleanup_free_ char *gen = P("%s/gen", ws), *gensub = P("%s/gen/sub", ws);
+	cr_assert_eq(mkdir(gen, 0755), 0);
+	cr_expect_eq(write_fails(p, "gen/sub/f.c", "x"), DSH_ERR_DENIED);
+	cr_expect_not(exists(gensub));
+	/* Read-only mode: nothing at all. */
+	struct dsh_policy *ro = policy(DSH_MODE_READ_ONLY, NULL);
+	cr_expect_eq(write_fails(ro, "ro/f.txt", "x"), DSH_ERR_DENIED);
+	_cleanup_free_ char *rod = P("%s/ro", ws);
+	cr_expect_not(exists(rod));
+	dsh_policy_free(ro);
+	/* An edit needs its file: no directory for it either. */
+	struct dsh_fence_write_result r;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	cr_expect_lt(dsh_fence_edit(p, "e/dit.txt", "a", 1, "b", 1, false, &r, &err), 0);
+	cr_expect_eq(err->kind, DSH_ERR_NOT_FOUND);
+	_cleanup_free_ char *e = P("%s/e", ws);
+	cr_expect_not(exists(e));
+	dsh_policy_free(p);
+}
+
+Test(fence_contract, parents_are_never_made_through_a_symlink)
+{
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *sub = P("%s/sub", ws), *li = P("%s/li", ws), *lo = P("%s/lo", ws),
+			    *ld = P("%s/ld", ws), *made = P("%s/made", out), *onew = P("%s/new", out);
+	cr_assert_eq(mkdir(sub, 0755), 0);
+	cr_assert_eq(symlink("sub", li), 0);
+	cr_assert_eq(symlink(out, lo), 0);
+	cr_assert_eq(symlink(made, ld), 0);
+	/* A link to an existing directory inside: resolved by the kernel, checked where it lands. */
+	struct dsh_fence_write_result r;
+	write_ok(p, "li/new/f.txt", "in\n", &r);
+	_cleanup_free_ char *want = P("%s/sub/new/f.txt", ws);
+	cr_expect_str_eq(r.path, want);
+	dsh_fence_write_result_clear(&r);
+	/* A link to a directory outside: the new directory would be outside: denied. */
+	cr_expect_eq(write_fails(p, "lo/new/f.txt", "x"), DSH_ERR_DENIED);
+	cr_expect_not(exists(onew));
+	/* A dangling link as a component: never followed, never replaced. */
+	cr_expect_eq(write_fails(p, "ld/sub/f.txt", "x"), DSH_ERR_INVALID);
+	cr_expect_not(exists(made));
+	struct stat st;
+	cr_assert_eq(lstat(ld, &st), 0);
+	cr_expect(S_ISLNK(st.st_mode));
+	/* A file as a component. */
+	_cleanup_free_ char *file = P("%s/plain", ws);
+	dsh_test_write_file(file, "x");
+	cr_expect_eq(write_fails(p, "plain/f.txt", "x"), DSH_ERR_NOT_FOUND);
+	dsh_policy_free(p);
+}
+
+/*
+ * Swap ws/race between absent (the writer makes it), an empty directory, and a symlink to out.  A
+ * finished write (race/sub/f.txt) is left alone for a moment, then cleared.
+ */
+static void flip(const char *race, const char *target)
+{
+	_cleanup_free_ char *tmp = P("%s.tmp", race), *f = P("%s/sub/f.txt", race), *s = P("%s/sub", race);
+	for (unsigned i = 0;; i++) {
+		if (exists(f)) {
+			usleep(2000);
+			(void)unlink(f);
+			(void)rmdir(s);
+		}
+		(void)rmdir(race); /* an empty directory the writer just made */
+		(void)unlink(tmp);
+		if (symlink(target, tmp) == 0)
+			(void)rename(tmp, race); /* fails while race is a directory */
+		usleep(i % 5 * 10);
+		(void)unlink(race);
+		usleep(i % 7 * 100);
+	}
+}
+
+Test(fence_contract, a_component_swapped_for_a_symlink_is_refused)
+{
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *race = P("%s/race", ws);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		flip(race, out);
+	size_t ok = 0, failed = 0, kinds[16] = { 0 };
+	for (int i = 0; i < 400; i++) {
+		struct dsh_fence_write_result r;
+		_cleanup_error_ struct dsh_error *err = NULL;
+		if (dsh_fence_write(p, "race/sub/f.txt", "x", 1, &r, &err) == 0) {
+			ok++;
+			cr_expect(strncmp(r.path, ws, strlen(ws)) == 0, "written outside: %s", r.path);
+			dsh_fence_write_result_clear(&r);
+		} else {
+			failed++;
+			kinds[err->kind < 16 ? err->kind : 15]++;
+		}
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	_cleanup_free_ char *osub = P("%s/sub", out);
+	cr_expect_not(exists(osub), "a directory was made through the symlink, outside the workspace");
+	fprintf(stderr, "fence contract race: %zu writes made their directories, %zu refused (%zu denied, %zu invalid, %zu io)\n",
+		ok, failed, kinds[DSH_ERR_DENIED], kinds[DSH_ERR_INVALID], kinds[DSH_ERR_SYSTEM]);
+	dsh_policy_free(p);
+}
