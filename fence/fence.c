@@ -710,6 +710,24 @@ static int write_full(int fd, const char *data, size_t len)
 }
 
 /*
+ * The process's umask, read without changing it: /proc/self/status has it since Linux 4.7;
+ * umask() both reads and sets, so a thread creating a file between the two calls would get 0.
+ */
+static mode_t current_umask(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned m;
+		if (sscanf(line, "Umask: %o", &m) == 1)
+			return (mode_t)(m & 0777);
+	}
+	mode_t m = umask(022);
+	umask(m);
+	return m;
+}
+
+/*
  * Put data at t->name atomically: an anonymous O_TMPFILE (nothing to clean if we die) written,
  * given the old mode and owner, fsync'ed; a new file is linked straight to its name; an existing one
  * is linked to the temporary name and renamed over it.  Then the directory is fsync'ed.
@@ -730,9 +748,11 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 			return r;
 	}
 
-	mode_t mode = t->exists ? (t->st.st_mode & 07777) : 0666;
+	/* The mode is set explicitly below: O_TMPFILE's create mode and the fallback's 0600 would
+	   otherwise disagree, and a directory's default ACL would override the umask. */
+	mode_t mode = t->exists ? (t->st.st_mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID)) : 0666 & ~current_umask();
 	bool anonymous = true;
-	_cleanup_close_ int tfd = openat(t->pfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+	_cleanup_close_ int tfd = openat(t->pfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 	if (tfd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
 		/* No O_TMPFILE on this filesystem: a named temporary, created exclusively. */
 		anonymous = false;
@@ -750,13 +770,16 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 	/* Held until after the rename: proves to others that this temporary is alive. */
 	if (flock(tfd, LOCK_EX) < 0)
 		return fail_sys(c, tmppath, errno, "lock the temporary file");
-	if (t->exists) {
-		if (geteuid() == 0 && (t->st.st_uid != geteuid() || t->st.st_gid != getegid()))
-			if (fchown(tfd, t->st.st_uid, t->st.st_gid) < 0) {
-				/* best effort (a root squashed by NFS); the mode is set after it */
-			}
-		if (fchmod(tfd, mode) < 0)
-			return fail_sys(c, tmppath, errno, "set the mode of the temporary file");
+	if (t->exists && geteuid() == 0 && (t->st.st_uid != geteuid() || t->st.st_gid != getegid()))
+		if (fchown(tfd, t->st.st_uid, t->st.st_gid) < 0) {
+			/* best effort (a root squashed by NFS); the mode is set after it */
+		}
+	/* An overwrite keeps the mode but not setuid/setgid: new content must not inherit them. */
+	if (fchmod(tfd, mode) < 0) {
+		int e = errno;
+		if (!anonymous)
+			(void)unlinkat(t->pfd, tmpname, 0);
+		return fail_sys(c, tmppath, e, "set the mode of the temporary file");
 	}
 	r = write_full(tfd, data, len);
 	if (r == 0 && fsync(tfd) < 0)

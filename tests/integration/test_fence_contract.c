@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -259,4 +261,88 @@ Test(fence_contract, a_component_swapped_for_a_symlink_is_refused)
 	fprintf(stderr, "fence contract race: %zu writes made their directories, %zu refused (%zu denied, %zu invalid, %zu io)\n",
 		ok, failed, kinds[DSH_ERR_DENIED], kinds[DSH_ERR_INVALID], kinds[DSH_ERR_SYSTEM]);
 	dsh_policy_free(p);
+}
+
+/* ---- 2. modes ---- */
+
+static mode_t mode_of(const char *path)
+{
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0, "%s", path);
+	return st.st_mode & 07777;
+}
+
+static void modes_follow_the_umask_and_the_old_file(void)
+{
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	static const mode_t masks[] = { 022, 077, 0, 027 };
+	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "new-%03o", (unsigned)masks[i]);
+		mode_t old = umask(masks[i]);
+		struct dsh_fence_write_result r;
+		write_ok(p, name, "x\n", &r);
+		dsh_fence_write_result_clear(&r);
+		umask(old);
+		_cleanup_free_ char *f = NULL;
+		cr_assert(asprintf(&f, "%s/%s", ws, name) > 0);
+		cr_expect_eq(mode_of(f), 0666 & ~masks[i], "umask %03o: mode %04o", (unsigned)masks[i],
+			     (unsigned)mode_of(f));
+	}
+	/* An overwrite keeps the mode, but never setuid or setgid. */
+	_cleanup_free_ char *f = P("%s/kept", ws);
+	static const struct {
+		mode_t before, after;
+	} over[] = { { 0750, 0750 }, { 0600, 0600 }, { 04755, 0755 }, { 06755, 0755 }, { 01644, 01644 } };
+	for (size_t i = 0; i < sizeof(over) / sizeof(over[0]); i++) {
+		dsh_test_write_file(f, "old\n");
+		cr_assert_eq(chmod(f, over[i].before), 0);
+		cr_assert_eq(mode_of(f), over[i].before, "this filesystem keeps %04o", (unsigned)over[i].before);
+		struct dsh_fence_write_result r;
+		write_ok(p, f, "new\n", &r);
+		dsh_fence_write_result_clear(&r);
+		cr_expect_eq(mode_of(f), over[i].after, "%04o became %04o, want %04o", (unsigned)over[i].before,
+			     (unsigned)mode_of(f), (unsigned)over[i].after);
+		/* An edit too. */
+		cr_assert_eq(chmod(f, over[i].before), 0);
+		_cleanup_error_ struct dsh_error *err = NULL;
+		cr_assert_eq(dsh_fence_edit(p, f, "new", 3, "newer", 5, false, &r, &err), 0, "%s", err ? err->msg : "");
+		dsh_fence_write_result_clear(&r);
+		cr_expect_eq(mode_of(f), over[i].after, "edit: %04o became %04o", (unsigned)over[i].before,
+			     (unsigned)mode_of(f));
+	}
+	dsh_policy_free(p);
+}
+
+Test(fence_contract, new_files_get_0666_minus_umask)
+{
+	modes_follow_the_umask_and_the_old_file();
+}
+
+/*
+ * The same without O_TMPFILE (a filesystem that lacks it: the named-temporary fallback), forced with
+ * a seccomp filter that answers EOPNOTSUPP to any open asking for O_TMPFILE.
+ */
+Test(fence_contract, new_files_get_0666_minus_umask_without_o_tmpfile)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	cr_assert_not_null(ctx);
+	const uint64_t tmpfile_bit = O_TMPFILE & ~O_DIRECTORY;
+	cr_assert_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), SCMP_SYS(openat), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, tmpfile_bit, tmpfile_bit)), 0);
+	cr_assert_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), SCMP_SYS(open), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, tmpfile_bit, tmpfile_bit)), 0);
+	cr_assert_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	cr_assert_eq(seccomp_load(ctx), 0);
+	seccomp_release(ctx);
+	int fd = openat(AT_FDCWD, ws, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert_lt(fd, 0, "the shim did not take");
+	cr_assert_eq(errno, EOPNOTSUPP);
+	modes_follow_the_umask_and_the_old_file();
+	/* The fallback's named temporaries are gone too. */
+	struct dsh_proc pr;
+	char *argv[] = { (char *)"ls", (char *)"-A", ws, NULL };
+	cr_assert_eq(dsh_proc_run(argv, NULL, NULL, &pr), 0);
+	cr_expect_str_eq(pr.out, "kept\nnew-000\nnew-022\nnew-027\nnew-077\n", "stray files: %s", pr.out);
+	dsh_proc_clear(&pr);
 }
