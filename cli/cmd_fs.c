@@ -33,7 +33,8 @@ static void usage(FILE *f)
 		"          a denied entry shows only its name)\n\n"
 		"Exit status: 0 done; 1 denied by the policy; 2 not found; 3 conflict; 4 not a regular\n"
 		"file; 5 too large; 6 invalid (string absent or ambiguous, dangling symlink, ...);\n"
-		"7 the operating system refused (I/O error); 125 bad usage or policy (nothing was done).\n"
+		"7 the operating system refused (I/O error); 8 edit of a file that is not text (a NUL\n"
+		"byte or invalid UTF-8); 125 bad usage or policy (nothing was done).\n"
 		"A failure prints one line, 'dshbox: error: OP PATH: WHY'.\n\n" CLI_POLICY_HELP,
 		DSH_FENCE_MAX_CONTENT, DSH_FENCE_MAX_CONTENT);
 }

@@ -102,6 +102,8 @@ static int kind_errno(enum dsh_err_kind k, int sys)
 		return EFBIG;
 	case DSH_ERR_INVALID:
 		return EINVAL;
+	case DSH_ERR_NOT_TEXT:
+		return EILSEQ;
 	case DSH_ERR_SYSTEM:
 	case DSH_ERR_POLICY:
 	case DSH_ERR_CONFIG:
@@ -981,6 +983,9 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "the old string is empty");
 	if (old_len == new_len && memcmp(old_s, new_s, old_len) == 0)
 		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "the old and new strings are the same");
+	/* Both are text, so the result of replacing one by the other in a text file is text. */
+	if (!dsh_text_valid(old_s, old_len) || !dsh_text_valid(new_s, new_len))
+		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "the old and new strings must be text (no NUL, valid UTF-8)");
 	for (int attempt = 0;; attempt++) {
 		if (attempt >= MAX_RETRIES)
 			return fail(&c, DSH_ERR_CONFLICT, path, 0, NULL, "the path kept changing during the edit");
@@ -1004,14 +1009,32 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 			return r;
 		if (!had_old)
 			return fail(&c, DSH_ERR_TOO_LARGE, t.path, 0, NULL, "the file grew beyond what an edit takes");
+		/* A string replacement in bytes that are not text could cut a character or a record in
+		   two; such a file is rewritten whole, with write. */
+		if (!dsh_text_valid(old.data, old.len))
+			return fail(&c, DSH_ERR_NOT_TEXT, t.path, 0, NULL,
+				    "is not text (a NUL byte or invalid UTF-8); edit takes text files only, use write");
+		/* Hosts send LF line ends whatever the file has: in a CRLF file, read them as CRLF
+		   so the edit matches and the file keeps one line-end style. */
+		const char *os = old_s, *ns = new_s;
+		size_t ol = old_len, nl = new_len;
+		_cleanup_free_ char *old_crlf = NULL, *new_crlf = NULL;
+		if (dsh_text_is_crlf(old.data, old.len)) {
+			old_crlf = dsh_text_lf_to_crlf(old_s, old_len, &ol);
+			new_crlf = dsh_text_lf_to_crlf(new_s, new_len, &nl);
+			if (!old_crlf || !new_crlf)
+				return fail_sys(&c, t.path, ENOMEM, "edit");
+			os = old_crlf;
+			ns = new_crlf;
+		}
 
-		size_t n = count_occurrences(old.data, old.len, old_s, old_len);
+		size_t n = count_occurrences(old.data, old.len, os, ol);
 		if (n == 0)
 			return fail(&c, DSH_ERR_INVALID, t.path, 0, NULL, "the old string was not found");
 		if (n > 1 && !all)
 			return fail(&c, DSH_ERR_INVALID, t.path, 0, NULL,
 				    "the old string occurs %zu times; give more context to make it unique, or replace all", n);
-		size_t out_len = old.len - n * old_len + n * new_len;
+		size_t out_len = old.len - n * ol + n * nl;
 		if (out_len > DSH_FENCE_MAX_CONTENT)
 			return fail(&c, DSH_ERR_TOO_LARGE, t.path, 0, NULL, "the result would be %zu bytes", out_len);
 		_cleanup_free_ char *out = malloc(out_len + 1);
@@ -1019,12 +1042,12 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 			return fail_sys(&c, t.path, ENOMEM, "edit");
 		size_t o = 0;
 		const char *s = old.data, *end = old.data + old.len;
-		for (const char *hit; (hit = memmem(s, (size_t)(end - s), old_s, old_len));) {
+		for (const char *hit; (hit = memmem(s, (size_t)(end - s), os, ol));) {
 			memcpy(out + o, s, (size_t)(hit - s));
 			o += (size_t)(hit - s);
-			memcpy(out + o, new_s, new_len);
-			o += new_len;
-			s = hit + old_len;
+			memcpy(out + o, ns, nl);
+			o += nl;
+			s = hit + ol;
 		}
 		memcpy(out + o, s, (size_t)(end - s));
 		o += (size_t)(end - s);

@@ -101,6 +101,8 @@ int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *da
 /*
  * Replace an exact string: the only occurrence, or every one with all.  Absent, ambiguous without
  * all, or old empty: invalid.  The file must not change between the read and the rename: conflict.
+ * Only text files (no NUL, valid UTF-8; else not-text).  In a CRLF file the LFs of old and new
+ * that lack a CR are read as CRLF, so an old string with LF line ends matches and CRLF is kept.
  */
 int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
 		   const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
@@ -124,6 +126,15 @@ extern void *dsh_fence_edit_hook_data;
  */
 int dsh_diff_unified(const char *path, const char *old_s, size_t old_len, const char *new_s,
 		     size_t new_len, char **ret, struct dsh_error **err);
+
+/* --- pure helpers (fence/text.c) --- */
+
+/* Text as edit takes it: no NUL byte, valid UTF-8 (RFC 3629: no overlong forms, no surrogates). */
+bool dsh_text_valid(const char *s, size_t n);
+/* A CRLF file: at least one line end, and every LF preceded by CR. */
+bool dsh_text_is_crlf(const char *s, size_t n);
+/* A copy with every LF not already preceded by CR turned into CRLF; NULL when out of memory. */
+char *dsh_text_lf_to_crlf(const char *s, size_t n, size_t *ret_len);
 
 /* The name of the temporary file a write of NAME uses in the same directory (for cleanup tests). */
 int dsh_fence_temp_name(const char *name, char *buf, size_t size);

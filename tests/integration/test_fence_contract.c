@@ -24,6 +24,7 @@
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
 #include "fence/fence.h"
+#include "fence/serve.h"
 #include "tests/lib/harness.h"
 
 static char *root;  /* scratch dir */
@@ -108,6 +109,41 @@ static struct dsh_proc run_fs(const char *stdin_data, const char *const *args)
 	cr_assert_eq(dsh_proc_run(argv, NULL, stdin_data, &r), 0);
 	dsh_strv_free(argv);
 	return r;
+}
+
+/* One serve request answered in process (the protocol of `dshbox serve`), parsed. */
+static json_t *serve1(struct dsh_policy *p, const char *request)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_serve_answer(p, request, strlen(request), &text, &err), 0);
+	json_error_t je;
+	json_t *a = json_loads(text, 0, &je);
+	cr_assert_not_null(a, "not JSON: %s", text);
+	return a;
+}
+
+static const char *err_kind(json_t *a)
+{
+	return json_string_value(json_object_get(json_object_get(a, "error"), "kind"));
+}
+
+static enum dsh_err_kind edit_fails(struct dsh_policy *p, const char *path, const char *o, const char *n)
+{
+	struct dsh_fence_write_result r;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	int rc = dsh_fence_edit(p, path, o, strlen(o), n, strlen(n), false, &r, &err);
+	cr_assert_lt(rc, 0, "edit %s succeeded", path);
+	cr_assert_not_null(err);
+	return err->kind;
+}
+
+static void edit_ok(struct dsh_policy *p, const char *path, const char *o, const char *n, bool all,
+		    struct dsh_fence_write_result *r)
+{
+	_cleanup_error_ struct dsh_error *err = NULL;
+	int rc = dsh_fence_edit(p, path, o, strlen(o), n, strlen(n), all, r, &err);
+	cr_assert_eq(rc, 0, "edit %s: %s", path, err ? err->msg : "");
 }
 
 /* ---- 1. missing parent directories ---- */
@@ -345,4 +381,95 @@ Test(fence_contract, new_files_get_0666_minus_umask_without_o_tmpfile)
 	cr_assert_eq(dsh_proc_run(argv, NULL, NULL, &pr), 0);
 	cr_expect_str_eq(pr.out, "kept\nnew-000\nnew-022\nnew-027\nnew-077\n", "stray files: %s", pr.out);
 	dsh_proc_clear(&pr);
+}
+
+/* ---- 3. edit takes text, and keeps CRLF ---- */
+
+Test(fence_contract, edit_refuses_files_that_are_not_text)
+{
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *nul = P("%s/nul.bin", ws), *latin1 = P("%s/latin1.txt", ws),
+			    *utf8 = P("%s/utf8.txt", ws), *over = P("%s/overlong.txt", ws);
+	int fd = open(nul, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "key=a\0b\n", 8), 8);
+	close(fd);
+	dsh_test_write_file(latin1, "caf\xe9 key=a\n");
+	dsh_test_write_file(over, "\xc0\xaf key=a\n");
+	dsh_test_write_file(utf8, "caf\xc3\xa9 key=a \xf0\x9f\x99\x82\n");
+	cr_expect_eq(edit_fails(p, nul, "key=a", "key=b"), DSH_ERR_NOT_TEXT);
+	cr_expect_eq(edit_fails(p, latin1, "key=a", "key=b"), DSH_ERR_NOT_TEXT);
+	cr_expect_eq(edit_fails(p, over, "key=a", "key=b"), DSH_ERR_NOT_TEXT);
+	_cleanup_free_ char *l = dsh_test_read_file(latin1);
+	cr_expect_str_eq(l, "caf\xe9 key=a\n", "a refused edit changed the file");
+	/* UTF-8 text is text. */
+	struct dsh_fence_write_result r;
+	edit_ok(p, utf8, "key=a", "key=\xc3\xbc", false, &r);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *u = dsh_test_read_file(utf8);
+	cr_expect_str_eq(u, "caf\xc3\xa9 key=\xc3\xbc \xf0\x9f\x99\x82\n");
+	/* Strings that are not text cannot make a text file into something else. */
+	cr_expect_eq(edit_fails(p, utf8, "caf\xc3\xa9", "caf\xe9"), DSH_ERR_INVALID);
+	/* The kind's name, the CLI's exit code 8, and serve's answer. */
+	cr_expect_str_eq(dsh_err_kind_to_string(DSH_ERR_NOT_TEXT), "not-text");
+	const char *args[] = { "edit", latin1, "--old", "key=a", "--new", "key=b", "--workspace", ws, NULL };
+	struct dsh_proc pr = run_fs(NULL, args);
+	cr_expect_eq(pr.exit_code, 8, "%s", pr.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(pr.err, "dshbox: error: "), 1, "%s", pr.err);
+	cr_expect(strstr(pr.err, "not text") != NULL, "%s", pr.err);
+	dsh_proc_clear(&pr);
+	_cleanup_free_ char *req = NULL;
+	cr_assert(asprintf(&req, "{\"id\":1,\"op\":\"edit\",\"path\":\"%s\",\"old\":\"key=a\",\"new\":\"key=b\"}", nul) > 0);
+	json_t *a = serve1(p, req);
+	cr_expect_str_eq(err_kind(a), "not-text");
+	json_decref(a);
+	dsh_policy_free(p);
+}
+
+Test(fence_contract, edit_with_lf_strings_matches_a_crlf_file_and_keeps_crlf)
+{
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = P("%s/win.txt", ws);
+	dsh_test_write_file(f, "one\r\ntwo\r\nthree\r\n");
+	struct dsh_fence_write_result r;
+	edit_ok(p, f, "one\ntwo\n", "ONE\nTWO\nextra\n", false, &r);
+	cr_assert_not_null(r.diff);
+	cr_expect(strstr(r.diff, "+extra\r\n") != NULL, "%s", r.diff);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *c = dsh_test_read_file(f);
+	cr_expect_str_eq(c, "ONE\r\nTWO\r\nextra\r\nthree\r\n");
+	/* Strings that already say CRLF match as they are. */
+	edit_ok(p, f, "extra\r\n", "more\r\n", false, &r);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *c2 = dsh_test_read_file(f);
+	cr_expect_str_eq(c2, "ONE\r\nTWO\r\nmore\r\nthree\r\n");
+	/* A one-line edit, every occurrence. */
+	edit_ok(p, f, "\n", "\n\n", true, &r);
+	cr_expect_eq(r.replacements, 4);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *c3 = dsh_test_read_file(f);
+	cr_expect_str_eq(c3, "ONE\r\n\r\nTWO\r\n\r\nmore\r\n\r\nthree\r\n\r\n");
+	/* An LF file stays LF, and a file with both line ends is matched exactly. */
+	_cleanup_free_ char *lf = P("%s/unix.txt", ws), *mixed = P("%s/mixed.txt", ws);
+	dsh_test_write_file(lf, "a\nb\n");
+	edit_ok(p, lf, "a\nb", "A\nB", false, &r);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *l = dsh_test_read_file(lf);
+	cr_expect_str_eq(l, "A\nB\n");
+	dsh_test_write_file(mixed, "a\r\nb\nc\n");
+	cr_expect_eq(edit_fails(p, mixed, "a\nb", "x"), DSH_ERR_INVALID);
+	edit_ok(p, mixed, "b\nc", "B\nC", false, &r);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *m = dsh_test_read_file(mixed);
+	cr_expect_str_eq(m, "a\r\nB\nC\n");
+	/* Through serve, where hosts send JSON strings with \n. */
+	dsh_test_write_file(f, "x = 1\r\ny = 2\r\n");
+	_cleanup_free_ char *req = NULL;
+	cr_assert(asprintf(&req, "{\"id\":1,\"op\":\"edit\",\"path\":\"%s\",\"old\":\"x = 1\\ny\",\"new\":\"x = 3\\nz\\ny\"}", f) > 0);
+	json_t *a = serve1(p, req);
+	cr_expect(json_is_true(json_object_get(a, "ok")), "%s", json_dumps(a, 0));
+	json_decref(a);
+	_cleanup_free_ char *c4 = dsh_test_read_file(f);
+	cr_expect_str_eq(c4, "x = 3\r\nz\r\ny = 2\r\n");
+	dsh_policy_free(p);
 }
