@@ -538,6 +538,39 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+int dsh_fence_version(const struct stat *st, char *buf, size_t size)
+{
+	unsigned long long mtime_ns = (unsigned long long)st->st_mtim.tv_sec * 1000000000ull +
+				      (unsigned long long)st->st_mtim.tv_nsec;
+	int n = snprintf(buf, size, "%llu:%llu:%llu", (unsigned long long)st->st_size, mtime_ns,
+			 (unsigned long long)st->st_ino);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* A version as the caller gave it: three decimal numbers; anything else is a malformed request. */
+static bool version_well_formed(const char *v)
+{
+	unsigned long long a, b, c;
+	int end = -1;
+	return v && sscanf(v, "%llu:%llu:%llu%n", &a, &b, &c, &end) == 3 && end >= 0 && v[end] == '\0' &&
+	       v[0] >= '0' && v[0] <= '9';
+}
+
+/* The file st describes is still at the version the caller expects (NULL: no expectation). */
+static int check_version(struct ctx *c, const char *path, const struct stat *st, const char *expect)
+{
+	if (!expect)
+		return 0;
+	char now[DSH_FENCE_VERSION_MAX];
+	if (!st)
+		return fail(c, DSH_ERR_CONFLICT, path, 0, NULL,
+			    "the file no longer exists (expected version %s); read it again", expect);
+	if (dsh_fence_version(st, now, sizeof(now)) < 0 || strcmp(now, expect) != 0)
+		return fail(c, DSH_ERR_CONFLICT, path, 0, NULL,
+			    "the file changed since it was read (version %s, expected %s); read it again", now, expect);
+	return 0;
+}
+
 int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset, uint64_t limit,
 		   struct dsh_fence_read_result *ret, struct dsh_error **err)
 {
@@ -589,6 +622,9 @@ int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset
 	r = read_all(rfd, offset, want, &ret->data, &ret->len);
 	if (r < 0)
 		return fail_sys(&c, canon, -r, "read");
+	/* Taken before the read: a change during it makes the version stale (a later write with it
+	   is refused), never newer than the bytes returned. */
+	(void)dsh_fence_version(&st, ret->version, sizeof(ret->version));
 	ret->path = TAKE_PTR(canon);
 	ret->size = size;
 	ret->offset = offset;
@@ -663,6 +699,7 @@ struct old_state {
 	struct stat st;
 	const char *data;   /* its content as read (edit), or NULL */
 	size_t len;
+	const char *expect_version; /* the caller's, or NULL */
 };
 
 static bool unchanged(const struct stat *a, const struct stat *b)
@@ -736,7 +773,7 @@ static mode_t current_umask(void)
  * Returns 0, -EAGAIN when the name changed under us (the caller starts again), or a failure.
  */
 static int commit(struct ctx *c, const struct target *t, const char *data, size_t len,
-		  const struct old_state *old)
+		  const struct old_state *old, struct stat *ret_st)
 {
 	int r;
 	char tmpname[NAME_MAX + 1];
@@ -785,6 +822,9 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 	}
 	r = write_full(tfd, data, len);
 	if (r == 0 && fsync(tfd) < 0)
+		r = -errno;
+	/* The written file's version: the link and the rename change neither its mtime nor inode. */
+	if (r == 0 && fstat(tfd, ret_st) < 0)
 		r = -errno;
 	if (r < 0) {
 		if (!anonymous)
@@ -844,6 +884,20 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 				return -EAGAIN;
 			}
 		}
+		if (old && old->expect_version) {
+			/* The caller's version, on the file at the name and on the one we hold. */
+			struct stat now, held;
+			bool ok = fstatat(t->pfd, t->name, &now, AT_SYMLINK_NOFOLLOW) == 0;
+			if (ok && old->fd >= 0)
+				ok = fstat(old->fd, &held) == 0 && same_file(&now, &held);
+			r = check_version(c, t->path, ok ? &now : NULL, old->expect_version);
+			if (r == 0 && !ok)
+				r = fail(c, DSH_ERR_CONFLICT, t->path, 0, NULL, "the file was replaced during the write");
+			if (r < 0) {
+				(void)unlinkat(t->pfd, tmpname, 0);
+				return r;
+			}
+		}
 		if (renameat(t->pfd, tmpname, t->pfd, t->name) < 0) {
 			int e = errno;
 			(void)unlinkat(t->pfd, tmpname, 0);
@@ -900,8 +954,9 @@ static size_t diff_limit(const struct dsh_policy *p)
 }
 
 static int finish(struct ctx *c, const struct target *t, bool had_old, const char *old_s, size_t old_len,
-		  const char *new_s, size_t new_len, struct dsh_fence_write_result *ret)
+		  const char *new_s, size_t new_len, const struct stat *written, struct dsh_fence_write_result *ret)
 {
+	(void)dsh_fence_version(written, ret->version, sizeof(ret->version));
 	ret->created = !t->exists;
 	ret->bytes = new_len;
 	ret->path = strdup(t->path);
@@ -923,8 +978,19 @@ static int finish(struct ctx *c, const struct target *t, bool had_old, const cha
 int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *data, size_t len,
 		    struct dsh_fence_write_result *ret, struct dsh_error **err)
 {
+	return dsh_fence_write_ex(p, path, data, len, NULL, ret, err);
+}
+
+int dsh_fence_write_ex(const struct dsh_policy *p, const char *path, const char *data, size_t len,
+		       const struct dsh_fence_write_opts *opts, struct dsh_fence_write_result *ret,
+		       struct dsh_error **err)
+{
 	struct ctx c = { p, DSH_FENCE_OP_WRITE, err };
 	memset(ret, 0, sizeof(*ret));
+	const char *expect = opts ? opts->expect_version : NULL;
+	if (expect && !version_well_formed(expect))
+		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "malformed expected version \"%s\" (SIZE:MTIME_NS:INODE)",
+			    expect);
 	if (len > DSH_FENCE_MAX_CONTENT)
 		return fail(&c, DSH_ERR_TOO_LARGE, path, 0, NULL, "%zu bytes is more than one write takes (%u)",
 			    len, DSH_FENCE_MAX_CONTENT);
@@ -935,7 +1001,10 @@ int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *da
 		int r = resolve_for_write(&c, path, &t);
 		if (r < 0)
 			return r;
-		struct old_state old = { .fd = -1 };
+		r = check_version(&c, t.path, t.exists ? &t.st : NULL, expect);
+		if (r < 0)
+			return r;
+		struct old_state old = { .fd = -1, .expect_version = expect };
 		_cleanup_free_ char *old_data = NULL;
 		bool had_old = false;
 		if (t.exists) {
@@ -954,14 +1023,15 @@ int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *da
 		/* A plain write does not compare content: old.data stays NULL for commit. */
 		struct old_state basis = old;
 		basis.data = NULL;
-		r = commit(&c, &t, data, len, &basis);
+		struct stat written;
+		r = commit(&c, &t, data, len, &basis, &written);
 		if (old.fd >= 0)
 			close(old.fd);
 		if (r == -EAGAIN)
 			continue;
 		if (r < 0)
 			return r;
-		return finish(&c, &t, had_old, old_data, old.len, data, len, ret);
+		return finish(&c, &t, had_old, old_data, old.len, data, len, &written, ret);
 	}
 }
 
@@ -977,8 +1047,19 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 		   const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
 		   struct dsh_error **err)
 {
+	return dsh_fence_edit_ex(p, path, old_s, old_len, new_s, new_len, all, NULL, ret, err);
+}
+
+int dsh_fence_edit_ex(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
+		      const char *new_s, size_t new_len, bool all, const struct dsh_fence_write_opts *opts,
+		      struct dsh_fence_write_result *ret, struct dsh_error **err)
+{
 	struct ctx c = { p, DSH_FENCE_OP_EDIT, err };
 	memset(ret, 0, sizeof(*ret));
+	const char *expect = opts ? opts->expect_version : NULL;
+	if (expect && !version_well_formed(expect))
+		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "malformed expected version \"%s\" (SIZE:MTIME_NS:INODE)",
+			    expect);
 	if (old_len == 0)
 		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "the old string is empty");
 	if (old_len == new_len && memcmp(old_s, new_s, old_len) == 0)
@@ -1009,6 +1090,11 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 			return r;
 		if (!had_old)
 			return fail(&c, DSH_ERR_TOO_LARGE, t.path, 0, NULL, "the file grew beyond what an edit takes");
+		/* The basis is the file as read now; the re-checks before the rename keep it so. */
+		r = check_version(&c, t.path, &old.st, expect);
+		if (r < 0)
+			return r;
+		old.expect_version = expect;
 		/* A string replacement in bytes that are not text could cut a character or a record in
 		   two; such a file is rewritten whole, with write. */
 		if (!dsh_text_valid(old.data, old.len))
@@ -1055,13 +1141,14 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 
 		if (dsh_fence_edit_hook)
 			dsh_fence_edit_hook(dsh_fence_edit_hook_data);
-		r = commit(&c, &t, out, o, &old);
+		struct stat written;
+		r = commit(&c, &t, out, o, &old, &written);
 		if (r == -EAGAIN)
 			return fail(&c, DSH_ERR_CONFLICT, t.path, 0, NULL, "the file changed during the edit");
 		if (r < 0)
 			return r;
 		ret->replacements = n;
-		return finish(&c, &t, true, old.data, old.len, out, o, ret);
+		return finish(&c, &t, true, old.data, old.len, out, o, &written, ret);
 	}
 }
 

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "dshbox/dshbox.h"
@@ -40,6 +41,14 @@ enum dsh_fence_op {
 
 const char *dsh_fence_op_to_string(enum dsh_fence_op op);
 
+/*
+ * A file's version: its size, mtime in nanoseconds and inode, as the string "SIZE:MTIME_NS:INODE".
+ * Every read answer carries one; a write or edit given it back fails with a conflict when the file
+ * has changed since (another writer, an editor's save, a rename over it).
+ */
+#define DSH_FENCE_VERSION_MAX 64
+int dsh_fence_version(const struct stat *st, char *buf, size_t size);
+
 struct dsh_fence_read_result {
 	char *path;         /* canonical */
 	char *data;         /* NUL-terminated for convenience; len bytes */
@@ -47,6 +56,7 @@ struct dsh_fence_read_result {
 	uint64_t size;      /* the file's size */
 	uint64_t offset;
 	bool eof;           /* the read reached the end of the file */
+	char version[DSH_FENCE_VERSION_MAX]; /* of the file the bytes were read from */
 };
 void dsh_fence_read_result_clear(struct dsh_fence_read_result *r);
 
@@ -57,6 +67,13 @@ struct dsh_fence_write_result {
 	size_t replacements; /* edit: how many occurrences were replaced */
 	char *diff;         /* unified diff old -> new for a text overwrite within the limit; else NULL */
 	bool diff_skipped;  /* an overwrite had no diff: binary or larger than diff_basis_max_bytes */
+	char version[DSH_FENCE_VERSION_MAX]; /* of the file as written */
+};
+
+struct dsh_fence_write_opts {
+	/* NULL, or the version the caller last read: the file must still have it, else conflict
+	   (checked on the file at the name right before the rename). */
+	const char *expect_version;
 };
 void dsh_fence_write_result_clear(struct dsh_fence_write_result *r);
 
@@ -107,6 +124,14 @@ int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *da
 int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
 		   const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
 		   struct dsh_error **err);
+
+/* The same, with options (opts may be NULL). */
+int dsh_fence_write_ex(const struct dsh_policy *p, const char *path, const char *data, size_t len,
+		       const struct dsh_fence_write_opts *opts, struct dsh_fence_write_result *ret,
+		       struct dsh_error **err);
+int dsh_fence_edit_ex(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
+		      const char *new_s, size_t new_len, bool all, const struct dsh_fence_write_opts *opts,
+		      struct dsh_fence_write_result *ret, struct dsh_error **err);
 
 int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fence_list_result *ret,
 		   struct dsh_error **err);

@@ -338,8 +338,10 @@ static char *read_answer_text(json_t *id, const struct dsh_fence_read_result *r)
 		dsh_buf_addc(&b, '"');
 		free(enc);
 	}
-	dsh_buf_addf(&b, ",\"size\":%llu,\"offset\":%llu,\"length\":%zu,\"eof\":%s}", (unsigned long long)r->size,
-		     (unsigned long long)r->offset, r->len, r->eof ? "true" : "false");
+	/* The version is digits and colons: nothing to escape. */
+	dsh_buf_addf(&b, ",\"size\":%llu,\"offset\":%llu,\"length\":%zu,\"eof\":%s,\"version\":\"%s\"}",
+		     (unsigned long long)r->size, (unsigned long long)r->offset, r->len, r->eof ? "true" : "false",
+		     r->version);
 	return dsh_buf_steal(&b);
 }
 
@@ -378,11 +380,15 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 		dsh_fence_read_result_clear(&r);
 	} else if (strcmp(op, "write") == 0 || strcmp(op, "edit") == 0) {
 		bool is_edit = op[0] == 'e';
-		static const char *const wkeys[] = { "id", "op", "path", "content", "encoding", NULL };
-		static const char *const ekeys[] = { "id", "op", "path", "old", "new", "all", NULL };
+		static const char *const wkeys[] = { "id", "op", "path", "content", "encoding", "expectVersion", NULL };
+		static const char *const ekeys[] = { "id", "op", "path", "old", "new", "all", "expectVersion", NULL };
 		const char *k = unknown_key(req, is_edit ? ekeys : wkeys);
 		if (k)
 			return invalid(id, op, p, "unknown key \"%s\" for %s", k, op);
+		struct dsh_fence_write_opts wo = { 0 };
+		size_t vl;
+		if (get_string(req, "expectVersion", false, &wo.expect_version, &vl) < 0)
+			return invalid(id, op, p, "\"expectVersion\" must be a string (a read answer's \"version\")");
 		struct dsh_fence_write_result r;
 		int rc;
 		if (is_edit) {
@@ -393,7 +399,7 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 			json_t *all = json_object_get(req, "all");
 			if (all && !json_is_boolean(all))
 				return invalid(id, op, p, "\"all\" must be true or false");
-			rc = dsh_fence_edit(p, path, o, ol, n, nl, all && json_is_true(all), &r, &err);
+			rc = dsh_fence_edit_ex(p, path, o, ol, n, nl, all && json_is_true(all), &wo, &r, &err);
 		} else {
 			const char *content, *enc;
 			size_t cl, el;
@@ -411,9 +417,9 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 				}
 				if (d < 0)
 					return invalid(id, op, p, "\"content\" is not valid base64");
-				rc = dsh_fence_write(p, path, (const char *)bytes, bl, &r, &err);
+				rc = dsh_fence_write_ex(p, path, (const char *)bytes, bl, &wo, &r, &err);
 			} else if (!enc || strcmp(enc, "utf-8") == 0) {
-				rc = dsh_fence_write(p, path, content, cl, &r, &err);
+				rc = dsh_fence_write_ex(p, path, content, cl, &wo, &r, &err);
 			} else {
 				return invalid(id, op, p, "\"encoding\" must be \"utf-8\" or \"base64\"");
 			}
@@ -428,6 +434,7 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 				put(a, "replacements", json_integer((json_int_t)r.replacements), oom);
 			json_t *d = r.diff ? json_string(r.diff) : json_null();
 			put(a, "diff", d ? d : json_null(), oom); /* a diff of non-UTF-8 text is left out */
+			put(a, "version", json_string(r.version), oom);
 		}
 		dsh_fence_write_result_clear(&r);
 	} else if (strcmp(op, "list") == 0) {

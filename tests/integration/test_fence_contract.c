@@ -473,3 +473,213 @@ Test(fence_contract, edit_with_lf_strings_matches_a_crlf_file_and_keeps_crlf)
 	cr_expect_str_eq(c4, "x = 3\r\nz\r\ny = 2\r\n");
 	dsh_policy_free(p);
 }
+
+/* ---- 4. versions ---- */
+
+static void version_of(const char *path, char buf[DSH_FENCE_VERSION_MAX])
+{
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(dsh_fence_version(&st, buf, DSH_FENCE_VERSION_MAX), 0);
+}
+
+static void read_version(struct dsh_policy *p, const char *path, char buf[DSH_FENCE_VERSION_MAX])
+{
+	struct dsh_fence_read_result r;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_fence_read(p, path, 0, 0, &r, &err), 0, "%s", err ? err->msg : "");
+	snprintf(buf, DSH_FENCE_VERSION_MAX, "%s", r.version);
+	dsh_fence_read_result_clear(&r);
+}
+
+static int write_v(struct dsh_policy *p, const char *path, const char *data, const char *expect,
+		   struct dsh_fence_write_result *r, enum dsh_err_kind *ret_kind)
+{
+	_cleanup_error_ struct dsh_error *err = NULL;
+	struct dsh_fence_write_opts o = { .expect_version = expect };
+	int rc = dsh_fence_write_ex(p, path, data, strlen(data), &o, r, &err);
+	*ret_kind = rc < 0 ? err->kind : (enum dsh_err_kind)-1;
+	return rc;
+}
+
+static int edit_v(struct dsh_policy *p, const char *path, const char *o, const char *n, const char *expect,
+		  enum dsh_err_kind *ret_kind)
+{
+	_cleanup_error_ struct dsh_error *err = NULL;
+	struct dsh_fence_write_opts opts = { .expect_version = expect };
+	struct dsh_fence_write_result r;
+	int rc = dsh_fence_edit_ex(p, path, o, strlen(o), n, strlen(n), false, &opts, &r, &err);
+	*ret_kind = rc < 0 ? err->kind : (enum dsh_err_kind)-1;
+	if (rc == 0)
+		dsh_fence_write_result_clear(&r);
+	return rc;
+}
+
+Test(fence_contract, reads_carry_a_version_and_stale_writes_conflict)
+{
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = P("%s/v.txt", ws);
+	dsh_test_write_file(f, "one\n");
+	char v[DSH_FENCE_VERSION_MAX], want[DSH_FENCE_VERSION_MAX];
+	read_version(p, f, v);
+	version_of(f, want);
+	cr_expect_str_eq(v, want);
+	struct stat st;
+	cr_assert_eq(stat(f, &st), 0);
+	char mine[DSH_FENCE_VERSION_MAX];
+	snprintf(mine, sizeof(mine), "4:%llu:%llu",
+		 (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec,
+		 (unsigned long long)st.st_ino);
+	cr_expect_str_eq(v, mine, "the version is SIZE:MTIME_NS:INODE");
+
+	/* Unchanged: the write goes through and answers the new version. */
+	struct dsh_fence_write_result r;
+	enum dsh_err_kind k;
+	cr_assert_eq(write_v(p, f, "two\n", v, &r, &k), 0);
+	version_of(f, want);
+	cr_expect_str_eq(r.version, want, "the answer's version is the file's as written");
+	snprintf(v, sizeof(v), "%s", r.version);
+	dsh_fence_write_result_clear(&r);
+	/* Chained: the write's version is good for the next edit. */
+	cr_assert_eq(edit_v(p, f, "two", "three", v, &k), 0);
+	read_version(p, f, v);
+
+	/* Changed in place (same size), replaced by a rename, touched, or removed: conflict, and
+	   the other writer's content stays. */
+	int fd = open(f, O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, "THREE", 5, 0), 5);
+	close(fd);
+	cr_expect_lt(write_v(p, f, "mine\n", v, &r, &k), 0);
+	cr_expect_eq(k, DSH_ERR_CONFLICT);
+	cr_expect_lt(edit_v(p, f, "THREE", "x", v, &k), 0);
+	cr_expect_eq(k, DSH_ERR_CONFLICT);
+	_cleanup_free_ char *c = dsh_test_read_file(f);
+	cr_expect_str_eq(c, "THREE\n");
+
+	read_version(p, f, v);
+	_cleanup_free_ char *tmp = P("%s/editor.swp", ws);
+	dsh_test_write_file(tmp, "THREE\n");
+	cr_assert_eq(rename(tmp, f), 0);
+	cr_expect_lt(write_v(p, f, "mine\n", v, &r, &k), 0);
+	cr_expect_eq(k, DSH_ERR_CONFLICT, "a rename over the file (a new inode) is a change");
+
+	read_version(p, f, v);
+	struct timespec ts[2] = { { 0, UTIME_OMIT }, { 12345, 678 } };
+	cr_assert_eq(utimensat(AT_FDCWD, f, ts, 0), 0);
+	cr_expect_lt(edit_v(p, f, "THREE", "x", v, &k), 0);
+	cr_expect_eq(k, DSH_ERR_CONFLICT, "a new mtime is a change");
+
+	read_version(p, f, v);
+	cr_assert_eq(unlink(f), 0);
+	cr_expect_lt(write_v(p, f, "mine\n", v, &r, &k), 0);
+	cr_expect_eq(k, DSH_ERR_CONFLICT, "a removed file is a change");
+	cr_expect_not(exists(f));
+
+	/* A malformed version is a malformed request. */
+	dsh_test_write_file(f, "x\n");
+	cr_expect_lt(write_v(p, f, "y\n", "yesterday", &r, &k), 0);
+	cr_expect_eq(k, DSH_ERR_INVALID);
+	cr_expect_lt(write_v(p, f, "y\n", "1:2:3:4", &r, &k), 0);
+	cr_expect_eq(k, DSH_ERR_INVALID);
+	dsh_policy_free(p);
+}
+
+/* The other writer, between the edit's read (with the expected version) and its rename. */
+static const char *hook_file;
+static void touch_between(void *data)
+{
+	(void)data;
+	int fd = open(hook_file, O_WRONLY | O_APPEND | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "theirs\n", 7), 7);
+	close(fd);
+}
+
+Test(fence_contract, a_change_after_the_version_was_checked_is_still_a_conflict)
+{
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = P("%s/late.txt", ws);
+	dsh_test_write_file(f, "mine\n");
+	char v[DSH_FENCE_VERSION_MAX];
+	read_version(p, f, v);
+	hook_file = f;
+	dsh_fence_edit_hook = touch_between;
+	enum dsh_err_kind k;
+	cr_expect_lt(edit_v(p, f, "mine", "edited", v, &k), 0);
+	dsh_fence_edit_hook = NULL;
+	cr_expect_eq(k, DSH_ERR_CONFLICT);
+	_cleanup_free_ char *c = dsh_test_read_file(f);
+	cr_expect_str_eq(c, "mine\ntheirs\n");
+	dsh_policy_free(p);
+}
+
+Test(fence_contract, versions_through_serve_and_the_cli)
+{
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = P("%s/s.txt", ws);
+	dsh_test_write_file(f, "alpha\n");
+	_cleanup_free_ char *rq = NULL;
+	cr_assert(asprintf(&rq, "{\"id\":1,\"op\":\"read\",\"path\":\"%s\"}", f) > 0);
+	json_t *a = serve1(p, rq);
+	const char *v = json_string_value(json_object_get(a, "version"));
+	cr_assert_not_null(v, "a read answer without a version");
+	char want[DSH_FENCE_VERSION_MAX];
+	version_of(f, want);
+	cr_expect_str_eq(v, want);
+	_cleanup_free_ char *wq = NULL, *eq = NULL, *bad = NULL;
+	cr_assert(asprintf(&wq, "{\"id\":2,\"op\":\"write\",\"path\":\"%s\",\"content\":\"beta\\n\",\"expectVersion\":\"%s\"}", f, v) > 0);
+	json_decref(a);
+	json_t *w = serve1(p, wq);
+	cr_expect(json_is_true(json_object_get(w, "ok")), "%s", json_dumps(w, 0));
+	version_of(f, want);
+	cr_expect_str_eq(json_string_value(json_object_get(w, "version")), want);
+	json_decref(w);
+	/* The same request again: its version is stale now. */
+	json_t *w2 = serve1(p, wq);
+	cr_expect_str_eq(err_kind(w2), "conflict");
+	json_decref(w2);
+	cr_assert(asprintf(&eq, "{\"id\":3,\"op\":\"edit\",\"path\":\"%s\",\"old\":\"beta\",\"new\":\"gamma\",\"expectVersion\":\"%s\"}", f, want) > 0);
+	json_t *e = serve1(p, eq);
+	cr_expect(json_is_true(json_object_get(e, "ok")), "%s", json_dumps(e, 0));
+	json_decref(e);
+	cr_assert(asprintf(&bad, "{\"id\":4,\"op\":\"write\",\"path\":\"%s\",\"content\":\"\",\"expectVersion\":5}", f) > 0);
+	json_t *b = serve1(p, bad);
+	cr_expect_str_eq(err_kind(b), "invalid");
+	json_decref(b);
+	dsh_policy_free(p);
+
+	/* The CLI: --version-fd gives the version beside the bytes, --expect-version takes it back. */
+	_cleanup_free_ char *vf = P("%s/version", root), *script = NULL;
+	cr_assert(asprintf(&script, "\"$0\" fs read '%s' --workspace '%s' --version-fd 3 3>'%s'", f, ws, vf) > 0);
+	char *argv[] = { (char *)"sh", (char *)"-c", script, (char *)dsh_test_dshbox(), NULL };
+	struct dsh_proc pr;
+	cr_assert_eq(dsh_proc_run(argv, NULL, NULL, &pr), 0);
+	cr_expect_eq(pr.exit_code, 0, "%s", pr.err);
+	cr_expect_str_eq(pr.out, "gamma\n", "stdout is the file's bytes only");
+	dsh_proc_clear(&pr);
+	_cleanup_free_ char *line = dsh_test_read_file(vf);
+	version_of(f, want);
+	cr_assert_not_null(line);
+	cr_expect_eq(strlen(line), strlen(want) + 1);
+	line[strlen(want)] = '\0';
+	cr_expect_str_eq(line, want);
+	const char *ok[] = { "write", f, "--expect-version", want, "--workspace", ws, NULL };
+	pr = run_fs("delta\n", ok);
+	cr_expect_eq(pr.exit_code, 0, "%s", pr.err);
+	dsh_proc_clear(&pr);
+	pr = run_fs("epsilon\n", ok);
+	cr_expect_eq(pr.exit_code, 3, "a stale version: exit %d: %s", pr.exit_code, pr.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(pr.err, "dshbox: error: "), 1, "%s", pr.err);
+	dsh_proc_clear(&pr);
+	const char *e2[] = { "edit", f, "--old", "delta", "--new", "x", "--expect-version", want, "--workspace", ws, NULL };
+	pr = run_fs(NULL, e2);
+	cr_expect_eq(pr.exit_code, 3, "%s", pr.err);
+	dsh_proc_clear(&pr);
+	const char *l[] = { "list", ws, "--expect-version", want, NULL };
+	pr = run_fs(NULL, l);
+	cr_expect_eq(pr.exit_code, 125, "%s", pr.err);
+	dsh_proc_clear(&pr);
+	_cleanup_free_ char *c = dsh_test_read_file(f);
+	cr_expect_str_eq(c, "delta\n");
+}
