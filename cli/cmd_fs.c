@@ -301,8 +301,11 @@ int cmd_fs(int argc, char **argv, char **envp)
 			struct dsh_fence_write_result res;
 			if (dsh_fence_write_ex(policy, path, data, len, &wo, &res, &err) < 0)
 				code = fence_failed(err);
-			else if ((res.diff && write_stdout(res.diff, strlen(res.diff)) < 0) ||
-				 put_version(version_fd, res.version) < 0)
+			else if (res.in_place)
+				fprintf(stderr, "dshbox: warning: write %s: written in place, not atomically (the directory "
+					"refuses new files)\n", res.path);
+			if (code == DSH_EXIT_OK && ((res.diff && write_stdout(res.diff, strlen(res.diff)) < 0) ||
+						    put_version(version_fd, res.version) < 0))
 				code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 			dsh_fence_write_result_clear(&res);
 		}
@@ -310,8 +313,11 @@ int cmd_fs(int argc, char **argv, char **envp)
 		struct dsh_fence_write_result res;
 		if (dsh_fence_edit_ex(policy, path, old_s, strlen(old_s), new_s, strlen(new_s), all, &wo, &res, &err) < 0)
 			code = fence_failed(err);
-		else if ((res.diff && write_stdout(res.diff, strlen(res.diff)) < 0) ||
-			 put_version(version_fd, res.version) < 0)
+		else if (res.in_place)
+			fprintf(stderr, "dshbox: warning: edit %s: written in place, not atomically (the directory "
+				"refuses new files)\n", res.path);
+		if (code == DSH_EXIT_OK && ((res.diff && write_stdout(res.diff, strlen(res.diff)) < 0) ||
+					    put_version(version_fd, res.version) < 0))
 			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 		dsh_fence_write_result_clear(&res);
 	} else {

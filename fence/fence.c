@@ -7,6 +7,7 @@
  * (ext4, xfs, btrfs, tmpfs; other filesystems fall back to a named temporary).  A linkat of an
  * O_TMPFILE through /proc/self/fd/N with AT_SYMLINK_FOLLOW needs no capability (AT_EMPTY_PATH does).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -26,7 +28,6 @@
 
 #define MAX_HOPS 40        /* symlinks a write follows at the last component, like the kernel */
 #define MAX_RETRIES 8      /* a name that changed under us between two of our own steps */
-#define LOCK_WAIT_MS 2000  /* longest wait for another writer's temporary file */
 
 void (*dsh_fence_edit_hook)(void *userdata);
 void *dsh_fence_edit_hook_data;
@@ -644,54 +645,118 @@ static uint64_t fnv1a(const char *s)
 	return h;
 }
 
-int dsh_fence_temp_name(const char *name, char *buf, size_t size)
+/*
+ * Temporary names are `.NAME.dshbox~` (`.dshbox-HASH~` for a name too long for that) and 16 random
+ * hex digits.  Random, so nobody can plant an entry at the name a write will use: with one fixed
+ * name, anyone who could write the directory could block the host's writes (a directory or a
+ * locked file there) or try to redirect them (a symlink).  The prefix tells the next write of the
+ * same file which entries a killed writer may have left.
+ */
+static int temp_prefix(const char *name, char *buf, size_t size)
 {
-	/* One name per target, so a writer killed between link and rename leaves a temporary the next
-	   write of the same file finds without scanning the directory. */
 	int n;
-	if (strlen(name) + 10 <= NAME_MAX)
+	if (strlen(name) + 25 <= NAME_MAX)
 		n = snprintf(buf, size, ".%s.dshbox~", name);
 	else
 		n = snprintf(buf, size, ".dshbox-%016llx~", (unsigned long long)fnv1a(name));
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-static void sleep_ms(long ms)
+int dsh_fence_temp_name(const char *name, char *buf, size_t size)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	char prefix[NAME_MAX + 1];
+	int r = temp_prefix(name, prefix, sizeof(prefix));
+	if (r < 0)
+		return r;
+	/* getrandom: Linux 3.17; it blocks only until the pool is first seeded at boot. */
+	uint64_t rnd;
+	for (;;) {
+		ssize_t n = getrandom(&rnd, sizeof(rnd), 0);
+		if (n == (ssize_t)sizeof(rnd))
+			break;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+	int n = snprintf(buf, size, "%s%016llx", prefix, (unsigned long long)rnd);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+bool dsh_fence_is_temp_name(const char *name, const char *candidate)
+{
+	char prefix[NAME_MAX + 1];
+	if (temp_prefix(name, prefix, sizeof(prefix)) < 0)
+		return false;
+	size_t pl = strlen(prefix);
+	if (strncmp(candidate, prefix, pl) != 0 || strlen(candidate + pl) != 16)
+		return false;
+	for (const char *p = candidate + pl; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return true;
+}
+
+/* The policy allows writing path (no failure recorded: for best-effort steps). */
+static bool allowed(struct ctx *c, const char *path)
+{
+	struct dsh_verdict v;
+	return dsh_policy_decide(c->p, DSH_OP_WRITE, path, NULL, &v) == 0 && v.allow;
 }
 
 /*
- * A temporary name is in the way.  Its writer holds flock() on it from before the name existed
- * until after the rename: a lock we can take means the writer is dead, and the name is removed.
- * Returns 0 to retry, or a failure.
+ * Remove what writers of the same file killed between link and rename left: entries with this
+ * file's temporary prefix that are regular files nobody holds flock on (a live writer holds it from
+ * before the name exists until after its rename), and symlinks (no writer makes one; removing the
+ * link loses nothing).  Best effort: it never fails or delays the write, and leaves anything else
+ * (a directory, a FIFO, a live writer's temporary) alone.
  */
-static int clear_temp(struct ctx *c, int pfd, const char *tmpname, const char *tmppath)
+static void clear_stale_temps(struct ctx *c, const struct target *t)
 {
-	_cleanup_close_ int fd = openat(pfd, tmpname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		/* Not a file we could have made (a symlink, a socket): it is not ours; the name is
-		   writable by the verdict already taken, so it goes. */
-		if (unlinkat(pfd, tmpname, 0) < 0 && errno != ENOENT)
-			return fail_sys(c, tmppath, errno, "remove a stale temporary file");
-		return 0;
+	int dfd = openat(t->pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	_cleanup_closedir_ DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
 	}
-	for (long waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited++) {
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return fail_sys(c, tmppath, errno, "lock a temporary file");
-		if (waited >= LOCK_WAIT_MS)
-			return fail(c, DSH_ERR_CONFLICT, tmppath, 0, NULL,
-				    "another write of the same file is still in progress");
-		sleep_ms(1);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!dsh_fence_is_temp_name(t->name, de->d_name))
+			continue;
+		_cleanup_free_ char *path = join(t->pcanon, de->d_name);
+		struct stat st, now;
+		if (!path || !allowed(c, path) || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			(void)unlinkat(dfd, de->d_name, 0);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;
+		/* A temporary has the target's mode: it may be write-only. */
+		const int flags = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+		_cleanup_close_ int fd = openat(dfd, de->d_name, O_RDONLY | flags);
+		if (fd < 0 && errno == EACCES)
+			fd = openat(dfd, de->d_name, O_WRONLY | flags);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue;
+		if (fstat(fd, &now) == 0 && same_file(&st, &now) && fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    same_file(&st, &now))
+			(void)unlinkat(dfd, de->d_name, 0);
 	}
-	struct stat a, b;
-	if (fstat(fd, &a) == 0 && fstatat(pfd, tmpname, &b, AT_SYMLINK_NOFOLLOW) == 0 && same_file(&a, &b))
-		if (unlinkat(pfd, tmpname, 0) < 0 && errno != ENOENT)
-			return fail_sys(c, tmppath, errno, "remove a stale temporary file");
-	return 0;
+}
+
+/* A fresh temporary name for t, checked against the policy like any write. */
+static int new_temp_name(struct ctx *c, const struct target *t, char tmpname[NAME_MAX + 1], char **tmppath)
+{
+	int r = dsh_fence_temp_name(t->name, tmpname, NAME_MAX + 1);
+	if (r < 0)
+		return fail_sys(c, t->path, -r, "temporary name");
+	free(*tmppath);
+	*tmppath = join(t->pcanon, tmpname);
+	if (!*tmppath)
+		return fail_sys(c, t->path, ENOMEM, "temporary name");
+	return check(c, DSH_OP_WRITE, *tmppath, NULL);
 }
 
 struct old_state {
@@ -767,25 +832,71 @@ static mode_t current_umask(void)
 }
 
 /*
+ * The directory refuses new entries (no write permission on it) but the file itself is writable:
+ * no temporary can be made beside it, so the new content goes into the file.  Not atomic: a reader
+ * may see it half-written, and a crash may leave it so; the answer says so.  Whatever can fail
+ * before the file is touched comes first: the content is already in memory, the file is opened
+ * through the held directory (never through a symlink) and must be the one resolved, unchanged
+ * for an edit or an expected version, and room for the new size is reserved; then the bytes are
+ * written from the start and the rest cut off, so the file is never empty on the way.
+ */
+static int write_in_place(struct ctx *c, const struct target *t, const char *data, size_t len,
+			  const struct old_state *old, mode_t mode, struct stat *ret_st)
+{
+	_cleanup_close_ int fd = openat(t->pfd, t->name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ELOOP || e == ENOENT)
+			return -EAGAIN;
+		return fail(c, DSH_ERR_SYSTEM, t->path, e, NULL,
+			    "the directory refuses new files and the file is not writable in place: %s", strerror(e));
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return fail_sys(c, t->path, errno, "stat");
+	if (!S_ISREG(st.st_mode) || !same_file(&st, &t->st))
+		return -EAGAIN;
+	int r = 0;
+	if (old && old->data)
+		r = recheck(c, t, old, true);
+	if (r == 0 && old && old->expect_version)
+		r = check_version(c, t->path, &st, old->expect_version);
+	if (r < 0)
+		return r;
+	if (len > (size_t)st.st_size && fallocate(fd, 0, 0, (off_t)len) < 0 && errno != EOPNOTSUPP)
+		return fail_sys(c, t->path, errno, "reserve room for the new content");
+	if ((st.st_mode & (S_ISUID | S_ISGID)) && fchmod(fd, mode) < 0)
+		return fail_sys(c, t->path, errno, "clear setuid/setgid");
+	r = write_full(fd, data, len);
+	if (r == 0 && ftruncate(fd, (off_t)len) < 0)
+		r = -errno;
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && fstat(fd, ret_st) < 0)
+		r = -errno;
+	if (r < 0)
+		return fail_sys(c, t->path, -r, "write in place");
+	return 0;
+}
+
+/*
  * Put data at t->name atomically: an anonymous O_TMPFILE (nothing to clean if we die) written,
  * given the old mode and owner, fsync'ed; a new file is linked straight to its name; an existing one
- * is linked to the temporary name and renamed over it.  Then the directory is fsync'ed.
- * Returns 0, -EAGAIN when the name changed under us (the caller starts again), or a failure.
+ * is linked to a fresh temporary name and renamed over it.  Then the directory is fsync'ed.
+ * Where the directory refuses new entries but the file is writable, the file is written in place
+ * and *ret_in_place is set.  Returns 0, -EAGAIN when the name changed under us (the caller starts
+ * again), or a failure.
  */
 static int commit(struct ctx *c, const struct target *t, const char *data, size_t len,
-		  const struct old_state *old, struct stat *ret_st)
+		  const struct old_state *old, struct stat *ret_st, bool *ret_in_place)
 {
 	int r;
-	char tmpname[NAME_MAX + 1];
+	char tmpname[NAME_MAX + 1] = "";
 	_cleanup_free_ char *tmppath = NULL;
-	if (dsh_fence_temp_name(t->name, tmpname, sizeof(tmpname)) < 0 || !(tmppath = join(t->pcanon, tmpname)))
-		return fail_sys(c, t->path, ENOMEM, "temporary name");
-	if (t->exists) {
-		/* The temporary name is a write of its own: a rule may cover it. */
-		r = check(c, DSH_OP_WRITE, tmppath, NULL);
-		if (r < 0)
-			return r;
-	}
+	*ret_in_place = false;
+	/* An overwrite is the only thing that leaves a name behind when killed: tidy up first. */
+	if (t->exists)
+		clear_stale_temps(c, t);
 
 	/* The mode is set explicitly below: O_TMPFILE's create mode and the fallback's 0600 would
 	   otherwise disagree, and a directory's default ACL would override the umask. */
@@ -795,20 +906,32 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 	if (tfd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
 		/* No O_TMPFILE on this filesystem: a named temporary, created exclusively. */
 		anonymous = false;
+		if (!t->exists)
+			clear_stale_temps(c, t);
 		for (int i = 0; i < MAX_RETRIES; i++) {
+			r = new_temp_name(c, t, tmpname, &tmppath);
+			if (r < 0)
+				return r;
 			tfd = openat(t->pfd, tmpname, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
 			if (tfd >= 0 || errno != EEXIST)
 				break;
-			r = clear_temp(c, t->pfd, tmpname, tmppath);
-			if (r < 0)
-				return r;
 		}
 	}
-	if (tfd < 0)
-		return fail_sys(c, t->path, errno, "create a temporary file");
+	if (tfd < 0) {
+		int e = errno;
+		if ((e == EACCES || e == EPERM) && t->exists) {
+			*ret_in_place = true;
+			return write_in_place(c, t, data, len, old, mode, ret_st);
+		}
+		return fail_sys(c, t->path, e, "create a temporary file");
+	}
 	/* Held until after the rename: proves to others that this temporary is alive. */
-	if (flock(tfd, LOCK_EX) < 0)
-		return fail_sys(c, tmppath, errno, "lock the temporary file");
+	if (flock(tfd, LOCK_EX) < 0) {
+		int e = errno;
+		if (!anonymous)
+			(void)unlinkat(t->pfd, tmpname, 0);
+		return fail_sys(c, t->path, e, "lock the temporary file");
+	}
 	if (t->exists && geteuid() == 0 && (t->st.st_uid != geteuid() || t->st.st_gid != getegid()))
 		if (fchown(tfd, t->st.st_uid, t->st.st_gid) < 0) {
 			/* best effort (a root squashed by NFS); the mode is set after it */
@@ -818,7 +941,7 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 		int e = errno;
 		if (!anonymous)
 			(void)unlinkat(t->pfd, tmpname, 0);
-		return fail_sys(c, tmppath, e, "set the mode of the temporary file");
+		return fail_sys(c, t->path, e, "set the mode of the temporary file");
 	}
 	r = write_full(tfd, data, len);
 	if (r == 0 && fsync(tfd) < 0)
@@ -845,7 +968,7 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 		} else if (renameat2(t->pfd, tmpname, t->pfd, t->name, RENAME_NOREPLACE) < 0) {
 			int e = errno;
 			(void)unlinkat(t->pfd, tmpname, 0);
-			if (e == EEXIST)
+			if (e == EEXIST || e == ENOENT)
 				return -EAGAIN;
 			return fail_sys(c, t->path, e, "rename the new file into place");
 		}
@@ -859,14 +982,15 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 			}
 		}
 		if (anonymous) {
+			/* A name nobody could guess: taken only by a one-in-2^64 chance; then another. */
 			for (int i = 0;; i++) {
+				r = new_temp_name(c, t, tmpname, &tmppath);
+				if (r < 0)
+					return r;
 				if (linkat(AT_FDCWD, proc, t->pfd, tmpname, AT_SYMLINK_FOLLOW) == 0)
 					break;
 				if (errno != EEXIST || i >= MAX_RETRIES)
 					return fail_sys(c, tmppath, errno, "link the temporary file");
-				r = clear_temp(c, t->pfd, tmpname, tmppath);
-				if (r < 0)
-					return r;
 			}
 		}
 		if (old && old->data) {
@@ -1024,13 +1148,15 @@ int dsh_fence_write_ex(const struct dsh_policy *p, const char *path, const char 
 		struct old_state basis = old;
 		basis.data = NULL;
 		struct stat written;
-		r = commit(&c, &t, data, len, &basis, &written);
+		bool in_place = false;
+		r = commit(&c, &t, data, len, &basis, &written, &in_place);
 		if (old.fd >= 0)
 			close(old.fd);
 		if (r == -EAGAIN)
 			continue;
 		if (r < 0)
 			return r;
+		ret->in_place = in_place;
 		return finish(&c, &t, had_old, old_data, old.len, data, len, &written, ret);
 	}
 }
@@ -1142,12 +1268,14 @@ int dsh_fence_edit_ex(const struct dsh_policy *p, const char *path, const char *
 		if (dsh_fence_edit_hook)
 			dsh_fence_edit_hook(dsh_fence_edit_hook_data);
 		struct stat written;
-		r = commit(&c, &t, out, o, &old, &written);
+		bool in_place = false;
+		r = commit(&c, &t, out, o, &old, &written, &in_place);
 		if (r == -EAGAIN)
 			return fail(&c, DSH_ERR_CONFLICT, t.path, 0, NULL, "the file changed during the edit");
 		if (r < 0)
 			return r;
 		ret->replacements = n;
+		ret->in_place = in_place;
 		return finish(&c, &t, true, old.data, old.len, out, o, &written, ret);
 	}
 }

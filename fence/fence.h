@@ -68,6 +68,8 @@ struct dsh_fence_write_result {
 	char *diff;         /* unified diff old -> new for a text overwrite within the limit; else NULL */
 	bool diff_skipped;  /* an overwrite had no diff: binary or larger than diff_basis_max_bytes */
 	char version[DSH_FENCE_VERSION_MAX]; /* of the file as written */
+	bool in_place;      /* written into the file itself, not atomically: its directory refuses
+			       new entries (no temporary can be made there) but the file is writable */
 };
 
 struct dsh_fence_write_opts {
@@ -161,7 +163,12 @@ bool dsh_text_is_crlf(const char *s, size_t n);
 /* A copy with every LF not already preceded by CR turned into CRLF; NULL when out of memory. */
 char *dsh_text_lf_to_crlf(const char *s, size_t n, size_t *ret_len);
 
-/* The name of the temporary file a write of NAME uses in the same directory (for cleanup tests). */
+/*
+ * A fresh temporary name for a write of NAME in the same directory: `.NAME.dshbox~` (or
+ * `.dshbox-HASH~` for a long name) and 16 random hex digits, never the same twice.
+ */
 int dsh_fence_temp_name(const char *name, char *buf, size_t size);
+/* candidate has the shape of a temporary name of a write of NAME (a killed writer's leftover). */
+bool dsh_fence_is_temp_name(const char *name, const char *candidate);
 
 #endif

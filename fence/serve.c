@@ -435,6 +435,7 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 			json_t *d = r.diff ? json_string(r.diff) : json_null();
 			put(a, "diff", d ? d : json_null(), oom); /* a diff of non-UTF-8 text is left out */
 			put(a, "version", json_string(r.version), oom);
+			put(a, "atomic", json_boolean(!r.in_place), oom);
 		}
 		dsh_fence_write_result_clear(&r);
 	} else if (strcmp(op, "list") == 0) {

@@ -14,10 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <ftw.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -682,4 +684,246 @@ Test(fence_contract, versions_through_serve_and_the_cli)
 	dsh_proc_clear(&pr);
 	_cleanup_free_ char *c = dsh_test_read_file(f);
 	cr_expect_str_eq(c, "delta\n");
+}
+
+/* ---- 5. temporaries nobody can plant, and writes in place ---- */
+
+Test(fence_contract, temporary_names_are_unpredictable)
+{
+	char a[NAME_MAX + 1], b[NAME_MAX + 1];
+	cr_assert_eq(dsh_fence_temp_name("f.txt", a, sizeof(a)), 0);
+	cr_assert_eq(dsh_fence_temp_name("f.txt", b, sizeof(b)), 0);
+	cr_expect_str_neq(a, b, "two writes of one file got the same temporary name");
+	cr_expect_eq(strncmp(a, ".f.txt.dshbox~", 14), 0, "%s", a);
+	cr_expect_eq(strlen(a), 14 + 16, "%s", a);
+	cr_expect(dsh_fence_is_temp_name("f.txt", a));
+	cr_expect_not(dsh_fence_is_temp_name("f.txt", ".f.txt.dshbox~"), "the old fixed name is not one");
+	cr_expect_not(dsh_fence_is_temp_name("g.txt", a));
+	char longname[NAME_MAX + 1];
+	memset(longname, 'n', NAME_MAX);
+	longname[NAME_MAX] = '\0';
+	cr_assert_eq(dsh_fence_temp_name(longname, a, sizeof(a)), 0);
+	cr_expect_leq(strlen(a), NAME_MAX);
+	cr_expect(dsh_fence_is_temp_name(longname, a), "%s", a);
+	/* And a write of a file with the longest name works. */
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = NULL;
+	cr_assert(asprintf(&f, "%s/%s", ws, longname) > 0);
+	dsh_test_write_file(f, "old\n");
+	struct dsh_fence_write_result r;
+	write_ok(p, f, "new\n", &r);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *c = dsh_test_read_file(f);
+	cr_expect_str_eq(c, "new\n");
+	dsh_policy_free(p);
+}
+
+/* What can be planted at a temporary-looking name, and must neither block nor redirect a write. */
+static void plant(const char *name, const char *victim, int *ret_lock_fd)
+{
+	_cleanup_free_ char *dir = NULL, *lnk = NULL, *fifo = NULL, *locked = NULL, *inner = NULL;
+	cr_assert(asprintf(&dir, "%s/.%s.dshbox~", ws, name) > 0);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	cr_assert(asprintf(&inner, "%s/keep", dir) > 0);
+	dsh_test_write_file(inner, "keep\n");
+	/* The old fixed name's neighbours: the shapes random names take, but chosen by the planter. */
+	cr_assert(asprintf(&lnk, "%s/.%s.dshbox~0000000000000001", ws, name) > 0);
+	cr_assert_eq(symlink(victim, lnk), 0);
+	cr_assert(asprintf(&fifo, "%s/.%s.dshbox~0000000000000002", ws, name) > 0);
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+	cr_assert(asprintf(&locked, "%s/.%s.dshbox~0000000000000003", ws, name) > 0);
+	dsh_test_write_file(locked, "live\n");
+	*ret_lock_fd = open(locked, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(*ret_lock_fd, 0);
+	cr_assert_eq(flock(*ret_lock_fd, LOCK_EX), 0);
+}
+
+static void planted_entries_never_block_or_redirect(void)
+{
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *victim = P("%s/victim", out);
+	dsh_test_write_file(victim, "outside\n");
+	static const char *const names[] = { "exists.txt", "new.txt" };
+	for (size_t i = 0; i < 2; i++) {
+		_cleanup_free_ char *f = NULL, *dir = NULL, *fifo = NULL, *locked = NULL, *legacy_link = NULL;
+		cr_assert(asprintf(&f, "%s/%s", ws, names[i]) > 0);
+		if (i == 0)
+			dsh_test_write_file(f, "old\n");
+		int lock_fd;
+		plant(names[i], victim, &lock_fd);
+		struct dsh_fence_write_result r;
+		write_ok(p, f, "new\n", &r);
+		cr_expect_eq(r.created, i == 1);
+		dsh_fence_write_result_clear(&r);
+		edit_ok(p, f, "new", "edited", false, &r);
+		dsh_fence_write_result_clear(&r);
+		_cleanup_free_ char *c = dsh_test_read_file(f), *v = dsh_test_read_file(victim);
+		cr_expect_str_eq(c, "edited\n", "%s", names[i]);
+		cr_expect_str_eq(v, "outside\n", "%s: a write was redirected through a planted symlink", names[i]);
+		/* The planted directory and FIFO are left as they were (not ours: nothing of the
+		   user's is removed), and so is a locked temporary (a live writer's). */
+		cr_assert(asprintf(&dir, "%s/.%s.dshbox~/keep", ws, names[i]) > 0);
+		cr_expect(exists(dir), "%s: the planted directory's content is gone", names[i]);
+		cr_assert(asprintf(&fifo, "%s/.%s.dshbox~0000000000000002", ws, names[i]) > 0);
+		struct stat st;
+		cr_expect(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "%s", names[i]);
+		cr_assert(asprintf(&locked, "%s/.%s.dshbox~0000000000000003", ws, names[i]) > 0);
+		_cleanup_free_ char *l = dsh_test_read_file(locked);
+		cr_expect_str_eq(l, "live\n");
+		close(lock_fd);
+		/* Now unlocked: a killed writer's leftover; the next write of the file removes it. */
+		write_ok(p, f, "again\n", &r);
+		dsh_fence_write_result_clear(&r);
+		cr_expect_not(exists(locked), "%s: a stale temporary was kept", names[i]);
+		/* A symlink with a temporary's name is removed, never followed. */
+		cr_assert(asprintf(&legacy_link, "%s/.%s.dshbox~0000000000000001", ws, names[i]) > 0);
+		cr_expect_not(exists(legacy_link));
+	}
+	_cleanup_free_ char *v = dsh_test_read_file(victim);
+	cr_expect_str_eq(v, "outside\n");
+	/* The legacy fixed name as a symlink to outside: never written through. */
+	_cleanup_free_ char *f = P("%s/l.txt", ws), *legacy = P("%s/.l.txt.dshbox~", ws);
+	dsh_test_write_file(f, "old\n");
+	cr_assert_eq(symlink(victim, legacy), 0);
+	struct dsh_fence_write_result r;
+	write_ok(p, f, "new\n", &r);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *v2 = dsh_test_read_file(victim);
+	cr_expect_str_eq(v2, "outside\n");
+	struct stat st;
+	cr_expect(lstat(legacy, &st) == 0 && S_ISLNK(st.st_mode));
+	dsh_policy_free(p);
+}
+
+Test(fence_contract, planted_temporaries_never_block_or_redirect_a_write)
+{
+	planted_entries_never_block_or_redirect();
+}
+
+static void shim_no_tmpfile(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	cr_assert_not_null(ctx);
+	const uint64_t tmpfile_bit = O_TMPFILE & ~O_DIRECTORY;
+	cr_assert_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), SCMP_SYS(openat), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, tmpfile_bit, tmpfile_bit)), 0);
+	cr_assert_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), SCMP_SYS(open), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, tmpfile_bit, tmpfile_bit)), 0);
+	cr_assert_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	cr_assert_eq(seccomp_load(ctx), 0);
+	seccomp_release(ctx);
+	int fd = openat(AT_FDCWD, ws, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert_lt(fd, 0, "the shim did not take");
+	cr_assert_eq(errno, EOPNOTSUPP);
+}
+
+Test(fence_contract, planted_temporaries_never_block_or_redirect_a_write_without_o_tmpfile)
+{
+	shim_no_tmpfile();
+	planted_entries_never_block_or_redirect();
+}
+
+/*
+ * Root passes any directory's permissions: to see a directory refuse new files, drop to nobody
+ * (this process runs only this test), handing the scratch tree over first so teardown can remove it.
+ */
+static int chown_nobody(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return lchown(path, 65534, 65534) < 0 ? -1 : 0;
+}
+
+static void become_unprivileged(void)
+{
+	if (geteuid() != 0)
+		return;
+	cr_assert_eq(nftw(root, chown_nobody, 16, FTW_PHYS), 0);
+	cr_assert_eq(setgroups(0, NULL), 0);
+	cr_assert_eq(setresgid(65534, 65534, 65534), 0);
+	cr_assert_eq(setresuid(65534, 65534, 65534), 0);
+}
+
+Test(fence_contract, a_directory_that_refuses_new_files_gets_an_in_place_write)
+{
+	become_unprivileged();
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *dir = P("%s/locked", ws), *f = P("%s/locked/conf.txt", ws), *ro = P("%s/locked/ro.txt", ws),
+			    *nf = P("%s/locked/new.txt", ws);
+	dsh_test_write_file(f, "a = 1\nb = 2\n");
+	dsh_test_write_file(ro, "read only\n");
+	cr_assert_eq(chmod(f, 0640), 0);
+	cr_assert_eq(chmod(ro, 0444), 0);
+	cr_assert_eq(chmod(dir, 0555), 0);
+	struct stat before, after;
+	cr_assert_eq(stat(f, &before), 0);
+
+	struct dsh_fence_write_result r;
+	write_ok(p, f, "a = 1\nb = 3\n", &r);
+	cr_expect(r.in_place, "the answer does not say the write was not atomic");
+	cr_expect_not(r.created);
+	cr_assert_not_null(r.diff);
+	cr_expect(strstr(r.diff, "-b = 2\n+b = 3\n") != NULL, "%s", r.diff);
+	char want[DSH_FENCE_VERSION_MAX];
+	version_of(f, want);
+	cr_expect_str_eq(r.version, want);
+	dsh_fence_write_result_clear(&r);
+	cr_assert_eq(stat(f, &after), 0);
+	cr_expect_eq(after.st_ino, before.st_ino, "written in place: the same inode");
+	cr_expect_eq(after.st_mode & 07777, 0640);
+	_cleanup_free_ char *c = dsh_test_read_file(f);
+	cr_expect_str_eq(c, "a = 1\nb = 3\n");
+	/* Shorter content: the rest is cut off. */
+	write_ok(p, f, "x\n", &r);
+	cr_expect(r.in_place);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *c2 = dsh_test_read_file(f);
+	cr_expect_str_eq(c2, "x\n");
+	/* An edit too, with its checks. */
+	edit_ok(p, f, "x", "y", false, &r);
+	cr_expect(r.in_place);
+	dsh_fence_write_result_clear(&r);
+	_cleanup_free_ char *c3 = dsh_test_read_file(f);
+	cr_expect_str_eq(c3, "y\n");
+	char v[DSH_FENCE_VERSION_MAX];
+	read_version(p, f, v);
+	int fd = open(f, O_WRONLY | O_APPEND | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "theirs\n", 7), 7);
+	close(fd);
+	enum dsh_err_kind k;
+	cr_expect_lt(write_v(p, f, "mine\n", v, &r, &k), 0);
+	cr_expect_eq(k, DSH_ERR_CONFLICT, "an in-place write checks the expected version too");
+	_cleanup_free_ char *c4 = dsh_test_read_file(f);
+	cr_expect_str_eq(c4, "y\ntheirs\n");
+	/* Neither a new file nor a read-only one: refused, nothing changed. */
+	cr_expect_eq(write_fails(p, nf, "x"), DSH_ERR_SYSTEM);
+	cr_expect_not(exists(nf));
+	cr_expect_eq(write_fails(p, ro, "x"), DSH_ERR_SYSTEM);
+	_cleanup_free_ char *c5 = dsh_test_read_file(ro);
+	cr_expect_str_eq(c5, "read only\n");
+	/* serve says "atomic": false, the CLI warns. */
+	_cleanup_free_ char *req = NULL;
+	cr_assert(asprintf(&req, "{\"id\":1,\"op\":\"write\",\"path\":\"%s\",\"content\":\"z\\n\"}", f) > 0);
+	json_t *a = serve1(p, req);
+	cr_expect(json_is_true(json_object_get(a, "ok")), "%s", json_dumps(a, 0));
+	cr_expect(json_is_false(json_object_get(a, "atomic")), "%s", json_dumps(a, 0));
+	json_decref(a);
+	const char *args[] = { "write", f, "--workspace", ws, NULL };
+	struct dsh_proc pr = run_fs("cli\n", args);
+	cr_expect_eq(pr.exit_code, 0, "%s", pr.err);
+	cr_expect(strstr(pr.err, "not atomically") != NULL, "%s", pr.err);
+	dsh_proc_clear(&pr);
+	_cleanup_free_ char *c6 = dsh_test_read_file(f);
+	cr_expect_str_eq(c6, "cli\n");
+	/* A normal directory: atomic, and said so. */
+	_cleanup_free_ char *g = P("%s/g.txt", ws);
+	free(req);
+	cr_assert(asprintf(&req, "{\"id\":2,\"op\":\"write\",\"path\":\"%s\",\"content\":\"z\\n\"}", g) > 0);
+	a = serve1(p, req);
+	cr_expect(json_is_true(json_object_get(a, "atomic")), "%s", json_dumps(a, 0));
+	json_decref(a);
+	cr_assert_eq(chmod(dir, 0755), 0);
+	dsh_policy_free(p);
 }
