@@ -118,7 +118,7 @@ static json_t *serve1(struct dsh_policy *p, const char *request)
 {
 	_cleanup_free_ char *text = NULL;
 	_cleanup_error_ struct dsh_error *err = NULL;
-	cr_assert_eq(dsh_serve_answer(p, request, strlen(request), &text, &err), 0);
+	cr_assert_eq(dsh_serve_answer(p, request, strlen(request), &text, &err), 0, "%s: %s", request, err ? err->msg : "");
 	json_error_t je;
 	json_t *a = json_loads(text, 0, &je);
 	cr_assert_not_null(a, "not JSON: %s", text);
@@ -926,4 +926,117 @@ Test(fence_contract, a_directory_that_refuses_new_files_gets_an_in_place_write)
 	json_decref(a);
 	cr_assert_eq(chmod(dir, 0755), 0);
 	dsh_policy_free(p);
+}
+
+/* ---- 6. names that are not UTF-8 ---- */
+
+static char *b64(const char *s)
+{
+	char *e = dsh_base64_encode((const unsigned char *)s, strlen(s), NULL);
+	cr_assert_not_null(e);
+	return e;
+}
+
+Test(fence_contract, names_listed_as_base64_are_addressed_as_path_base64)
+{
+	const char *rules[] = { "-- **/secr\xe9t*", NULL };
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, rules);
+	/* Latin-1 names, as old archives and Windows shares leave them. */
+	_cleanup_free_ char *f = P("%s/caf\xe9.txt", ws), *d = P("%s/r\xe9sum\xe9s", ws),
+			    *inner = P("%s/r\xe9sum\xe9s/one.txt", ws), *sec = P("%s/secr\xe9t.txt", ws);
+	dsh_test_write_file(f, "hello\n");
+	dsh_test_write_file(inner, "inner\n");
+	dsh_test_write_file(sec, "key\n");
+
+	_cleanup_free_ char *lq = NULL;
+	cr_assert(asprintf(&lq, "{\"id\":1,\"op\":\"list\",\"path\":\"%s\"}", ws) > 0);
+	json_t *l = serve1(p, lq);
+	json_t *entries = json_object_get(l, "entries");
+	cr_assert(json_is_array(entries), "%s", json_dumps(l, 0));
+	const char *name_b64 = NULL;
+	for (size_t i = 0; i < json_array_size(entries); i++) {
+		json_t *n = json_object_get(json_array_get(entries, i), "name_base64");
+		_cleanup_free_ char *want = b64("caf\xe9.txt");
+		if (n && strcmp(json_string_value(n), want) == 0)
+			name_b64 = json_string_value(n);
+	}
+	cr_assert_not_null(name_b64, "list did not give the name as name_base64: %s", json_dumps(l, 0));
+
+	/* read by the listed name (relative to the workspace), as given back by a host. */
+	_cleanup_free_ char *rq = NULL;
+	cr_assert(asprintf(&rq, "{\"id\":2,\"op\":\"read\",\"path_base64\":\"%s\"}", name_b64) > 0);
+	json_t *r = serve1(p, rq);
+	cr_expect(json_is_true(json_object_get(r, "ok")), "%s", json_dumps(r, 0));
+	cr_expect_str_eq(json_string_value(json_object_get(r, "content")), "hello\n");
+	/* The canonical path in the answer cannot be a JSON string either: path_base64 carries it. */
+	_cleanup_free_ char *fb = b64(f);
+	cr_expect_str_eq(json_string_value(json_object_get(r, "path_base64")), fb, "%s", json_dumps(r, 0));
+	json_decref(r);
+	json_decref(l);
+
+	/* write, edit and list by path_base64 too (absolute paths). */
+	_cleanup_free_ char *wq = NULL, *eq = NULL, *dq = NULL, *nf = P("%s/r\xe9sum\xe9s/n\xe9w.txt", ws);
+	_cleanup_free_ char *nfb = b64(nf), *db = b64(d);
+	cr_assert(asprintf(&wq, "{\"id\":3,\"op\":\"write\",\"path_base64\":\"%s\",\"content\":\"new\\n\"}", nfb) > 0);
+	json_t *w = serve1(p, wq);
+	cr_expect(json_is_true(json_object_get(w, "ok")), "%s", json_dumps(w, 0));
+	cr_expect_str_eq(json_string_value(json_object_get(w, "path_base64")), nfb);
+	json_decref(w);
+	_cleanup_free_ char *c = dsh_test_read_file(nf);
+	cr_expect_str_eq(c, "new\n");
+	cr_assert(asprintf(&eq, "{\"id\":4,\"op\":\"edit\",\"path_base64\":\"%s\",\"old\":\"hello\",\"new\":\"bye\"}", fb) > 0);
+	json_t *e = serve1(p, eq);
+	cr_expect(json_is_true(json_object_get(e, "ok")), "%s", json_dumps(e, 0));
+	json_decref(e);
+	_cleanup_free_ char *c2 = dsh_test_read_file(f);
+	cr_expect_str_eq(c2, "bye\n");
+	cr_assert(asprintf(&dq, "{\"id\":5,\"op\":\"list\",\"path_base64\":\"%s\"}", db) > 0);
+	json_t *dl = serve1(p, dq);
+	cr_expect(json_is_true(json_object_get(dl, "ok")), "%s", json_dumps(dl, 0));
+	cr_expect_eq(json_array_size(json_object_get(dl, "entries")), 2, "%s", json_dumps(dl, 0));
+	json_decref(dl);
+
+	/* A denial names the path in base64 as well, and the rule decides on the real bytes. */
+	_cleanup_free_ char *sq = NULL, *sb = b64(sec);
+	cr_assert(asprintf(&sq, "{\"id\":6,\"op\":\"read\",\"path_base64\":\"%s\"}", sb) > 0);
+	json_t *sa = serve1(p, sq);
+	cr_expect_str_eq(err_kind(sa), "denied", "%s", json_dumps(sa, 0));
+	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(sa, "error"), "path_base64")), sb,
+			 "%s", json_dumps(sa, 0));
+	json_decref(sa);
+
+	/* Malformed: both keys, not base64, a NUL inside, empty, not a string. */
+	static const char *const bad[] = {
+		"{\"id\":7,\"op\":\"read\",\"path\":\"a\",\"path_base64\":\"YQ==\"}",
+		"{\"id\":8,\"op\":\"read\",\"path_base64\":\"not base64!\"}",
+		"{\"id\":9,\"op\":\"read\",\"path_base64\":\"YQBi\"}",
+		"{\"id\":10,\"op\":\"read\",\"path_base64\":\"\"}",
+		"{\"id\":11,\"op\":\"read\",\"path_base64\":7}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *b = serve1(p, bad[i]);
+		cr_expect_str_eq(err_kind(b), "invalid", "%s -> %s", bad[i], json_dumps(b, 0));
+		json_decref(b);
+	}
+	dsh_policy_free(p);
+}
+
+/* The same through the real server, confined, end to end. */
+Test(fence_contract, path_base64_through_dshbox_serve)
+{
+	_cleanup_free_ char *f = P("%s/\xff\xfe.bin", ws);
+	dsh_test_write_file(f, "odd name\n");
+	_cleanup_free_ char *fb = b64(f), *req = NULL;
+	cr_assert(asprintf(&req, "{\"id\":1,\"op\":\"read\",\"path_base64\":\"%s\"}\n", fb) > 0);
+	char *argv[] = { (char *)dsh_test_dshbox(), (char *)"serve", (char *)"--stdio", (char *)"--workspace", ws, NULL };
+	struct dsh_proc pr;
+	cr_assert_eq(dsh_proc_run(argv, NULL, req, &pr), 0);
+	cr_expect_eq(pr.exit_code, 0, "%s", pr.err);
+	json_error_t je;
+	json_t *a = json_loads(pr.out, JSON_DISABLE_EOF_CHECK, &je);
+	cr_assert_not_null(a, "%s", pr.out);
+	cr_expect(json_is_true(json_object_get(a, "ok")), "%s", pr.out);
+	cr_expect_str_eq(json_string_value(json_object_get(a, "content")), "odd name\n");
+	json_decref(a);
+	dsh_proc_clear(&pr);
 }
