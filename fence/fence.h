@@ -14,7 +14,7 @@
  * hop is re-checked), and never follows a dangling one.
  *
  * A failure is a struct dsh_error whose kind (denied, not-found, conflict, not-regular-file,
- * too-large, invalid, io), path (canonical where it was resolved) and rule (denied: the deciding rule
+ * too-large, invalid, not-text, io), path (canonical where it was resolved) and rule (denied: the deciding rule
  * text, or "mode read-only" ...) say what happened, with a one-line message.  Never printed here.
  */
 

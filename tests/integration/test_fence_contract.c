@@ -248,6 +248,35 @@ Test(fence_contract, parents_are_never_made_through_a_symlink)
 	dsh_policy_free(p);
 }
 
+/* The real server confines itself with Landlock: making directories must be within its grant. */
+Test(fence_contract, serve_makes_parents_while_confined)
+{
+	_cleanup_free_ char *f = P("%s/made/by/serve.txt", ws), *o = P("%s/made", out), *req = NULL;
+	cr_assert(asprintf(&req,
+			   "{\"id\":1,\"op\":\"write\",\"path\":\"made/by/serve.txt\",\"content\":\"x\"}\n"
+			   "{\"id\":2,\"op\":\"write\",\"path\":\"%s/made/f.txt\",\"content\":\"x\"}\n",
+			   out) > 0);
+	char *argv[] = { (char *)dsh_test_dshbox(), (char *)"serve", (char *)"--stdio", (char *)"--workspace", ws,
+			 (char *)"--cwd", ws, NULL };
+	struct dsh_proc pr;
+	cr_assert_eq(dsh_proc_run(argv, NULL, req, &pr), 0);
+	cr_expect_eq(pr.exit_code, 0, "%s", pr.err);
+	char *nl = strchr(pr.out, '\n');
+	cr_assert_not_null(nl, "%s", pr.out);
+	json_error_t je;
+	json_t *a = json_loadb(pr.out, (size_t)(nl - pr.out), 0, &je), *b = json_loads(nl + 1, 0, &je);
+	cr_assert_not_null(a, "%s", pr.out);
+	cr_assert_not_null(b, "%s", pr.out);
+	cr_expect(json_is_true(json_object_get(a, "ok")), "%s", pr.out);
+	cr_expect_str_eq(err_kind(b), "denied", "%s", pr.out);
+	json_decref(a);
+	json_decref(b);
+	dsh_proc_clear(&pr);
+	_cleanup_free_ char *c = dsh_test_read_file(f);
+	cr_expect_str_eq(c, "x");
+	cr_expect_not(exists(o));
+}
+
 /*
  * Swap ws/race between absent (the writer makes it), an empty directory, and a symlink to out.  A
  * finished write (race/sub/f.txt) is left alone for a moment, then cleared.
@@ -267,7 +296,7 @@ static void flip(const char *race, const char *target)
 			(void)rename(tmp, race); /* fails while race is a directory */
 		usleep(i % 5 * 10);
 		(void)unlink(race);
-		usleep(i % 7 * 100);
+		usleep(500 + i % 7 * 200);
 	}
 }
 
