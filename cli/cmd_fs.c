@@ -18,8 +18,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: dshbox fs [POLICY OPTIONS] read PATH [--offset N] [--limit N]\n"
-		"       dshbox fs [POLICY OPTIONS] write PATH          (the content on stdin)\n"
-		"       dshbox fs [POLICY OPTIONS] edit PATH --old S --new S [--all]\n"
+		"       dshbox fs [POLICY OPTIONS] write PATH [--expect-version V]   (the content on stdin)\n"
+		"       dshbox fs [POLICY OPTIONS] edit PATH --old S --new S [--all] [--expect-version V]\n"
 		"       dshbox fs [POLICY OPTIONS] list DIR\n\n"
 		"Read, write, edit or list a file through the file fence: the path is resolved by the\n"
 		"kernel (openat2, no magic links), the policy's verdict is taken on the canonical path, and\n"
@@ -32,9 +32,14 @@ static void usage(FILE *f)
 		"          fails with a conflict if the file changed after it was read; prints the diff\n"
 		"  list    one line per entry: TYPE SIZE ACCESS NAME, ACCESS 'rw', 'r-' or '--' (denied;\n"
 		"          a denied entry shows only its name)\n\n"
+		"  --version-fd N       read, write, edit: write the file's version (SIZE:MTIME_NS:INODE) and\n"
+		"                       a newline to descriptor N: as read, or as written\n"
+		"  --expect-version V   write, edit: fail with a conflict (exit 3) unless the file still has\n"
+		"                       version V\n\n"
 		"Exit status: 0 done; 1 denied by the policy; 2 not found; 3 conflict; 4 not a regular\n"
 		"file; 5 too large; 6 invalid (string absent or ambiguous, dangling symlink, ...);\n"
-		"7 the operating system refused (I/O error); 125 bad usage or policy (nothing was done).\n"
+		"7 the operating system refused (I/O error); 8 edit of a file that is not text (a NUL\n"
+		"byte or invalid UTF-8); 125 bad usage or policy (nothing was done).\n"
 		"A failure prints one line, 'dshbox: error: OP PATH: WHY'.\n\n" CLI_POLICY_HELP,
 		DSH_FENCE_MAX_CONTENT, DSH_FENCE_MAX_CONTENT);
 }
@@ -46,6 +51,8 @@ enum {
 	OPT_NEW,
 	OPT_ALL,
 	OPT_HELP,
+	OPT_EXPECT_VERSION,
+	OPT_VERSION_FD,
 };
 
 static int parse_u64(const char *s, uint64_t *ret)
@@ -110,6 +117,30 @@ static int fence_failed(const struct dsh_error *e)
 	return cli_fs_exit_code(e ? e->kind : DSH_ERR_SYSTEM);
 }
 
+/* The version goes to its own descriptor: stdout stays the file's bytes (read) or the diff. */
+static int put_version(int fd, const char *version)
+{
+	if (fd < 0)
+		return 0;
+	char line[DSH_FENCE_VERSION_MAX + 1];
+	int n = snprintf(line, sizeof(line), "%s\n", version);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -EINVAL;
+	for (const char *s = line; n > 0;) {
+		ssize_t w = write(fd, s, (size_t)n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			fprintf(stderr, "dshbox: error: --version-fd %d: %s\n", fd, strerror(e));
+			return -e;
+		}
+		s += w;
+		n -= (int)w;
+	}
+	return 0;
+}
+
 /* Names are printed with control characters escaped, so one entry is one line. */
 static void print_name(const char *s)
 {
@@ -130,6 +161,8 @@ int cmd_fs(int argc, char **argv, char **envp)
 		{ "new", required_argument, NULL, OPT_NEW },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "help", no_argument, NULL, OPT_HELP },
+		{ "expect-version", required_argument, NULL, OPT_EXPECT_VERSION },
+		{ "version-fd", required_argument, NULL, OPT_VERSION_FD },
 		CLI_POLICY_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -137,6 +170,8 @@ int cmd_fs(int argc, char **argv, char **envp)
 	uint64_t offset = 0, limit = 0;
 	const char *old_s = NULL, *new_s = NULL;
 	bool all = false, have_offset = false, have_limit = false;
+	struct dsh_fence_write_opts wo = { 0 };
+	int version_fd = -1;
 	int opt;
 
 	optind = 1;
@@ -166,6 +201,16 @@ int cmd_fs(int argc, char **argv, char **envp)
 		case OPT_ALL:
 			all = true;
 			break;
+		case OPT_EXPECT_VERSION:
+			wo.expect_version = optarg;
+			break;
+		case OPT_VERSION_FD: {
+			uint64_t v;
+			if (parse_u64(optarg, &v) < 0 || v > INT_MAX || v <= STDERR_FILENO)
+				return cli_usage_error("fs", "--version-fd: expected a descriptor above 2, got '%s'", optarg);
+			version_fd = (int)v;
+			break;
+		}
 		case ':':
 			return cli_usage_error("fs", "option '%s' needs a value", argv[optind - 1]);
 		case '?':
@@ -204,6 +249,10 @@ int cmd_fs(int argc, char **argv, char **envp)
 		return cli_usage_error("fs", "--old, --new and --all belong to 'edit'");
 	if (is_edit && (!old_s || !new_s))
 		return cli_usage_error("fs", "edit needs --old S and --new S");
+	if (wo.expect_version && !is_write && !is_edit)
+		return cli_usage_error("fs", "--expect-version belongs to 'write' and 'edit'");
+	if (version_fd >= 0 && is_list)
+		return cli_usage_error("fs", "--version-fd belongs to 'read', 'write' and 'edit'");
 
 	struct dsh_config config;
 	struct dsh_policy *policy = NULL;
@@ -220,7 +269,7 @@ int cmd_fs(int argc, char **argv, char **envp)
 		struct dsh_fence_read_result res;
 		if (dsh_fence_read(policy, path, offset, limit, &res, &err) < 0)
 			code = fence_failed(err);
-		else if (dsh_write_all(STDOUT_FILENO, res.data, res.len) < 0)
+		else if (dsh_write_all(STDOUT_FILENO, res.data, res.len) < 0 || put_version(version_fd, res.version) < 0)
 			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 		dsh_fence_read_result_clear(&res);
 	} else if (is_write) {
@@ -236,17 +285,25 @@ int cmd_fs(int argc, char **argv, char **envp)
 			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 		} else {
 			struct dsh_fence_write_result res;
-			if (dsh_fence_write(policy, path, data, len, &res, &err) < 0)
+			if (dsh_fence_write_ex(policy, path, data, len, &wo, &res, &err) < 0)
 				code = fence_failed(err);
-			else if (res.diff && dsh_write_all(STDOUT_FILENO, res.diff, strlen(res.diff)) < 0)
+			else if (res.in_place)
+				fprintf(stderr, "dshbox: warning: write %s: written in place, not atomically (the directory "
+					"refuses new files)\n", res.path);
+			if (code == DSH_EXIT_OK && ((res.diff && dsh_write_all(STDOUT_FILENO, res.diff, strlen(res.diff)) < 0) ||
+						    put_version(version_fd, res.version) < 0))
 				code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 			dsh_fence_write_result_clear(&res);
 		}
 	} else if (is_edit) {
 		struct dsh_fence_write_result res;
-		if (dsh_fence_edit(policy, path, old_s, strlen(old_s), new_s, strlen(new_s), all, &res, &err) < 0)
+		if (dsh_fence_edit_ex(policy, path, old_s, strlen(old_s), new_s, strlen(new_s), all, &wo, &res, &err) < 0)
 			code = fence_failed(err);
-		else if (res.diff && dsh_write_all(STDOUT_FILENO, res.diff, strlen(res.diff)) < 0)
+		else if (res.in_place)
+			fprintf(stderr, "dshbox: warning: edit %s: written in place, not atomically (the directory "
+				"refuses new files)\n", res.path);
+		if (code == DSH_EXIT_OK && ((res.diff && dsh_write_all(STDOUT_FILENO, res.diff, strlen(res.diff)) < 0) ||
+					    put_version(version_fd, res.version) < 0))
 			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
 		dsh_fence_write_result_clear(&res);
 	} else {

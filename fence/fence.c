@@ -7,6 +7,7 @@
  * (ext4, xfs, btrfs, tmpfs; other filesystems fall back to a named temporary).  A linkat of an
  * O_TMPFILE through /proc/self/fd/N with AT_SYMLINK_FOLLOW needs no capability (AT_EMPTY_PATH does).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -28,7 +30,6 @@
 
 #define MAX_HOPS 40        /* symlinks a write follows at the last component, like the kernel */
 #define MAX_RETRIES 8      /* a name that changed under us between two of our own steps */
-#define LOCK_WAIT_MS 2000  /* longest wait for another writer's temporary file */
 
 static const char *const op_names[] = {
 	[DSH_FENCE_OP_READ] = "read",
@@ -101,6 +102,8 @@ static int kind_errno(enum dsh_err_kind k, int sys)
 		return EFBIG;
 	case DSH_ERR_INVALID:
 		return EINVAL;
+	case DSH_ERR_NOT_TEXT:
+		return EILSEQ;
 	case DSH_ERR_SYSTEM:
 	case DSH_ERR_POLICY:
 	case DSH_ERR_CONFIG:
@@ -303,6 +306,108 @@ static void target_clear(struct target *t)
 }
 
 /*
+ * A write to a path whose parent directories are missing creates them, as `mkdir -p` would and as
+ * the hosts' own write tools do, but only where the policy allows each one as a write.  The deepest
+ * existing ancestor is opened by the usual resolution (openat2, canonical path read back); below it
+ * each component is made with mkdirat on the held descriptor and opened with RESOLVE_NO_SYMLINKS |
+ * RESOLVE_BENEATH, so a component that is (or becomes, by a race) a symlink is refused, never
+ * followed.  Every verdict is taken before the first directory is made: a denied write leaves no
+ * empty directories behind.  Returns the innermost directory (O_PATH) and its canonical path.
+ */
+static int make_parents(struct ctx *c, const char *parent, const char *spelled, const char *name, int *ret_fd,
+			char **ret_canon)
+{
+	_cleanup_free_ char *prefix = strdup(parent);
+	if (!prefix)
+		return fail_sys(c, spelled, ENOMEM, "resolve");
+	_cleanup_close_ int dfd = -1;
+	for (;;) {
+		char *slash = strrchr(prefix, '/');
+		if (slash == prefix)
+			prefix[1] = '\0';
+		else
+			*slash = '\0';
+		dfd = openat2_path(AT_FDCWD, prefix, O_PATH | O_DIRECTORY, NULL);
+		if (dfd >= 0)
+			break;
+		int e = -dfd;
+		dfd = -1;
+		if (e != ENOENT || strcmp(prefix, "/") == 0)
+			return fail_open(c, DSH_OP_WRITE, spelled, e, "the parent directory");
+	}
+	/* The components still to make, as spelled: parent minus the prefix that opened. */
+	const char *rest = parent + (strcmp(prefix, "/") == 0 ? 1 : strlen(prefix) + 1);
+	_cleanup_free_ char *canon = NULL;
+	int r = fd_path(dfd, &canon);
+	if (r < 0)
+		return fail_sys(c, prefix, -r, "read back the canonical path");
+
+	/* The verdicts first: the file itself, then each directory to make, outermost first. */
+	_cleanup_free_ char *target = NULL;
+	if (asprintf(&target, "%s%s%s/%s", canon, strcmp(canon, "/") == 0 ? "" : "/", rest, name) < 0)
+		return fail_sys(c, spelled, ENOMEM, "resolve");
+	r = check(c, DSH_OP_WRITE, target, spelled);
+	if (r < 0)
+		return r;
+	size_t cbase = strlen(canon) + (strcmp(canon, "/") == 0 ? 0 : 1);
+	size_t sbase = (size_t)(rest - parent);
+	for (const char *s = rest;;) {
+		const char *end = strchrnul(s, '/');
+		_cleanup_free_ char *dir_canon = strndup(target, cbase + (size_t)(end - rest));
+		_cleanup_free_ char *dir_spelled = strndup(parent, sbase + (size_t)(end - rest));
+		if (!dir_canon || !dir_spelled)
+			return fail_sys(c, spelled, ENOMEM, "resolve");
+		r = check(c, DSH_OP_WRITE, dir_canon, dir_spelled);
+		if (r < 0)
+			return r;
+		if (!*end)
+			break;
+		s = end + 1;
+	}
+
+	for (const char *s = rest;;) {
+		const char *end = strchrnul(s, '/');
+		char comp[NAME_MAX + 1];
+		size_t n = (size_t)(end - s);
+		if (n == 0 || n > NAME_MAX)
+			return fail(c, DSH_ERR_INVALID, spelled, 0, NULL, "path too long");
+		memcpy(comp, s, n);
+		comp[n] = '\0';
+		/* 0777 & ~umask, as mkdir -p; someone else making it first is as good. */
+		if (mkdirat(dfd, comp, 0777) < 0 && errno != EEXIST) {
+			_cleanup_free_ char *at = join(canon, comp);
+			return fail_sys(c, at ? at : canon, errno, "create the directory");
+		}
+		struct open_how how = {
+			.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+		int nfd = (int)syscall(SYS_openat2, dfd, comp, &how, sizeof(how));
+		if (nfd < 0) {
+			int e = errno;
+			_cleanup_free_ char *at = join(canon, comp);
+			if (e == ELOOP || e == ENOTDIR)
+				return fail(c, DSH_ERR_INVALID, at ? at : canon, 0, NULL,
+					    "is a symlink or not a directory; a write creates directories, never through a symlink");
+			return fail_sys(c, at ? at : canon, e, "open the new directory");
+		}
+		close(dfd);
+		dfd = nfd;
+		free(canon);
+		canon = NULL;
+		r = fd_path(dfd, &canon);
+		if (r < 0)
+			return fail_sys(c, parent, -r, "read back the canonical path");
+		if (!*end)
+			break;
+		s = end + 1;
+	}
+	*ret_fd = TAKE_FD(dfd);
+	*ret_canon = TAKE_PTR(canon);
+	return 0;
+}
+
+/*
  * Resolve a path for a mutation: the parent through openat2, the verdict on the canonical target.
  * A symlink at the last component is followed by starting again from its target (each hop is
  * checked by its spelling, the end by its canonical path); a dangling one is refused.
@@ -333,11 +438,19 @@ static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 			t->pfd = -1;
 			if (e == ENOSYS)
 				return fail(c, DSH_ERR_SYSTEM, spelled, ENOSYS, NULL, "openat2 is not supported by this kernel");
-			return fail_open(c, DSH_OP_WRITE, spelled, e, followed ? "the symlink's target directory" : "the parent directory");
+			/* Only a plain write makes directories: an edit needs its file, and a symlink's
+			   target that is missing is a dangling symlink, never followed. */
+			if (e != ENOENT || c->op != DSH_FENCE_OP_WRITE || followed)
+				return fail_open(c, DSH_OP_WRITE, spelled, e,
+						 followed ? "the symlink's target directory" : "the parent directory");
+			r = make_parents(c, parent, spelled, name, &t->pfd, &t->pcanon);
+			if (r < 0)
+				return r;
+		} else {
+			r = fd_path(t->pfd, &t->pcanon);
+			if (r < 0)
+				return fail_sys(c, parent, -r, "read back the canonical path");
 		}
-		r = fd_path(t->pfd, &t->pcanon);
-		if (r < 0)
-			return fail_sys(c, parent, -r, "read back the canonical path");
 		t->name = strdup(name);
 		t->path = join(t->pcanon, name);
 		if (!t->name || !t->path)
@@ -425,6 +538,39 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+int dsh_fence_version(const struct stat *st, char *buf, size_t size)
+{
+	unsigned long long mtime_ns = (unsigned long long)st->st_mtim.tv_sec * 1000000000ull +
+				      (unsigned long long)st->st_mtim.tv_nsec;
+	int n = snprintf(buf, size, "%llu:%llu:%llu", (unsigned long long)st->st_size, mtime_ns,
+			 (unsigned long long)st->st_ino);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* A version as the caller gave it: three decimal numbers; anything else is a malformed request. */
+static bool version_well_formed(const char *v)
+{
+	unsigned long long a, b, c;
+	int end = -1;
+	return v && sscanf(v, "%llu:%llu:%llu%n", &a, &b, &c, &end) == 3 && end >= 0 && v[end] == '\0' &&
+	       v[0] >= '0' && v[0] <= '9';
+}
+
+/* The file st describes is still at the version the caller expects (NULL: no expectation). */
+static int check_version(struct ctx *c, const char *path, const struct stat *st, const char *expect)
+{
+	if (!expect)
+		return 0;
+	char now[DSH_FENCE_VERSION_MAX];
+	if (!st)
+		return fail(c, DSH_ERR_CONFLICT, path, 0, NULL,
+			    "the file no longer exists (expected version %s); read it again", expect);
+	if (dsh_fence_version(st, now, sizeof(now)) < 0 || strcmp(now, expect) != 0)
+		return fail(c, DSH_ERR_CONFLICT, path, 0, NULL,
+			    "the file changed since it was read (version %s, expected %s); read it again", now, expect);
+	return 0;
+}
+
 int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset, uint64_t limit,
 		   struct dsh_fence_read_result *ret, struct dsh_error **err)
 {
@@ -476,6 +622,9 @@ int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset
 	r = read_all(rfd, offset, want, &ret->data, &ret->len);
 	if (r < 0)
 		return fail_sys(&c, canon, -r, "read");
+	/* Taken before the read: a change during it makes the version stale (a later write with it
+	   is refused), never newer than the bytes returned. */
+	(void)dsh_fence_version(&st, ret->version, sizeof(ret->version));
 	ret->path = TAKE_PTR(canon);
 	ret->size = size;
 	ret->offset = offset;
@@ -495,54 +644,118 @@ static uint64_t fnv1a(const char *s)
 	return h;
 }
 
-int dsh_fence_temp_name(const char *name, char *buf, size_t size)
+/*
+ * Temporary names are `.NAME.dshbox~` (`.dshbox-HASH~` for a name too long for that) and 16 random
+ * hex digits.  Random, so nobody can plant an entry at the name a write will use: with one fixed
+ * name, anyone who could write the directory could block the host's writes (a directory or a
+ * locked file there) or try to redirect them (a symlink).  The prefix tells the next write of the
+ * same file which entries a killed writer may have left.
+ */
+static int temp_prefix(const char *name, char *buf, size_t size)
 {
-	/* One name per target, so a writer killed between link and rename leaves a temporary the next
-	   write of the same file finds without scanning the directory. */
 	int n;
-	if (strlen(name) + 10 <= NAME_MAX)
+	if (strlen(name) + 25 <= NAME_MAX)
 		n = snprintf(buf, size, ".%s.dshbox~", name);
 	else
 		n = snprintf(buf, size, ".dshbox-%016llx~", (unsigned long long)fnv1a(name));
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-static void sleep_ms(long ms)
+int dsh_fence_temp_name(const char *name, char *buf, size_t size)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	char prefix[NAME_MAX + 1];
+	int r = temp_prefix(name, prefix, sizeof(prefix));
+	if (r < 0)
+		return r;
+	/* getrandom: Linux 3.17; it blocks only until the pool is first seeded at boot. */
+	uint64_t rnd;
+	for (;;) {
+		ssize_t n = getrandom(&rnd, sizeof(rnd), 0);
+		if (n == (ssize_t)sizeof(rnd))
+			break;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+	int n = snprintf(buf, size, "%s%016llx", prefix, (unsigned long long)rnd);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+bool dsh_fence_is_temp_name(const char *name, const char *candidate)
+{
+	char prefix[NAME_MAX + 1];
+	if (temp_prefix(name, prefix, sizeof(prefix)) < 0)
+		return false;
+	size_t pl = strlen(prefix);
+	if (strncmp(candidate, prefix, pl) != 0 || strlen(candidate + pl) != 16)
+		return false;
+	for (const char *p = candidate + pl; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return true;
+}
+
+/* The policy allows writing path (no failure recorded: for best-effort steps). */
+static bool allowed(struct ctx *c, const char *path)
+{
+	struct dsh_verdict v;
+	return dsh_policy_decide(c->p, DSH_OP_WRITE, path, NULL, &v) == 0 && v.allow;
 }
 
 /*
- * A temporary name is in the way.  Its writer holds flock() on it from before the name existed
- * until after the rename: a lock we can take means the writer is dead, and the name is removed.
- * Returns 0 to retry, or a failure.
+ * Remove what writers of the same file killed between link and rename left: entries with this
+ * file's temporary prefix that are regular files nobody holds flock on (a live writer holds it from
+ * before the name exists until after its rename), and symlinks (no writer makes one; removing the
+ * link loses nothing).  Best effort: it never fails or delays the write, and leaves anything else
+ * (a directory, a FIFO, a live writer's temporary) alone.
  */
-static int clear_temp(struct ctx *c, int pfd, const char *tmpname, const char *tmppath)
+static void clear_stale_temps(struct ctx *c, const struct target *t)
 {
-	_cleanup_close_ int fd = openat(pfd, tmpname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		/* Not a file we could have made (a symlink, a socket): it is not ours; the name is
-		   writable by the verdict already taken, so it goes. */
-		if (unlinkat(pfd, tmpname, 0) < 0 && errno != ENOENT)
-			return fail_sys(c, tmppath, errno, "remove a stale temporary file");
-		return 0;
+	int dfd = openat(t->pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	_cleanup_closedir_ DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
 	}
-	for (long waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited++) {
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return fail_sys(c, tmppath, errno, "lock a temporary file");
-		if (waited >= LOCK_WAIT_MS)
-			return fail(c, DSH_ERR_CONFLICT, tmppath, 0, NULL,
-				    "another write of the same file is still in progress");
-		sleep_ms(1);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!dsh_fence_is_temp_name(t->name, de->d_name))
+			continue;
+		_cleanup_free_ char *path = join(t->pcanon, de->d_name);
+		struct stat st, now;
+		if (!path || !allowed(c, path) || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			(void)unlinkat(dfd, de->d_name, 0);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;
+		/* A temporary has the target's mode: it may be write-only. */
+		const int flags = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+		_cleanup_close_ int fd = openat(dfd, de->d_name, O_RDONLY | flags);
+		if (fd < 0 && errno == EACCES)
+			fd = openat(dfd, de->d_name, O_WRONLY | flags);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue;
+		if (fstat(fd, &now) == 0 && same_file(&st, &now) && fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    same_file(&st, &now))
+			(void)unlinkat(dfd, de->d_name, 0);
 	}
-	struct stat a, b;
-	if (fstat(fd, &a) == 0 && fstatat(pfd, tmpname, &b, AT_SYMLINK_NOFOLLOW) == 0 && same_file(&a, &b))
-		if (unlinkat(pfd, tmpname, 0) < 0 && errno != ENOENT)
-			return fail_sys(c, tmppath, errno, "remove a stale temporary file");
-	return 0;
+}
+
+/* A fresh temporary name for t, checked against the policy like any write. */
+static int new_temp_name(struct ctx *c, const struct target *t, char tmpname[NAME_MAX + 1], char **tmppath)
+{
+	int r = dsh_fence_temp_name(t->name, tmpname, NAME_MAX + 1);
+	if (r < 0)
+		return fail_sys(c, t->path, -r, "temporary name");
+	free(*tmppath);
+	*tmppath = join(t->pcanon, tmpname);
+	if (!*tmppath)
+		return fail_sys(c, t->path, ENOMEM, "temporary name");
+	return check(c, DSH_OP_WRITE, *tmppath, NULL);
 }
 
 struct old_state {
@@ -550,6 +763,7 @@ struct old_state {
 	struct stat st;
 	const char *data;   /* its content as read (edit), or NULL */
 	size_t len;
+	const char *expect_version; /* the caller's, or NULL */
 };
 
 static bool unchanged(const struct stat *a, const struct stat *b)
@@ -584,56 +798,140 @@ static int recheck(struct ctx *c, const struct target *t, const struct old_state
 }
 
 /*
+ * The process's umask, read without changing it: /proc/self/status has it since Linux 4.7;
+ * umask() both reads and sets, so a thread creating a file between the two calls would get 0.
+ */
+static mode_t current_umask(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned m;
+		if (sscanf(line, "Umask: %o", &m) == 1)
+			return (mode_t)(m & 0777);
+	}
+	mode_t m = umask(022);
+	umask(m);
+	return m;
+}
+
+/*
+ * The directory refuses new entries (no write permission on it) but the file itself is writable:
+ * no temporary can be made beside it, so the new content goes into the file.  Not atomic: a reader
+ * may see it half-written, and a crash may leave it so; the answer says so.  Whatever can fail
+ * before the file is touched comes first: the content is already in memory, the file is opened
+ * through the held directory (never through a symlink) and must be the one resolved, unchanged
+ * for an edit or an expected version, and room for the new size is reserved; then the bytes are
+ * written from the start and the rest cut off, so the file is never empty on the way.
+ */
+static int write_in_place(struct ctx *c, const struct target *t, const char *data, size_t len,
+			  const struct old_state *old, mode_t mode, struct stat *ret_st)
+{
+	_cleanup_close_ int fd = openat(t->pfd, t->name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ELOOP || e == ENOENT)
+			return -EAGAIN;
+		return fail(c, DSH_ERR_SYSTEM, t->path, e, NULL,
+			    "the directory refuses new files and the file is not writable in place: %s", strerror(e));
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return fail_sys(c, t->path, errno, "stat");
+	if (!S_ISREG(st.st_mode) || !same_file(&st, &t->st))
+		return -EAGAIN;
+	int r = 0;
+	if (old && old->data)
+		r = recheck(c, t, old, true);
+	if (r == 0 && old && old->expect_version)
+		r = check_version(c, t->path, &st, old->expect_version);
+	if (r < 0)
+		return r;
+	if (len > (size_t)st.st_size && fallocate(fd, 0, 0, (off_t)len) < 0 && errno != EOPNOTSUPP)
+		return fail_sys(c, t->path, errno, "reserve room for the new content");
+	if ((st.st_mode & (S_ISUID | S_ISGID)) && fchmod(fd, mode) < 0)
+		return fail_sys(c, t->path, errno, "clear setuid/setgid");
+	r = dsh_write_all(fd, data, len);
+	if (r == 0 && ftruncate(fd, (off_t)len) < 0)
+		r = -errno;
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && fstat(fd, ret_st) < 0)
+		r = -errno;
+	if (r < 0)
+		return fail_sys(c, t->path, -r, "write in place");
+	return 0;
+}
+
+/*
  * Put data at t->name atomically: an anonymous O_TMPFILE (nothing to clean if we die) written,
  * given the old mode and owner, fsync'ed; a new file is linked straight to its name; an existing one
- * is linked to the temporary name and renamed over it.  Then the directory is fsync'ed.
- * Returns 0, -EAGAIN when the name changed under us (the caller starts again), or a failure.
+ * is linked to a fresh temporary name and renamed over it.  Then the directory is fsync'ed.
+ * Where the directory refuses new entries but the file is writable, the file is written in place
+ * and *ret_in_place is set.  Returns 0, -EAGAIN when the name changed under us (the caller starts
+ * again), or a failure.
  */
 static int commit(struct ctx *c, const struct target *t, const char *data, size_t len,
-		  const struct old_state *old)
+		  const struct old_state *old, struct stat *ret_st, bool *ret_in_place)
 {
 	int r;
-	char tmpname[NAME_MAX + 1];
+	char tmpname[NAME_MAX + 1] = "";
 	_cleanup_free_ char *tmppath = NULL;
-	if (dsh_fence_temp_name(t->name, tmpname, sizeof(tmpname)) < 0 || !(tmppath = join(t->pcanon, tmpname)))
-		return fail_sys(c, t->path, ENOMEM, "temporary name");
-	if (t->exists) {
-		/* The temporary name is a write of its own: a rule may cover it. */
-		r = check(c, DSH_OP_WRITE, tmppath, NULL);
-		if (r < 0)
-			return r;
-	}
+	*ret_in_place = false;
+	/* An overwrite is the only thing that leaves a name behind when killed: tidy up first. */
+	if (t->exists)
+		clear_stale_temps(c, t);
 
-	mode_t mode = t->exists ? (t->st.st_mode & 07777) : 0666;
+	/* The mode is set explicitly below: O_TMPFILE's create mode and the fallback's 0600 would
+	   otherwise disagree, and a directory's default ACL would override the umask. */
+	mode_t mode = t->exists ? (t->st.st_mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID)) : 0666 & ~current_umask();
 	bool anonymous = true;
-	_cleanup_close_ int tfd = openat(t->pfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+	_cleanup_close_ int tfd = openat(t->pfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 	if (tfd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
 		/* No O_TMPFILE on this filesystem: a named temporary, created exclusively. */
 		anonymous = false;
+		if (!t->exists)
+			clear_stale_temps(c, t);
 		for (int i = 0; i < MAX_RETRIES; i++) {
+			r = new_temp_name(c, t, tmpname, &tmppath);
+			if (r < 0)
+				return r;
 			tfd = openat(t->pfd, tmpname, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
 			if (tfd >= 0 || errno != EEXIST)
 				break;
-			r = clear_temp(c, t->pfd, tmpname, tmppath);
-			if (r < 0)
-				return r;
 		}
 	}
-	if (tfd < 0)
-		return fail_sys(c, t->path, errno, "create a temporary file");
+	if (tfd < 0) {
+		int e = errno;
+		if ((e == EACCES || e == EPERM) && t->exists) {
+			*ret_in_place = true;
+			return write_in_place(c, t, data, len, old, mode, ret_st);
+		}
+		return fail_sys(c, t->path, e, "create a temporary file");
+	}
 	/* Held until after the rename: proves to others that this temporary is alive. */
-	if (flock(tfd, LOCK_EX) < 0)
-		return fail_sys(c, tmppath, errno, "lock the temporary file");
-	if (t->exists) {
-		if (geteuid() == 0 && (t->st.st_uid != geteuid() || t->st.st_gid != getegid()))
-			if (fchown(tfd, t->st.st_uid, t->st.st_gid) < 0) {
-				/* best effort (a root squashed by NFS); the mode is set after it */
-			}
-		if (fchmod(tfd, mode) < 0)
-			return fail_sys(c, tmppath, errno, "set the mode of the temporary file");
+	if (flock(tfd, LOCK_EX) < 0) {
+		int e = errno;
+		if (!anonymous)
+			(void)unlinkat(t->pfd, tmpname, 0);
+		return fail_sys(c, t->path, e, "lock the temporary file");
+	}
+	if (t->exists && geteuid() == 0 && (t->st.st_uid != geteuid() || t->st.st_gid != getegid()))
+		if (fchown(tfd, t->st.st_uid, t->st.st_gid) < 0) {
+			/* best effort (a root squashed by NFS); the mode is set after it */
+		}
+	/* An overwrite keeps the mode but not setuid/setgid: new content must not inherit them. */
+	if (fchmod(tfd, mode) < 0) {
+		int e = errno;
+		if (!anonymous)
+			(void)unlinkat(t->pfd, tmpname, 0);
+		return fail_sys(c, t->path, e, "set the mode of the temporary file");
 	}
 	r = dsh_write_all(tfd, data, len);
 	if (r == 0 && fsync(tfd) < 0)
+		r = -errno;
+	/* The written file's version: the link and the rename change neither its mtime nor inode. */
+	if (r == 0 && fstat(tfd, ret_st) < 0)
 		r = -errno;
 	if (r < 0) {
 		if (!anonymous)
@@ -646,14 +944,15 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 	if (!t->exists) {
 		if (anonymous) {
 			if (linkat(AT_FDCWD, proc, t->pfd, t->name, AT_SYMLINK_FOLLOW) < 0) {
-				if (errno == EEXIST)
+				/* Taken meanwhile, or its directory removed: start again from resolution. */
+				if (errno == EEXIST || errno == ENOENT)
 					return -EAGAIN;
 				return fail_sys(c, t->path, errno, "link the new file");
 			}
 		} else if (renameat2(t->pfd, tmpname, t->pfd, t->name, RENAME_NOREPLACE) < 0) {
 			int e = errno;
 			(void)unlinkat(t->pfd, tmpname, 0);
-			if (e == EEXIST)
+			if (e == EEXIST || e == ENOENT)
 				return -EAGAIN;
 			return fail_sys(c, t->path, e, "rename the new file into place");
 		}
@@ -667,14 +966,15 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 			}
 		}
 		if (anonymous) {
+			/* A name nobody could guess: taken only by a one-in-2^64 chance; then another. */
 			for (int i = 0;; i++) {
+				r = new_temp_name(c, t, tmpname, &tmppath);
+				if (r < 0)
+					return r;
 				if (linkat(AT_FDCWD, proc, t->pfd, tmpname, AT_SYMLINK_FOLLOW) == 0)
 					break;
 				if (errno != EEXIST || i >= MAX_RETRIES)
 					return fail_sys(c, tmppath, errno, "link the temporary file");
-				r = clear_temp(c, t->pfd, tmpname, tmppath);
-				if (r < 0)
-					return r;
 			}
 		}
 		if (old && old->data) {
@@ -690,6 +990,20 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 			if (fstatat(t->pfd, t->name, &now, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(now.st_mode)) {
 				(void)unlinkat(t->pfd, tmpname, 0);
 				return -EAGAIN;
+			}
+		}
+		if (old && old->expect_version) {
+			/* The caller's version, on the file at the name and on the one we hold. */
+			struct stat now, held;
+			bool ok = fstatat(t->pfd, t->name, &now, AT_SYMLINK_NOFOLLOW) == 0;
+			if (ok && old->fd >= 0)
+				ok = fstat(old->fd, &held) == 0 && same_file(&now, &held);
+			r = check_version(c, t->path, ok ? &now : NULL, old->expect_version);
+			if (r == 0 && !ok)
+				r = fail(c, DSH_ERR_CONFLICT, t->path, 0, NULL, "the file was replaced during the write");
+			if (r < 0) {
+				(void)unlinkat(t->pfd, tmpname, 0);
+				return r;
 			}
 		}
 		if (renameat(t->pfd, tmpname, t->pfd, t->name) < 0) {
@@ -748,8 +1062,9 @@ static size_t diff_limit(const struct dsh_policy *p)
 }
 
 static int finish(struct ctx *c, const struct target *t, bool had_old, const char *old_s, size_t old_len,
-		  const char *new_s, size_t new_len, struct dsh_fence_write_result *ret)
+		  const char *new_s, size_t new_len, const struct stat *written, struct dsh_fence_write_result *ret)
 {
+	(void)dsh_fence_version(written, ret->version, sizeof(ret->version));
 	ret->created = !t->exists;
 	ret->bytes = new_len;
 	ret->path = strdup(t->path);
@@ -771,8 +1086,19 @@ static int finish(struct ctx *c, const struct target *t, bool had_old, const cha
 int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *data, size_t len,
 		    struct dsh_fence_write_result *ret, struct dsh_error **err)
 {
+	return dsh_fence_write_ex(p, path, data, len, NULL, ret, err);
+}
+
+int dsh_fence_write_ex(const struct dsh_policy *p, const char *path, const char *data, size_t len,
+		       const struct dsh_fence_write_opts *opts, struct dsh_fence_write_result *ret,
+		       struct dsh_error **err)
+{
 	struct ctx c = { p, DSH_FENCE_OP_WRITE, err };
 	memset(ret, 0, sizeof(*ret));
+	const char *expect = opts ? opts->expect_version : NULL;
+	if (expect && !version_well_formed(expect))
+		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "malformed expected version \"%s\" (SIZE:MTIME_NS:INODE)",
+			    expect);
 	if (len > DSH_FENCE_MAX_CONTENT)
 		return fail(&c, DSH_ERR_TOO_LARGE, path, 0, NULL, "%zu bytes is more than one write takes (%u)",
 			    len, DSH_FENCE_MAX_CONTENT);
@@ -783,7 +1109,10 @@ int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *da
 		int r = resolve_for_write(&c, path, &t);
 		if (r < 0)
 			return r;
-		struct old_state old = { .fd = -1 };
+		r = check_version(&c, t.path, t.exists ? &t.st : NULL, expect);
+		if (r < 0)
+			return r;
+		struct old_state old = { .fd = -1, .expect_version = expect };
 		_cleanup_free_ char *old_data = NULL;
 		bool had_old = false;
 		if (t.exists) {
@@ -802,14 +1131,17 @@ int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *da
 		/* A plain write does not compare content: old.data stays NULL for commit. */
 		struct old_state basis = old;
 		basis.data = NULL;
-		r = commit(&c, &t, data, len, &basis);
+		struct stat written;
+		bool in_place = false;
+		r = commit(&c, &t, data, len, &basis, &written, &in_place);
 		if (old.fd >= 0)
 			close(old.fd);
 		if (r == -EAGAIN)
 			continue;
 		if (r < 0)
 			return r;
-		return finish(&c, &t, had_old, old_data, old.len, data, len, ret);
+		ret->in_place = in_place;
+		return finish(&c, &t, had_old, old_data, old.len, data, len, &written, ret);
 	}
 }
 
@@ -825,19 +1157,34 @@ int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old
 		   const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
 		   struct dsh_error **err)
 {
-	return dsh_fence_edit_hooked(p, path, old_s, old_len, new_s, new_len, all, NULL, NULL, ret, err);
+	return dsh_fence_edit_hooked(p, path, old_s, old_len, new_s, new_len, all, NULL, NULL, NULL, ret, err);
+}
+
+int dsh_fence_edit_ex(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
+		      const char *new_s, size_t new_len, bool all, const struct dsh_fence_write_opts *opts,
+		      struct dsh_fence_write_result *ret, struct dsh_error **err)
+{
+	return dsh_fence_edit_hooked(p, path, old_s, old_len, new_s, new_len, all, opts, NULL, NULL, ret, err);
 }
 
 int dsh_fence_edit_hooked(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
-			  const char *new_s, size_t new_len, bool all, dsh_fence_edit_hook_fn hook,
-			  void *hook_data, struct dsh_fence_write_result *ret, struct dsh_error **err)
+			  const char *new_s, size_t new_len, bool all, const struct dsh_fence_write_opts *opts,
+			  dsh_fence_edit_hook_fn hook, void *hook_data, struct dsh_fence_write_result *ret,
+			  struct dsh_error **err)
 {
 	struct ctx c = { p, DSH_FENCE_OP_EDIT, err };
 	memset(ret, 0, sizeof(*ret));
+	const char *expect = opts ? opts->expect_version : NULL;
+	if (expect && !version_well_formed(expect))
+		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "malformed expected version \"%s\" (SIZE:MTIME_NS:INODE)",
+			    expect);
 	if (old_len == 0)
 		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "the old string is empty");
 	if (old_len == new_len && memcmp(old_s, new_s, old_len) == 0)
 		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "the old and new strings are the same");
+	/* Both are text, so the result of replacing one by the other in a text file is text. */
+	if (!dsh_text_valid(old_s, old_len) || !dsh_text_valid(new_s, new_len))
+		return fail(&c, DSH_ERR_INVALID, path, 0, NULL, "the old and new strings must be text (no NUL, valid UTF-8)");
 	for (int attempt = 0;; attempt++) {
 		if (attempt >= MAX_RETRIES)
 			return fail(&c, DSH_ERR_CONFLICT, path, 0, NULL, "the path kept changing during the edit");
@@ -861,14 +1208,37 @@ int dsh_fence_edit_hooked(const struct dsh_policy *p, const char *path, const ch
 			return r;
 		if (!had_old)
 			return fail(&c, DSH_ERR_TOO_LARGE, t.path, 0, NULL, "the file grew beyond what an edit takes");
+		/* The basis is the file as read now; the re-checks before the rename keep it so. */
+		r = check_version(&c, t.path, &old.st, expect);
+		if (r < 0)
+			return r;
+		old.expect_version = expect;
+		/* A string replacement in bytes that are not text could cut a character or a record in
+		   two; such a file is rewritten whole, with write. */
+		if (!dsh_text_valid(old.data, old.len))
+			return fail(&c, DSH_ERR_NOT_TEXT, t.path, 0, NULL,
+				    "is not text (a NUL byte or invalid UTF-8); edit takes text files only, use write");
+		/* Hosts send LF line ends whatever the file has: in a CRLF file, read them as CRLF
+		   so the edit matches and the file keeps one line-end style. */
+		const char *os = old_s, *ns = new_s;
+		size_t ol = old_len, nl = new_len;
+		_cleanup_free_ char *old_crlf = NULL, *new_crlf = NULL;
+		if (dsh_text_is_crlf(old.data, old.len)) {
+			old_crlf = dsh_text_lf_to_crlf(old_s, old_len, &ol);
+			new_crlf = dsh_text_lf_to_crlf(new_s, new_len, &nl);
+			if (!old_crlf || !new_crlf)
+				return fail_sys(&c, t.path, ENOMEM, "edit");
+			os = old_crlf;
+			ns = new_crlf;
+		}
 
-		size_t n = count_occurrences(old.data, old.len, old_s, old_len);
+		size_t n = count_occurrences(old.data, old.len, os, ol);
 		if (n == 0)
 			return fail(&c, DSH_ERR_INVALID, t.path, 0, NULL, "the old string was not found");
 		if (n > 1 && !all)
 			return fail(&c, DSH_ERR_INVALID, t.path, 0, NULL,
 				    "the old string occurs %zu times; give more context to make it unique, or replace all", n);
-		size_t out_len = old.len - n * old_len + n * new_len;
+		size_t out_len = old.len - n * ol + n * nl;
 		if (out_len > DSH_FENCE_MAX_CONTENT)
 			return fail(&c, DSH_ERR_TOO_LARGE, t.path, 0, NULL, "the result would be %zu bytes", out_len);
 		_cleanup_free_ char *out = malloc(out_len + 1);
@@ -876,12 +1246,12 @@ int dsh_fence_edit_hooked(const struct dsh_policy *p, const char *path, const ch
 			return fail_sys(&c, t.path, ENOMEM, "edit");
 		size_t o = 0;
 		const char *s = old.data, *end = old.data + old.len;
-		for (const char *hit; (hit = memmem(s, (size_t)(end - s), old_s, old_len));) {
+		for (const char *hit; (hit = memmem(s, (size_t)(end - s), os, ol));) {
 			memcpy(out + o, s, (size_t)(hit - s));
 			o += (size_t)(hit - s);
-			memcpy(out + o, new_s, new_len);
-			o += new_len;
-			s = hit + old_len;
+			memcpy(out + o, ns, nl);
+			o += nl;
+			s = hit + ol;
 		}
 		memcpy(out + o, s, (size_t)(end - s));
 		o += (size_t)(end - s);
@@ -889,13 +1259,16 @@ int dsh_fence_edit_hooked(const struct dsh_policy *p, const char *path, const ch
 
 		if (hook)
 			hook(hook_data);
-		r = commit(&c, &t, out, o, &old);
+		struct stat written;
+		bool in_place = false;
+		r = commit(&c, &t, out, o, &old, &written, &in_place);
 		if (r == -EAGAIN)
 			return fail(&c, DSH_ERR_CONFLICT, t.path, 0, NULL, "the file changed during the edit");
 		if (r < 0)
 			return r;
 		ret->replacements = n;
-		return finish(&c, &t, true, old.data, old.len, out, o, ret);
+		ret->in_place = in_place;
+		return finish(&c, &t, true, old.data, old.len, out, o, &written, ret);
 	}
 }
 

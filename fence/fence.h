@@ -14,13 +14,14 @@
  * hop is re-checked), and never follows a dangling one.
  *
  * A failure is a struct dsh_error whose kind (denied, not-found, conflict, not-regular-file,
- * too-large, invalid, io), path (canonical where it was resolved) and rule (denied: the deciding rule
+ * too-large, invalid, not-text, io), path (canonical where it was resolved) and rule (denied: the deciding rule
  * text, or "mode read-only" ...) say what happened, with a one-line message.  Never printed here.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "dshbox/dshbox.h"
@@ -40,6 +41,14 @@ enum dsh_fence_op {
 
 const char *dsh_fence_op_to_string(enum dsh_fence_op op);
 
+/*
+ * A file's version: its size, mtime in nanoseconds and inode, as the string "SIZE:MTIME_NS:INODE".
+ * Every read answer carries one; a write or edit given it back fails with a conflict when the file
+ * has changed since (another writer, an editor's save, a rename over it).
+ */
+#define DSH_FENCE_VERSION_MAX 64
+int dsh_fence_version(const struct stat *st, char *buf, size_t size);
+
 struct dsh_fence_read_result {
 	char *path;         /* canonical */
 	char *data;         /* NUL-terminated for convenience; len bytes */
@@ -47,6 +56,7 @@ struct dsh_fence_read_result {
 	uint64_t size;      /* the file's size */
 	uint64_t offset;
 	bool eof;           /* the read reached the end of the file */
+	char version[DSH_FENCE_VERSION_MAX]; /* of the file the bytes were read from */
 };
 void dsh_fence_read_result_clear(struct dsh_fence_read_result *r);
 
@@ -57,6 +67,15 @@ struct dsh_fence_write_result {
 	size_t replacements; /* edit: how many occurrences were replaced */
 	char *diff;         /* unified diff old -> new for a text overwrite within the limit; else NULL */
 	bool diff_skipped;  /* an overwrite had no diff: binary or larger than diff_basis_max_bytes */
+	char version[DSH_FENCE_VERSION_MAX]; /* of the file as written */
+	bool in_place;      /* written into the file itself, not atomically: its directory refuses
+			       new entries (no temporary can be made there) but the file is writable */
+};
+
+struct dsh_fence_write_opts {
+	/* NULL, or the version the caller last read: the file must still have it, else conflict
+	   (checked on the file at the name right before the rename). */
+	const char *expect_version;
 };
 void dsh_fence_write_result_clear(struct dsh_fence_write_result *r);
 
@@ -91,17 +110,30 @@ void dsh_fence_list_result_clear(struct dsh_fence_list_result *r);
 int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset, uint64_t limit,
 		   struct dsh_fence_read_result *ret, struct dsh_error **err);
 
-/* Replace (or create) the file atomically with data; an existing file keeps its mode and owner. */
+/*
+ * Replace (or create) the file atomically with data; an existing file keeps its mode and owner.
+ * Missing parent directories are made, inside the writable roots only, never through a symlink.
+ */
 int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *data, size_t len,
 		    struct dsh_fence_write_result *ret, struct dsh_error **err);
 
 /*
  * Replace an exact string: the only occurrence, or every one with all.  Absent, ambiguous without
  * all, or old empty: invalid.  The file must not change between the read and the rename: conflict.
+ * Only text files (no NUL, valid UTF-8; else not-text).  In a CRLF file the LFs of old and new
+ * that lack a CR are read as CRLF, so an old string with LF line ends matches and CRLF is kept.
  */
 int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
 		   const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
 		   struct dsh_error **err);
+
+/* The same, with options (opts may be NULL). */
+int dsh_fence_write_ex(const struct dsh_policy *p, const char *path, const char *data, size_t len,
+		       const struct dsh_fence_write_opts *opts, struct dsh_fence_write_result *ret,
+		       struct dsh_error **err);
+int dsh_fence_edit_ex(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
+		      const char *new_s, size_t new_len, bool all, const struct dsh_fence_write_opts *opts,
+		      struct dsh_fence_write_result *ret, struct dsh_error **err);
 
 int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fence_list_result *ret,
 		   struct dsh_error **err);
@@ -115,7 +147,21 @@ int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fenc
 int dsh_diff_unified(const char *path, const char *old_s, size_t old_len, const char *new_s,
 		     size_t new_len, char **ret, struct dsh_error **err);
 
-/* The name of the temporary file a write of NAME uses in the same directory (for cleanup tests). */
+/* --- pure helpers (fence/text.c) --- */
+
+/* Text as edit takes it: no NUL byte, valid UTF-8 (RFC 3629: no overlong forms, no surrogates). */
+bool dsh_text_valid(const char *s, size_t n);
+/* A CRLF file: at least one line end, and every LF preceded by CR. */
+bool dsh_text_is_crlf(const char *s, size_t n);
+/* A copy with every LF not already preceded by CR turned into CRLF; NULL when out of memory. */
+char *dsh_text_lf_to_crlf(const char *s, size_t n, size_t *ret_len);
+
+/*
+ * A fresh temporary name for a write of NAME in the same directory: `.NAME.dshbox~` (or
+ * `.dshbox-HASH~` for a long name) and 16 random hex digits, never the same twice.
+ */
 int dsh_fence_temp_name(const char *name, char *buf, size_t size);
+/* candidate has the shape of a temporary name of a write of NAME (a killed writer's leftover). */
+bool dsh_fence_is_temp_name(const char *name, const char *candidate);
 
 #endif

@@ -19,7 +19,8 @@ typedef void (*dsh_fence_edit_hook_fn)(void *userdata);
  * deterministically.  dsh_fence_edit is this with a NULL hook.
  */
 int dsh_fence_edit_hooked(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
-			  const char *new_s, size_t new_len, bool all, dsh_fence_edit_hook_fn hook,
-			  void *hook_data, struct dsh_fence_write_result *ret, struct dsh_error **err);
+			  const char *new_s, size_t new_len, bool all, const struct dsh_fence_write_opts *opts,
+			  dsh_fence_edit_hook_fn hook, void *hook_data, struct dsh_fence_write_result *ret,
+			  struct dsh_error **err);
 
 #endif

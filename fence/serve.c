@@ -96,6 +96,14 @@ static void put(json_t *o, const char *k, json_t *v, bool *oom)
 		*oom = true;
 }
 
+/* A path or name that is not UTF-8, as its bytes in base64 (a request can give it back so). */
+static void put_base64(json_t *o, const char *key, const char *s, bool *oom)
+{
+	char *enc = dsh_base64_encode((const unsigned char *)s, strlen(s), NULL);
+	put(o, key, enc ? json_string(enc) : NULL, oom);
+	free(enc);
+}
+
 static json_t *str_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
@@ -153,14 +161,25 @@ static json_t *failure_answer(json_t *id, const char *op, const struct dsh_polic
 	json_t *a = error_answer(id, op, f->kind, f->path, p, f->rule, msg);
 	if (a)
 		return a;
-	_cleanup_free_ char *path = f->path ? strdup(f->path) : NULL, *m = strdup(msg);
-	for (char *c = path; c && *c; c++)
-		if ((unsigned char)*c >= 0x80)
-			*c = '?';
-	for (char *c = m; c && *c; c++)
-		if ((unsigned char)*c >= 0x80)
-			*c = '?';
-	return error_answer(id, op, f->kind, path, p, f->rule, m ? m : "failed");
+	_cleanup_free_ char *path = f->path ? strdup(f->path) : NULL, *m = strdup(msg),
+			    *rule = f->rule ? strdup(f->rule) : NULL; /* a rule may hold such bytes too */
+	char *const texts[] = { path, m, rule };
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		for (char *c = texts[i]; c && *c; c++)
+			if ((unsigned char)*c >= 0x80)
+				*c = '?';
+	a = error_answer(id, op, f->kind, path, p, rule, m ? m : "failed");
+	json_t *pv = f->path ? json_string(f->path) : NULL;
+	if (a && f->path && !pv) {
+		bool oom = false;
+		put_base64(json_object_get(a, "error"), "path_base64", f->path, &oom);
+		if (oom) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	json_decref(pv);
+	return a;
 }
 
 static json_t *ok_answer(json_t *id, const char *op, const char *path, bool *oom)
@@ -175,6 +194,8 @@ static json_t *ok_answer(json_t *id, const char *op, const char *path, bool *oom
 	put(a, "op", json_string(op), oom);
 	json_t *ps = json_string(path);
 	put(a, "path", ps ? ps : json_string("?"), oom);
+	if (!ps)
+		put_base64(a, "path_base64", path, oom);
 	return a;
 }
 
@@ -318,7 +339,14 @@ static char *read_answer_text(json_t *id, const struct dsh_fence_read_result *r)
 	size_t mark = b.len;
 	if (!json_put_string(&b, r->path, strlen(r->path))) {
 		b.len = mark;
-		dsh_buf_add(&b, "\"?\"");
+		char *enc = dsh_base64_encode((const unsigned char *)r->path, strlen(r->path), NULL);
+		if (!enc)
+			b.oom = true;
+		dsh_buf_add(&b, "\"?\",\"path_base64\":\"");
+		if (enc)
+			dsh_buf_add(&b, enc);
+		dsh_buf_addc(&b, '"');
+		free(enc);
 	}
 	dsh_buf_add(&b, ",\"encoding\":\"utf-8\",\"content\":");
 	mark = b.len;
@@ -338,8 +366,10 @@ static char *read_answer_text(json_t *id, const struct dsh_fence_read_result *r)
 		dsh_buf_addc(&b, '"');
 		free(enc);
 	}
-	dsh_buf_addf(&b, ",\"size\":%llu,\"offset\":%llu,\"length\":%zu,\"eof\":%s}", (unsigned long long)r->size,
-		     (unsigned long long)r->offset, r->len, r->eof ? "true" : "false");
+	/* The version is digits and colons: nothing to escape. */
+	dsh_buf_addf(&b, ",\"size\":%llu,\"offset\":%llu,\"length\":%zu,\"eof\":%s,\"version\":\"%s\"}",
+		     (unsigned long long)r->size, (unsigned long long)r->offset, r->len, r->eof ? "true" : "false",
+		     r->version);
 	return dsh_buf_steal(&b);
 }
 
@@ -349,16 +379,36 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 	size_t op_len = 0, path_len = 0;
 	if (get_string(req, "op", true, &op, &op_len) < 0)
 		return invalid(id, NULL, p, "\"op\" must be a string: read, write, edit or list");
-	if (get_string(req, "path", true, &path, &path_len) < 0 || path_len == 0)
-		return invalid(id, op, p, "\"path\" must be a non-empty string");
+	/* A path that is not UTF-8 (as list gives it, name_base64) cannot be a JSON string: its
+	   bytes come in base64 instead. */
+	_cleanup_free_ unsigned char *path_bytes = NULL;
+	json_t *pb = json_object_get(req, "path_base64");
+	if (pb) {
+		if (json_object_get(req, "path"))
+			return invalid(id, op, p, "give \"path\" or \"path_base64\", not both");
+		if (!json_is_string(pb))
+			return invalid(id, op, p, "\"path_base64\" must be a string");
+		int d = dsh_base64_decode(json_string_value(pb), json_string_length(pb), &path_bytes, &path_len);
+		if (d == -ENOMEM) {
+			*oom = true;
+			return NULL;
+		}
+		if (d < 0)
+			return invalid(id, op, p, "\"path_base64\" is not valid base64");
+		path = (const char *)path_bytes;
+	} else if (get_string(req, "path", true, &path, &path_len) < 0) {
+		return invalid(id, op, p, "\"path\" (or \"path_base64\") must be a non-empty string");
+	}
+	if (path_len == 0)
+		return invalid(id, op, p, "\"path\" (or \"path_base64\") must be a non-empty string");
 	if (strlen(path) != path_len)
-		return invalid(id, op, p, "\"path\" holds a NUL character");
+		return invalid(id, op, p, "the path holds a NUL character");
 
 	_cleanup_error_ struct dsh_error *err = NULL;
 	json_t *a = NULL;
 
 	if (strcmp(op, "read") == 0) {
-		static const char *const keys[] = { "id", "op", "path", "offset", "limit", NULL };
+		static const char *const keys[] = { "id", "op", "path", "path_base64", "offset", "limit", NULL };
 		const char *k = unknown_key(req, keys);
 		if (k)
 			return invalid(id, op, p, "unknown key \"%s\" for read", k);
@@ -378,11 +428,17 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 		dsh_fence_read_result_clear(&r);
 	} else if (strcmp(op, "write") == 0 || strcmp(op, "edit") == 0) {
 		bool is_edit = op[0] == 'e';
-		static const char *const wkeys[] = { "id", "op", "path", "content", "encoding", NULL };
-		static const char *const ekeys[] = { "id", "op", "path", "old", "new", "all", NULL };
+		static const char *const wkeys[] = { "id",	   "op",       "path",		"path_base64",
+						     "content", "encoding", "expectVersion", NULL };
+		static const char *const ekeys[] = { "id",  "op",  "path", "path_base64",
+						     "old", "new", "all",  "expectVersion", NULL };
 		const char *k = unknown_key(req, is_edit ? ekeys : wkeys);
 		if (k)
 			return invalid(id, op, p, "unknown key \"%s\" for %s", k, op);
+		struct dsh_fence_write_opts wo = { 0 };
+		size_t vl;
+		if (get_string(req, "expectVersion", false, &wo.expect_version, &vl) < 0)
+			return invalid(id, op, p, "\"expectVersion\" must be a string (a read answer's \"version\")");
 		struct dsh_fence_write_result r;
 		int rc;
 		if (is_edit) {
@@ -393,7 +449,7 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 			json_t *all = json_object_get(req, "all");
 			if (all && !json_is_boolean(all))
 				return invalid(id, op, p, "\"all\" must be true or false");
-			rc = dsh_fence_edit(p, path, o, ol, n, nl, all && json_is_true(all), &r, &err);
+			rc = dsh_fence_edit_ex(p, path, o, ol, n, nl, all && json_is_true(all), &wo, &r, &err);
 		} else {
 			const char *content, *enc;
 			size_t cl, el;
@@ -411,9 +467,9 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 				}
 				if (d < 0)
 					return invalid(id, op, p, "\"content\" is not valid base64");
-				rc = dsh_fence_write(p, path, (const char *)bytes, bl, &r, &err);
+				rc = dsh_fence_write_ex(p, path, (const char *)bytes, bl, &wo, &r, &err);
 			} else if (!enc || strcmp(enc, "utf-8") == 0) {
-				rc = dsh_fence_write(p, path, content, cl, &r, &err);
+				rc = dsh_fence_write_ex(p, path, content, cl, &wo, &r, &err);
 			} else {
 				return invalid(id, op, p, "\"encoding\" must be \"utf-8\" or \"base64\"");
 			}
@@ -428,10 +484,12 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 				put(a, "replacements", json_integer((json_int_t)r.replacements), oom);
 			json_t *d = r.diff ? json_string(r.diff) : json_null();
 			put(a, "diff", d ? d : json_null(), oom); /* a diff of non-UTF-8 text is left out */
+			put(a, "version", json_string(r.version), oom);
+			put(a, "atomic", json_boolean(!r.in_place), oom);
 		}
 		dsh_fence_write_result_clear(&r);
 	} else if (strcmp(op, "list") == 0) {
-		static const char *const keys[] = { "id", "op", "path", NULL };
+		static const char *const keys[] = { "id", "op", "path", "path_base64", NULL };
 		const char *k = unknown_key(req, keys);
 		if (k)
 			return invalid(id, op, p, "unknown key \"%s\" for list", k);
@@ -453,9 +511,7 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 					put(o, "name", name, oom);
 				} else {
 					/* A name that is not UTF-8: its bytes in base64. */
-					char *enc = dsh_base64_encode((const unsigned char *)e->name, strlen(e->name), NULL);
-					put(o, "name_base64", enc ? json_string(enc) : NULL, oom);
-					free(enc);
+					put_base64(o, "name_base64", e->name, oom);
 				}
 				put(o, "type", json_string(dsh_fence_entry_type_to_string(e->type)), oom);
 				if (e->denied)

@@ -26,7 +26,8 @@
 	X(DSH_ERR_CONFLICT, "conflict")           /* changed by someone else since it was read */    \
 	X(DSH_ERR_NOT_REGULAR, "not-regular-file")                                                   \
 	X(DSH_ERR_TOO_LARGE, "too-large")                                                            \
-	X(DSH_ERR_INVALID, "invalid")             /* a request that cannot be carried out as asked */
+	X(DSH_ERR_INVALID, "invalid")             /* a request that cannot be carried out as asked */ \
+	X(DSH_ERR_NOT_TEXT, "not-text")           /* edit of a file with a NUL byte or invalid UTF-8 */
 
 enum dsh_err_kind {
 #define DSH_ERR_X(e, s) e,
