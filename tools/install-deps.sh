@@ -17,6 +17,7 @@ $SUDO apt-get update -qq
 # compare:    bubblewrap, hyperfine, valgrind, cppcheck (make bench, make lint)
 # windows:    the mingw-w64 cross compiler (make windows)
 # man:        man-db, so that `man ./man/dshbox.1` works
+# workloads:  python3-venv (a virtual environment built inside dshbox run, tests/integration)
 # package:    dpkg-dev (dpkg-buildpackage), debhelper and dh-apparmor (debian/rules), apparmor
 #             (apparmor_parser: make check-apparmor, and debian/rules decides on the profile with
 #             it), lintian (make deb checks the packages)
@@ -27,5 +28,6 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
 	util-linux iproute2 procps \
 	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 \
 	man-db \
+	python3-venv \
 	dpkg-dev debhelper dh-apparmor apparmor lintian >/dev/null
 echo "dshbox: dependencies installed"
