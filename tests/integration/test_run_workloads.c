@@ -3,7 +3,9 @@
  * Ordinary work is unchanged with the runtime broker on (issue 10): every call that makes or
  * removes a name goes through it, so these are the workloads that would show a difference — a
  * tarball of 10,000 files unpacked and removed, a parallel build of this project's library, a
- * Python virtual environment — each inside `dshbox run`, with a `--` glob in force (`**/*.key`: pip itself ships a `cacert.pem`, which `-- **/*.pem` rightly keeps it from writing).
+ * Python virtual environment — each inside `dshbox run`, with a `--` glob in force: every `.key`
+ * file anywhere (not `.pem`: pip itself ships a cacert.pem, which that rule rightly keeps it
+ * from writing).
  */
 #include <stdio.h>
 #include <string.h>
