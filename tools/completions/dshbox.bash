@@ -15,7 +15,7 @@ _dshbox()
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	local policy='--config --mode --workspace --access --access-file --network --backend --cwd --warnings=stderr --help'
 	# Options whose value is the next word: skipped when looking for the command and fs's operation.
-	local takes_arg=' --config --mode --workspace --access --access-file --network --backend --cwd --report --preserve-fd --offset --limit --old --new --row '
+	local takes_arg=' --config --mode --workspace --access --access-file --network --backend --cwd --report --preserve-fd --offset --limit --old --new --row --expect-version --version-fd '
 
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
@@ -89,7 +89,7 @@ _dshbox()
 		_dshbox_words -W 'auto linux-ns landlock runner none seatbelt winacl' -- "$cur"
 		return
 		;;
-	--access | --preserve-fd | --offset | --limit | --old | --new | --row)
+	--access | --preserve-fd | --offset | --limit | --old | --new | --row | --expect-version | --version-fd)
 		COMPREPLY=()
 		return
 		;;
@@ -100,7 +100,7 @@ _dshbox()
 	run) opts="$policy --dry-run --report --preserve-fd --" ;;
 	check) opts="$policy --read --write --json" files=-f ;;
 	fs)
-		opts="$policy --offset --limit --old --new --all"
+		opts="$policy --offset --limit --old --new --all --expect-version --version-fd"
 		if [[ -z $op ]]; then
 			[[ $cur == -* ]] || {
 				_dshbox_words -W 'read write edit list' -- "$cur"
@@ -113,7 +113,7 @@ _dshbox()
 		fi
 		;;
 	serve) opts="$policy --stdio" ;;
-	explain) opts="$policy --json --profile" ;;
+	explain) opts="$policy --json --profile --all-backends" ;;
 	probe) opts='--json --help' ;;
 	doctor) opts='--row --help' files=-f ;;
 	*) return ;;
