@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/resolve.h"
 #include "common/write_all.h"
 #include "fence/fence.h"
 #include "fence/fence_internal.h"
@@ -193,11 +194,7 @@ static int check(struct ctx *c, enum dsh_op op, const char *canonical, const cha
 
 static int openat2_path(int dirfd, const char *path, int flags, struct dsh_error **err)
 {
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	int fd = dsh_openat2(dirfd, path, (uint64_t)flags, 0, RESOLVE_NO_MAGICLINKS);
 	if (fd < 0) {
 		int e = errno;
 		if (e == ENOSYS)
@@ -207,41 +204,6 @@ static int openat2_path(int dirfd, const char *path, int flags, struct dsh_error
 	return fd;
 }
 
-/* The path the kernel holds for fd, read back from /proc/self/fd. */
-static int fd_path(int fd, char **ret)
-{
-	char link[64], buf[PATH_MAX + 1];
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(link, buf, sizeof(buf));
-	if (n < 0)
-		return -errno;
-	if ((size_t)n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	buf[n] = '\0';
-	if (buf[0] != '/')
-		return -EXDEV; /* not reachable from our root */
-	/* Unlinked since we opened it, the kernel appends " (deleted)"; a name may end so too. */
-	static const char deleted[] = " (deleted)";
-	size_t dl = sizeof(deleted) - 1;
-	if ((size_t)n > dl && memcmp(buf + n - dl, deleted, dl) == 0) {
-		struct stat st;
-		if (fstat(fd, &st) == 0 && st.st_nlink == 0 && !S_ISDIR(st.st_mode))
-			return -ENOENT;
-	}
-	char *s = strdup(buf);
-	if (!s)
-		return -ENOMEM;
-	*ret = s;
-	return 0;
-}
-
-static char *join(const char *dir, const char *name)
-{
-	char *s = NULL;
-	if (asprintf(&s, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", name) < 0)
-		return NULL;
-	return s;
-}
 
 /*
  * A path that did not open: deny when the policy would deny it (by name, no action is taken on it),
@@ -338,7 +300,7 @@ static int make_parents(struct ctx *c, const char *parent, const char *spelled, 
 	/* The components still to make, as spelled: parent minus the prefix that opened. */
 	const char *rest = parent + (strcmp(prefix, "/") == 0 ? 1 : strlen(prefix) + 1);
 	_cleanup_free_ char *canon = NULL;
-	int r = fd_path(dfd, &canon);
+	int r = dsh_fd_path(dfd, &canon);
 	if (r < 0)
 		return fail_sys(c, prefix, -r, "read back the canonical path");
 
@@ -375,17 +337,14 @@ static int make_parents(struct ctx *c, const char *parent, const char *spelled, 
 		comp[n] = '\0';
 		/* 0777 & ~umask, as mkdir -p; someone else making it first is as good. */
 		if (mkdirat(dfd, comp, 0777) < 0 && errno != EEXIST) {
-			_cleanup_free_ char *at = join(canon, comp);
+			_cleanup_free_ char *at = dsh_path_join(canon, comp);
 			return fail_sys(c, at ? at : canon, errno, "create the directory");
 		}
-		struct open_how how = {
-			.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-		};
-		int nfd = (int)syscall(SYS_openat2, dfd, comp, &how, sizeof(how));
+		int nfd = dsh_openat2(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW, 0,
+				      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 		if (nfd < 0) {
 			int e = errno;
-			_cleanup_free_ char *at = join(canon, comp);
+			_cleanup_free_ char *at = dsh_path_join(canon, comp);
 			if (e == ELOOP || e == ENOTDIR)
 				return fail(c, DSH_ERR_INVALID, at ? at : canon, 0, NULL,
 					    "is a symlink or not a directory; a write creates directories, never through a symlink");
@@ -395,7 +354,7 @@ static int make_parents(struct ctx *c, const char *parent, const char *spelled, 
 		dfd = nfd;
 		free(canon);
 		canon = NULL;
-		r = fd_path(dfd, &canon);
+		r = dsh_fd_path(dfd, &canon);
 		if (r < 0)
 			return fail_sys(c, parent, -r, "read back the canonical path");
 		if (!*end)
@@ -447,12 +406,12 @@ static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 			if (r < 0)
 				return r;
 		} else {
-			r = fd_path(t->pfd, &t->pcanon);
+			r = dsh_fd_path(t->pfd, &t->pcanon);
 			if (r < 0)
 				return fail_sys(c, parent, -r, "read back the canonical path");
 		}
 		t->name = strdup(name);
-		t->path = join(t->pcanon, name);
+		t->path = dsh_path_join(t->pcanon, name);
 		if (!t->name || !t->path)
 			return fail_sys(c, spelled, ENOMEM, "resolve");
 
@@ -589,7 +548,7 @@ int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset
 		return fail_open(&c, DSH_OP_READ, abs, e, "the file");
 	}
 	_cleanup_free_ char *canon = NULL;
-	r = fd_path(fd, &canon);
+	r = dsh_fd_path(fd, &canon);
 	if (r < 0)
 		return fail_sys(&c, abs, -r, "read back the canonical path");
 	r = check(&c, DSH_OP_READ, canon, abs);
@@ -722,7 +681,7 @@ static void clear_stale_temps(struct ctx *c, const struct target *t)
 	while ((de = readdir(d))) {
 		if (!dsh_fence_is_temp_name(t->name, de->d_name))
 			continue;
-		_cleanup_free_ char *path = join(t->pcanon, de->d_name);
+		_cleanup_free_ char *path = dsh_path_join(t->pcanon, de->d_name);
 		struct stat st, now;
 		if (!path || !allowed(c, path) || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
@@ -752,7 +711,7 @@ static int new_temp_name(struct ctx *c, const struct target *t, char tmpname[NAM
 	if (r < 0)
 		return fail_sys(c, t->path, -r, "temporary name");
 	free(*tmppath);
-	*tmppath = join(t->pcanon, tmpname);
+	*tmppath = dsh_path_join(t->pcanon, tmpname);
 	if (!*tmppath)
 		return fail_sys(c, t->path, ENOMEM, "temporary name");
 	return check(c, DSH_OP_WRITE, *tmppath, NULL);
@@ -1295,7 +1254,7 @@ int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fenc
 		return fail_open(&c, DSH_OP_READ, abs, e, "the directory");
 	}
 	_cleanup_free_ char *canon = NULL;
-	r = fd_path(fd, &canon);
+	r = dsh_fd_path(fd, &canon);
 	if (r < 0)
 		return fail_sys(&c, abs, -r, "read back the canonical path");
 	r = check(&c, DSH_OP_READ, canon, abs);
@@ -1337,7 +1296,7 @@ int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fenc
 		struct dsh_fence_entry *e = &ret->entries[ret->n_entries];
 		memset(e, 0, sizeof(*e));
 		e->name = strdup(de->d_name);
-		_cleanup_free_ char *child = join(canon, de->d_name);
+		_cleanup_free_ char *child = dsh_path_join(canon, de->d_name);
 		if (!e->name || !child) {
 			free(e->name);
 			dsh_fence_list_result_clear(ret);

@@ -259,31 +259,9 @@ static bool json_put_string(struct dsh_buf *b, const char *str, size_t n)
 			continue;
 		}
 		if (c >= 0x80) {
-			/* One UTF-8 sequence, checked as jansson checks it: no overlong forms, no
-			   surrogates, nothing above U+10FFFF. */
-			size_t len;
-			uint32_t cp;
-			if (c >= 0xc2 && c <= 0xdf) {
-				len = 2;
-				cp = c & 0x1f;
-			} else if (c >= 0xe0 && c <= 0xef) {
-				len = 3;
-				cp = c & 0x0f;
-			} else if (c >= 0xf0 && c <= 0xf4) {
-				len = 4;
-				cp = c & 0x07;
-			} else {
-				return false;
-			}
-			if (i + len > n)
-				return false;
-			for (size_t k = 1; k < len; k++) {
-				if ((s[i + k] & 0xc0) != 0x80)
-					return false;
-				cp = cp << 6 | (s[i + k] & 0x3f);
-			}
-			if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-			    (cp >= 0xd800 && cp <= 0xdfff))
+			/* One UTF-8 sequence, checked as jansson checks it. */
+			size_t len = dsh_utf8_sequence(s + i, n - i);
+			if (!len)
 				return false;
 			i += len;
 			continue;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/fdpass.h"
 #include "common/strv.h"
 #include "common/write_all.h"
 #include "supervisor/child.h"
@@ -107,24 +108,6 @@ static void kill_descendants(void)
 	}
 }
 
-/* The broker's listener, sent by the command before it exec'd; -1 when it sent none. */
-static int receive_listener(int sock)
-{
-	char buf[CMSG_SPACE(sizeof(int))];
-	memset(buf, 0, sizeof(buf));
-	char byte;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf, .msg_controllen = sizeof(buf) };
-	if (recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -1;
-	int fd;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
-
 static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 {
 	/* Die with the supervisor; if it is already gone (its end of the pipe closed), stop now. */
@@ -209,7 +192,9 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		_exit(125);
 	}
 	/* The command has exec'd (or failed): what it handed over is in the socket already. */
-	int listener = bsock[0] >= 0 ? receive_listener(bsock[0]) : -1;
+	int listener = bsock[0] >= 0 ? dsh_fd_recv(bsock[0], MSG_DONTWAIT) : -1;
+	if (listener < 0)
+		listener = -1; /* the command sent none: it failed before its broker stage */
 	if (bsock[0] >= 0) {
 		close(bsock[0]);
 		close(bsock[1]);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/fdpass.h"
 #include "common/path_search.h"
 #include "common/strv.h"
 #include "ns/mount.h"
@@ -132,21 +133,10 @@ static int st_broker(struct dsh_stage_ctx *c, struct dsh_error **err)
 	int r = dsh_seccomp_load_listener(c->spec->notify, &listener, err);
 	if (r < 0)
 		return r;
-	char buf[CMSG_SPACE(sizeof(int))];
-	memset(buf, 0, sizeof(buf));
-	char byte = 'L';
-	struct iovec iov = { &byte, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf, .msg_controllen = sizeof(buf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &listener, sizeof(int));
-	ssize_t n = sendmsg(c->broker_sock, &mh, MSG_NOSIGNAL);
-	int e = errno;
+	r = dsh_fd_send(c->broker_sock, listener);
 	close(listener);
-	if (n != 1)
-		return dsh_err_sys(err, e, "hand the broker its listener");
+	if (r < 0)
+		return dsh_err_sys(err, -r, "hand the broker its listener");
 	return 0;
 }
 

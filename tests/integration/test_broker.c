@@ -20,6 +20,7 @@
 
 #include "broker/broker.h"
 #include "common/cleanup.h"
+#include "common/fdpass.h"
 #include "common/strv.h"
 #include "supervisor/seccomp.h"
 #include "tests/lib/harness.h"
@@ -49,35 +50,6 @@ static struct dsh_policy *policy_with(const char *const *rules)
 	return p;
 }
 
-static void send_fd(int sock, int fd)
-{
-	char buf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 'x';
-	struct iovec iov = { &byte, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf, .msg_controllen = sizeof(buf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	if (sendmsg(sock, &mh, 0) != 1)
-		_exit(90);
-}
-
-static int recv_fd(int sock)
-{
-	char buf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf, .msg_controllen = sizeof(buf) };
-	if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	int fd;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
-
 /*
  * Run fn in a child under the broker's filter, served here until it exits; its exit status is
  * fn's (0: every expectation inside held; else the number of the first that did not).  With
@@ -96,13 +68,14 @@ static int brokered(struct dsh_broker *b, int (*fn)(void), long stop_after)
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || chdir(ws) < 0 || dsh_seccomp_compile_notify(&prog, NULL) < 0 ||
 		    dsh_seccomp_load_listener(&prog, &listener, NULL) < 0)
 			_exit(91);
-		send_fd(sv[1], listener);
+		if (dsh_fd_send(sv[1], listener) < 0)
+			_exit(90);
 		close(listener);
 		close(sv[1]);
 		_exit(fn());
 	}
 	close(sv[1]);
-	int listener = recv_fd(sv[0]);
+	int listener = dsh_fd_recv(sv[0], 0);
 	close(sv[0]);
 	cr_assert_geq(listener, 0, "no listener from the child");
 	int status = 0;
