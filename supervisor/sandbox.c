@@ -18,6 +18,7 @@
 
 #include "common/cleanup.h"
 #include "common/fdpass.h"
+#include "ns/remask.h"
 #include "common/strv.h"
 #include "common/write_all.h"
 #include "supervisor/child.h"
@@ -266,6 +267,27 @@ static int check_preserved(const struct dsh_run_request *req, struct dsh_error *
 	return 0;
 }
 
+/* SPEC 3.14: host events passed on to the keeper; without a keeper the run cannot go on. */
+struct remask_state {
+	struct dsh_remask_watch w;
+	struct dsh_child *ch;
+	bool keeper_gone;
+};
+
+static int remask_ready(void *data, int fd)
+{
+	struct remask_state *s = data;
+	(void)fd;
+	int r = dsh_remask_watch_events(&s->w);
+	if (r == -EPIPE) {
+		s->keeper_gone = true;
+		dsh_child_kill(s->ch);
+		return DSH_CHILD_CLOSE;
+	}
+	/* Nothing pending: the end-of-run drain asks until a watch says it is done. */
+	return r > 0 ? DSH_CHILD_GO_ON : DSH_CHILD_CLOSE;
+}
+
 /* What the supervisor gathers from init's two pipes while it waits. */
 struct gathered {
 	int32_t cmd_status;
@@ -351,7 +373,18 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 
 	struct gathered g = { 0 };
 	struct dsh_stage_ctx ctx = { .spec = spec, .caller_mask = ch.caller_mask, .caller_core = core,
-				     .report_fd = report[1] };
+				     .report_fd = report[1], .keeper_fds = { -1, -1 } };
+	/* SPEC 3.14: the keeper inside re-mounts what the host replaces; we watch, it acts. */
+	struct remask_state rm = { .w = { .fd = -1 } };
+	if (!spec->no_namespaces && spec->mounts) {
+		if (pipe2(ctx.keeper_fds, O_CLOEXEC) < 0) {
+			r = dsh_err_sys(err, errno, "pipe");
+			goto out;
+		}
+		r = dsh_remask_watch_init(&rm.w, spec->mounts, ctx.keeper_fds[1], err);
+		if (r < 0)
+			goto out;
+	}
 	struct init_arg arg = { &ctx, report[0], status[0], status[1] };
 	unsigned long flags = spec->no_namespaces ? 0
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (spec->new_net ? CLONE_NEWNET : 0);
@@ -365,11 +398,22 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	report[1] = -1;
 	close(status[1]);
 	status[1] = -1;
+	if (ctx.keeper_fds[0] >= 0) {
+		close(ctx.keeper_fds[0]);
+		ctx.keeper_fds[0] = -1;
+	}
 
-	struct dsh_child_watch w[] = { { status[0], status_ready, &g }, { report[0], report_ready, &g } };
+	rm.ch = &ch;
+	struct dsh_child_watch w[] = { { status[0], status_ready, &g }, { report[0], report_ready, &g },
+				       { rm.w.fd, remask_ready, &rm } };
 	r = dsh_child_wait(&ch, w, ARRAY_SIZE(w), err);
 	if (r < 0)
 		goto out;
+	if (rm.keeper_gone) {
+		r = dsh_err(err, DSH_ERR_SYSTEM, EPIPE, "a protected file was replaced on the host during the run and "
+							"could not be protected again: the run was stopped");
+		goto out;
+	}
 
 	if (g.have_rec && g.rec.kind == REC_SETUP) {
 		g.rec.msg[sizeof(g.rec.msg) - 1] = '\0';
@@ -398,6 +442,10 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	}
 	r = 0;
 out:
+	dsh_remask_watch_clear(&rm.w);
+	for (int i = 0; i < 2; i++)
+		if (ctx.keeper_fds[i] >= 0)
+			close(ctx.keeper_fds[i]);
 	dsh_strv_free(g.warnings);
 	dsh_child_end(&ch);
 out_pipes:

@@ -63,6 +63,7 @@ struct dsh_stage_ctx {
 	int report_fd;              /* the setup pipe (CLOEXEC): records on failure, EOF on exec */
 	int exec_errno;             /* set by the exec stage when every candidate failed */
 	int broker_sock;            /* the command's end: the listener goes to init through it, or -1 */
+	int keeper_fds[2];          /* SPEC 3.14: the keeper's request pipe (read, write), or -1 */
 	int exec_exit;              /* 126 or 127 */
 };
 

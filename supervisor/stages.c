@@ -17,6 +17,7 @@
 #include "common/strv.h"
 #include "ns/mount.h"
 #include "ns/net.h"
+#include "ns/remask.h"
 #include "ns/userns.h"
 #include "supervisor/caps.h"
 #include "supervisor/sandbox.h"
@@ -63,6 +64,34 @@ static int st_lock(struct dsh_stage_ctx *c, struct dsh_error **err)
 	return dsh_userns_lock(c->spec->uid, c->spec->gid, err);
 }
 
+/*
+ * The keeper (SPEC 3.14, ns/remask.c): forked while init still holds its capabilities in the locked
+ * namespace, before the command exists; it re-mounts a protected entry the host replaced.
+ */
+static int st_keeper(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (c->keeper_fds[1] >= 0) {
+		close(c->keeper_fds[1]);
+		c->keeper_fds[1] = -1;
+	}
+	if (c->keeper_fds[0] < 0)
+		return 0;
+	pid_t pid = fork();
+	if (pid < 0)
+		return dsh_err_sys(err, errno, "fork the keeper");
+	if (pid == 0) {
+		/* Nothing of init's but the request pipe. */
+		int fd = c->keeper_fds[0];
+		if (fd != 3 && (dup2(fd, 3) < 0 || close(fd) < 0))
+			_exit(1);
+		(void)close_range(4, ~0U, 0);
+		dsh_remask_keeper(c->spec->mounts, 3);
+	}
+	close(c->keeper_fds[0]);
+	c->keeper_fds[0] = -1;
+	return 0;
+}
+
 /* ---- COMMAND stages: the forked command, before exec ---- */
 
 static int st_chdir(struct dsh_stage_ctx *c, struct dsh_error **err)
@@ -104,7 +133,11 @@ static int st_landlock(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	if (!c->spec->landlock)
 		return 0;
-	return dsh_landlock_apply(c->spec->landlock, err);
+	/* Without the scopes: init must still signal what it forked before this stage (the keeper)
+	   when the run ends; the command gets the scopes in a layer of its own (st_scope). */
+	struct dsh_landlock_spec s = *c->spec->landlock;
+	s.scoped = 0;
+	return dsh_landlock_apply(&s, err);
 }
 
 /*
@@ -172,6 +205,7 @@ const struct dsh_stage dsh_stages[] = {
 	{ "network", DSH_STAGE_INIT, true, st_network },
 	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
 	{ "lock", DSH_STAGE_INIT, true, st_lock },
+	{ "keeper", DSH_STAGE_INIT, true, st_keeper },
 	/* Taken by init, which the command inherits them from: init is the broker, and the broker has
 	   exactly the command's rights (SPEC 3.12) — no capability, the same Landlock domain. */
 	{ "caps", DSH_STAGE_INIT, false, st_caps },
