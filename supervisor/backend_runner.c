@@ -258,15 +258,15 @@ static int rn_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 		}
 		const char *degrade = r->kind == DSH_RULE_DENY ? " (and even then only read-only: reads would not be denied)" : "";
 		/* Not enforced by the runner at all: partial, with the whole loss said (SPEC 2 has no
-		   third level), and the run refused (rn_confine) even with allowDegraded. */
+		   third level); rn_confine refuses the run, whatever allowDegraded says
+		   (dsh_run_check_degraded leaves it to it). */
 		rep->level = DSH_ENFORCE_PARTIAL;
 		if (asprintf(&rep->how, "refused with runnerCommand (SPEC 1.5); the dialect would say %s%s",
 			     spelled ? spelled : "nothing (it has no globs)", degrade) < 0) {
 			rep->how = NULL;
 			goto oom;
 		}
-		rep->lost = strdup("runnerCommand cannot be combined with access rules: the run is refused with "
-				   "exit 125 before the command starts");
+		rep->lost = strdup("the run is refused with exit 125 before the command starts");
 		if (!rep->lost)
 			goto oom;
 		if (dsh_strv_pushf(&d->warnings,

@@ -81,7 +81,7 @@ int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options 
 static const char *degraded_remedy(const struct dsh_description *d)
 {
 	if (strcmp(d->backend, "runner") == 0)
-		return NULL; /* it refuses its rules whatever allowDegraded says (SPEC 1.5) */
+		return NULL; /* its confine() refuses every lost rule itself (SPEC 1.5) */
 	if (strcmp(d->backend, "linux-ns") == 0)
 		return "turn the runtime broker back on (runtimeBroker: on)";
 	if (strcmp(d->backend, "landlock") == 0 || strcmp(d->backend, "none") == 0)
@@ -112,11 +112,13 @@ int dsh_run_check_degraded(const struct dsh_policy *p, const struct dsh_run_opti
 			return dsh_err_sys(err, ENOMEM, "degraded rules");
 		}
 	}
-	if (n_lost == 0) {
+	/* No rule lost; or a backend that refuses its lost rules itself, with its own words (the runner:
+	   SPEC 1.5, whatever allowDegraded says). */
+	if (n_lost == 0 || !degraded_remedy(d)) {
 		dsh_buf_free(&names);
 		return 0;
 	}
-	if (o->allow_degraded && degraded_remedy(d)) {
+	if (o->allow_degraded) {
 		dsh_buf_free(&names);
 		if (ret_warnings)
 			*ret_warnings = TAKE_PTR(lines);
@@ -131,12 +133,8 @@ int dsh_run_check_degraded(const struct dsh_policy *p, const struct dsh_run_opti
 		r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend %s cannot enforce %zu rules: %s%s (first: %s)",
 			    d->backend, n_lost, named ? named : "?", n_lost > NAMED ? " and more" : "",
 			    d->rules[first].lost);
-	const char *remedy = degraded_remedy(d);
-	if (remedy)
-		dsh_err_hint(err, "%s; or accept the loss: --allow-degraded (allowDegraded: true) runs with one "
-				  "warning per lost rule", remedy);
-	else
-		dsh_err_hint(err, "remove runnerCommand to use the built-in sandbox, or remove the access rules");
+	dsh_err_hint(err, "%s; or accept the loss: --allow-degraded (allowDegraded: true) runs with one "
+			  "warning per lost rule", degraded_remedy(d));
 	return r;
 }
 

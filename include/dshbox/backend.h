@@ -92,7 +92,8 @@ int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options 
 		       const struct dsh_backend **ret, struct dsh_error **err);
 
 /*
- * Honest degradation (SPEC 4): the rules d reports lost (a report with `lost` set).  Nothing lost: 0.
+ * Honest degradation (SPEC 4): the rules d reports lost (a report with `lost` set).  Nothing lost, or a
+ * backend that refuses its lost rules itself at confine (the runner, SPEC 1.5): 0.
  * Lost and o->allow_degraded: 0, and *ret_warnings (when ret_warnings is not NULL) gets one line per
  * lost rule (no prefix) that the caller shows at every run.  Lost without it: -ENOTSUP and one error
  * naming each lost rule (or the first ones and a count) with the remedies as its hint; the command
