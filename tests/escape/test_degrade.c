@@ -337,3 +337,25 @@ Test(degrade, the_library_refuses_without_allow_degraded)
 	dsh_run_setup_clear(&s);
 	lib_clear(&l);
 }
+
+/* linux-ns with runtimeBroker: off: what only the broker held is lost, so the run refuses too. */
+Test(degrade, linux_ns_without_the_broker_refuses)
+{
+	_cleanup_free_ char *cfg = NULL;
+	cr_assert(asprintf(&cfg, "%s/dshbox.yml", top) > 0);
+	dsh_test_write_file(cfg, "runtimeBroker: off\nprotectDefaults: false\n");
+	struct dsh_proc r;
+	run(&r, NULL, "--backend", "linux-ns", "--config", cfg, "--access", "-- k.pem", NULL);
+	cr_expect_eq(r.exit_code, 125, "%s", r.err);
+	cr_expect_str_eq(r.out, "");
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "dshbox: error: "), 1, "%s", r.err);
+	cr_expect(strstr(r.err, "backend linux-ns cannot enforce rule \"-- k.pem\"") &&
+		  strstr(r.err, "runtime broker is off"), "%s", r.err);
+	cr_expect(strstr(r.err, "dshbox: hint: ") && strstr(r.err, "runtimeBroker: on"), "%s", r.err);
+	dsh_proc_clear(&r);
+	run(&r, NULL, "--backend", "linux-ns", "--config", cfg, "--allow-degraded", "--access", "-- k.pem", NULL);
+	cr_expect_neq(r.exit_code, 125, "%s", r.err);
+	cr_expect_null(strstr(r.out, KEY), "the mask no longer held");
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "dshbox: warning: rule \"-- k.pem\""), 1, "%s", r.err);
+	dsh_proc_clear(&r);
+}
