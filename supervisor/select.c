@@ -85,8 +85,9 @@ static const char *degraded_remedy(const struct dsh_description *d)
 	if (strcmp(d->backend, "linux-ns") == 0)
 		return "turn the runtime broker back on (runtimeBroker: on)";
 	if (strcmp(d->backend, "landlock") == 0 || strcmp(d->backend, "none") == 0)
-		return "allow user namespaces for dshbox (install the AppArmor profile tools/apparmor/dshbox, "
-		       "`make install-apparmor`), so that backend linux-ns enforces every rule";
+		return "allow user namespaces for dshbox (the AppArmor profile tools/apparmor/dshbox, `make "
+		       "install-apparmor`; `dshbox probe` says what refuses them), so that backend linux-ns enforces "
+		       "every rule";
 	return "use a backend that enforces every rule (dshbox explain shows each backend's)";
 }
 
