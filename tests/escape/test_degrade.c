@@ -359,3 +359,20 @@ Test(degrade, linux_ns_without_the_broker_refuses)
 	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "dshbox: warning: rule \"-- k.pem\""), 1, "%s", r.err);
 	dsh_proc_clear(&r);
 }
+
+/* danger-full-access where neither backend can run: `none` enforces no rule, so it refuses too. */
+Test(degrade, danger_full_access_without_a_backend_refuses_its_rules)
+{
+	struct dsh_proc r;
+	run(&r, "userns,landlock", "--mode", "danger-full-access", "--access", "-- k.pem", NULL);
+	cr_expect_eq(r.exit_code, 125, "%s", r.err);
+	cr_expect_str_eq(r.out, "");
+	cr_expect(strstr(r.err, "dshbox: error: backend none cannot enforce rule \"-- k.pem\""), "%s", r.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "dshbox: hint: "), 1, "%s", r.err);
+	dsh_proc_clear(&r);
+	run(&r, "userns,landlock", "--mode", "danger-full-access", "--allow-degraded", "--access", "-- k.pem", NULL);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, KEY), "the user accepted the loss: %s", r.out);
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "dshbox: warning: rule \"-- k.pem\""), 1, "%s", r.err);
+	dsh_proc_clear(&r);
+}
