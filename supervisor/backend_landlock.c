@@ -422,8 +422,10 @@ int dsh_landlock_plan_build_abi(const struct dsh_policy *p, const struct dsh_run
 		const struct dsh_rule *rule = &p->rules[i];
 		struct dsh_landlock_rule_plan *rp = &plan->rules[i];
 		struct dsh_walk_result own = { 0 };
-		if (rule->glob && rule->kind != DSH_RULE_RW && (r = add_glob_matches(rule, max, &own, err)) < 0)
+		if (rule->glob && rule->kind != DSH_RULE_RW && (r = add_glob_matches(rule, max, &own, err)) < 0) {
+			dsh_walk_result_clear(&own);
 			break;
+		}
 		const char *where = NULL;
 		rp->expr = classify(p, rule, &own, &rp->root, &where);
 		if (rp->expr == EXPR_LOST_IN_ROOT && where && !(rp->where = strdup(where)))
