@@ -51,12 +51,12 @@ int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, 
 	if (r < 0)
 		return r;
 	o->backend = c->backend;
+	o->allow_degraded = c->allow_degraded;
 	o->network = c->network;
 	o->probe_timeout_ms = c->probe_timeout_ms;
 	o->max_masks = c->max_masks;
 	o->protect_sockets = c->protect_sockets;
 	o->runtime_broker = c->runtime_broker;
-	o->allow_degraded = c->allow_degraded;
 	o->env_inherit = c->env_inherit;
 	r = dsh_env_command(c, envp, &o->command_env, &o->env_removed, err);
 	if (r < 0)
