@@ -54,6 +54,7 @@ enum {
 	CLI_OPT_BACKEND,
 	CLI_OPT_CWD,
 	CLI_OPT_WARNINGS,
+	CLI_OPT_ALLOW_DEGRADED,
 	CLI_OPT_POLICY_END,
 };
 #define CLI_POLICY_LONG_OPTIONS                                         \
@@ -65,7 +66,8 @@ enum {
 	{ "network", required_argument, NULL, CLI_OPT_NETWORK },        \
 	{ "backend", required_argument, NULL, CLI_OPT_BACKEND },        \
 	{ "cwd", required_argument, NULL, CLI_OPT_CWD },                \
-	{ "warnings", required_argument, NULL, CLI_OPT_WARNINGS }
+	{ "warnings", required_argument, NULL, CLI_OPT_WARNINGS },      \
+	{ "allow-degraded", no_argument, NULL, CLI_OPT_ALLOW_DEGRADED }
 
 #define CLI_POLICY_HELP                                                                     \
 	"Policy options:\n"                                                                 \
@@ -78,11 +80,13 @@ enum {
 	"  --network on|off     off: own network namespace with loopback only\n"            \
 	"  --backend B          auto | linux-ns | landlock | runner | none\n"               \
 	"  --cwd DIR            base of relative paths (default: the current directory)\n"  \
-	"  --warnings=stderr    print load-time warnings on stderr\n"
+	"  --warnings=stderr    print load-time warnings on stderr\n"                       \
+	"  --allow-degraded     run even when the backend loses a rule (one warning each)\n"
 
 struct cli_policy_opts {
 	char *config_file;
 	bool have_mode, have_network, have_backend;
+	bool allow_degraded;  /* --allow-degraded: only ever turns allowDegraded on */
 	enum dsh_mode mode;
 	bool network;
 	enum dsh_backend_id backend;

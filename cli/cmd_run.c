@@ -86,8 +86,9 @@ int cmd_run(int argc, char **argv, char **envp)
 	struct dsh_policy *policy = NULL;
 	struct dsh_run_options ro;
 	_cleanup_error_ struct dsh_error *err = NULL;
-	const struct dsh_backend *b = NULL;
-	void *plan = NULL;
+	struct dsh_run_setup setup = { 0 };
+	const struct dsh_backend *b;
+	void *plan;
 	char **cmd = NULL;
 
 	optind = 1;
@@ -152,36 +153,45 @@ int cmd_run(int argc, char **argv, char **envp)
 		goto out_policy;
 	cli_policy_print_warnings(&po, policy);
 
-	if (dsh_backend_select(policy, &ro, &b, &err) < 0 || b->compile(policy, &ro, &plan, &err) < 0) {
+	/* The library decides (SPEC 4): backend, plan, what it enforces, and whether a lost rule refuses
+	   the run.  A refusal still leaves the description, so that --report says what is lost. */
+	int prepared = dsh_run_prepare(policy, &ro, &setup, &err);
+	if (!setup.described) {
 		rc = cli_fail(err);
-		goto out_policy;
+		goto out_plan;
 	}
 	if (report) {
-		struct dsh_description d;
 		_cleanup_free_ char *json = NULL;
-		if (b->describe(policy, plan, &d, &err) < 0) {
-			rc = cli_fail(err);
-			goto out_plan;
-		}
-		int r = dsh_run_report_json(policy, &ro, &d, &json, &err);
-		dsh_description_clear(&d);
-		if (r < 0) {
-			rc = cli_fail(err);
+		_cleanup_error_ struct dsh_error *rerr = NULL;
+		if (dsh_run_report_json(policy, &ro, &setup.description, &json, &rerr) < 0) {
+			rc = cli_fail(rerr);
 			goto out_plan;
 		}
 		if ((rc = write_report(report, json)) != 0)
 			goto out_plan;
 	}
+	/* A dry run runs nothing: it prints the plan whatever the run would lose (explain and --report
+	   say what). */
 	if (dry_run) {
 		_cleanup_free_ char *text = NULL;
-		if (b->render(policy, plan, &text, &err) < 0) {
-			rc = cli_fail(err);
+		_cleanup_error_ struct dsh_error *rerr = NULL;
+		if (setup.backend->render(policy, setup.plan, &text, &rerr) < 0) {
+			rc = cli_fail(rerr);
 			goto out_plan;
 		}
 		fputs(text, stdout);
 		rc = fflush(stdout) == 0 ? 0 : DSH_EXIT_FAILURE;
 		goto out_plan;
 	}
+	if (prepared < 0) {
+		rc = cli_fail(err);
+		goto out_plan;
+	}
+	/* allowDegraded: each lost rule is said at every run, whatever --warnings says (SPEC 2). */
+	for (size_t i = 0; setup.degraded && setup.degraded[i]; i++)
+		cli_warn("%s", setup.degraded[i]);
+	b = setup.backend;
+	plan = setup.plan;
 	fflush(NULL);
 	/* The command sees the environment the env policy left (SPEC 1.7), never dshbox's own. */
 	struct dsh_run_request req = { .argv = cmd, .envp = ro.command_env, .preserve_fds = keep, .n_preserve_fds = n_keep };
@@ -203,8 +213,7 @@ int cmd_run(int argc, char **argv, char **envp)
 	}
 	rc = res.signal ? reproduce_signal(res.signal) : res.exit_code;
 out_plan:
-	if (b && b->free)
-		b->free(plan);
+	dsh_run_setup_clear(&setup);
 out_policy:
 	dsh_policy_free(policy);
 	dsh_run_options_clear(&ro);

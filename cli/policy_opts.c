@@ -52,6 +52,9 @@ int cli_policy_option(struct cli_policy_opts *o, int opt, const char *arg, const
 			return cli_usage_error(cmd, "--backend: unknown backend '%s' (auto, linux-ns, landlock, runner, none)", arg);
 		o->have_backend = true;
 		break;
+	case CLI_OPT_ALLOW_DEGRADED:
+		o->allow_degraded = true;
+		break;
 	case CLI_OPT_WARNINGS:
 		if (strcmp(arg, "stderr") != 0)
 			return cli_usage_error(cmd, "--warnings: only 'stderr' is supported, got '%s'", arg);
@@ -122,6 +125,8 @@ int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *c
 		c->network = o->network;
 	if (o->have_backend)
 		c->backend = o->backend;
+	if (o->allow_degraded)
+		c->allow_degraded = true;
 	if (o->workspace) {
 		free(c->workspace);
 		c->workspace = strdup(o->workspace);

@@ -282,6 +282,8 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 		return boolean(x, v, key, &c->protect_sockets, false);
 	if (strcmp(key, "runtimeBroker") == 0)
 		return boolean(x, v, key, &c->runtime_broker, true);
+	if (strcmp(key, "allowDegraded") == 0)
+		return boolean(x, v, key, &c->allow_degraded, false);
 	if (strcmp(key, "env") == 0)
 		return env_field(x, c, v);
 	if (strcmp(key, "protectDefaults") == 0)

@@ -31,7 +31,6 @@ static const char *const backend_names[] = {
 static const char *const enforcement_names[] = {
 	[DSH_ENFORCE_FULL] = "full",
 	[DSH_ENFORCE_PARTIAL] = "partial",
-	[DSH_ENFORCE_NONE] = "none",
 };
 
 static int lookup(const char *const *names, size_t n, const char *s)

@@ -51,6 +51,7 @@ int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, 
 	if (r < 0)
 		return r;
 	o->backend = c->backend;
+	o->allow_degraded = c->allow_degraded;
 	o->network = c->network;
 	o->probe_timeout_ms = c->probe_timeout_ms;
 	o->max_masks = c->max_masks;

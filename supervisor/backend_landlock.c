@@ -5,8 +5,11 @@
  *
  * Landlock only ever allows, so "deny" is said by granting around it: a `--` path outside the
  * writable roots gets no grant while every sibling along its path from / gets read (landlock/walk.c).
- * Inside a writable root a grant cannot be taken back: `r-` and `--` there are lost, each with one
- * load-time warning, and describe() — hence --report — claims only what is enforced.
+ * Inside a writable root a grant cannot be taken back: an `r-` or `--` target that exists there now
+ * is lost; one that is absent holds, because the runtime broker refuses its creation by the command
+ * (SPEC 3.12), and is lost too when the broker is off.  describe() — hence --report and the refusal
+ * of a run that would lose a rule (dsh_run_check_degraded) — claims only what is in force: the
+ * Landlock ABI of the plan and the broker on or off.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +37,8 @@ enum expr {
 	EXPR_NO_GRANT,      /* r- outside the writable roots: nothing there is granted write */
 	EXPR_SIBLINGS,      /* --: siblings along the path granted, the path itself not */
 	EXPR_SIBLINGS_READ, /* r- in danger-full-access: the path read-only, its siblings read + write */
-	EXPR_LOST_IN_ROOT,  /* r- or -- inside a writable root: Landlock cannot take a grant back */
+	EXPR_LOST_IN_ROOT,  /* r- or -- on what exists inside a writable root: a grant cannot be taken back */
+	EXPR_ABSENT_IN_ROOT, /* r- or -- inside a writable root, nothing there now: the broker refuses its creation */
 	EXPR_GLOB,          /* -- glob outside the writable roots: each match found at start, as -- dir */
 	EXPR_SIBLINGS_DIR,  /* --  on a directory: as EXPR_SIBLINGS, but sockets in it stay connectable */
 	EXPR_SOCKET,        /* -- on a unix socket: Landlock does not mediate connect() */
@@ -67,27 +71,63 @@ static const struct dsh_root *live_root_beneath(const struct dsh_policy *p, cons
 	return NULL;
 }
 
-static enum expr classify(const struct dsh_policy *p, const struct dsh_rule *rule, const struct dsh_root **ret_root)
+/* Whether a rule's target exists now; an error other than "absent" counts as present (fail closed). */
+static bool exists_now(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+}
+
+/* The first of a glob's matches (found at start) that a live writable root holds, or NULL. */
+static const char *match_in_root(const struct dsh_policy *p, const struct dsh_walk_result *m,
+				 const struct dsh_root **ret_root)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if ((*ret_root = live_root_holding(p, m->m[i].path)))
+			return m->m[i].path;
+	*ret_root = NULL;
+	return NULL;
+}
+
+/*
+ * How this backend expresses rule; matches are a glob's matches found now (r-/-- globs only).  What
+ * a writable root holds is lost only when it exists now (ret_where: the path, for the warning).
+ */
+static enum expr classify(const struct dsh_policy *p, const struct dsh_rule *rule, const struct dsh_walk_result *matches,
+			  const struct dsh_root **ret_root, const char **ret_where)
 {
 	*ret_root = NULL;
+	*ret_where = rule->canonical;
 	if (rule->kind == DSH_RULE_RW)
 		return p->mode == DSH_MODE_READ_ONLY ? EXPR_IGNORED : EXPR_WRITE_GRANT;
 	if (danger(p)) {
 		/* Everything is writable: the walk grants read + write around the rules' paths. */
-		if (rule->glob)
-			return *ret_root = &p->roots[0], EXPR_LOST_IN_ROOT;
+		if (rule->glob) {
+			*ret_root = &p->roots[0];
+			if (matches->n == 0)
+				return EXPR_ABSENT_IN_ROOT;
+			*ret_where = matches->m[0].path;
+			return EXPR_LOST_IN_ROOT;
+		}
 		if (rule->kind == DSH_RULE_RO)
 			return EXPR_SIBLINGS_READ;
+	} else if (rule->glob) {
+		const char *hit = match_in_root(p, matches, ret_root);
+		if (hit) {
+			*ret_where = hit;
+			return EXPR_LOST_IN_ROOT;
+		}
+		if ((*ret_root = live_root_holding(p, rule->literal_dir)))
+			return EXPR_ABSENT_IN_ROOT;
+		/* Matches outside the roots get no grant; one created later inside a root beneath the
+		   glob's directory (ret_root) is the broker's to refuse. */
+		*ret_root = live_root_beneath(p, rule->literal_dir);
+		return rule->kind == DSH_RULE_RO ? EXPR_NO_GRANT : EXPR_GLOB;
 	} else {
-		const char *where = rule->glob ? rule->literal_dir : rule->canonical;
-		if ((*ret_root = live_root_holding(p, where)))
-			return EXPR_LOST_IN_ROOT;
-		if (rule->glob && (*ret_root = live_root_beneath(p, where)))
-			return EXPR_LOST_IN_ROOT;
+		if ((*ret_root = live_root_holding(p, rule->canonical)))
+			return exists_now(rule->canonical) ? EXPR_LOST_IN_ROOT : EXPR_ABSENT_IN_ROOT;
 		if (rule->kind == DSH_RULE_RO)
 			return EXPR_NO_GRANT;
-		if (rule->glob)
-			return EXPR_GLOB;
 	}
 	struct stat st;
 	if (stat(rule->canonical, &st) == 0 && S_ISSOCK(st.st_mode))
@@ -97,32 +137,38 @@ static enum expr classify(const struct dsh_policy *p, const struct dsh_rule *rul
 	return EXPR_SIBLINGS;
 }
 
-static enum dsh_enforcement level_of(enum expr e)
+/* One more loss of a rule, "; "-separated. */
+static void lose(struct dsh_buf *b, const char *fmt, ...) DSH_PRINTF(2, 3);
+static void lose(struct dsh_buf *b, const char *fmt, ...)
 {
-	switch (e) {
-	case EXPR_WRITE_GRANT:
-	case EXPR_IGNORED:
-	case EXPR_NO_GRANT:
-	case EXPR_SIBLINGS:
-	case EXPR_SIBLINGS_READ:
-		return DSH_ENFORCE_FULL;
-	case EXPR_GLOB:
-	case EXPR_SIBLINGS_DIR:
-		return DSH_ENFORCE_PARTIAL;
-	case EXPR_LOST_IN_ROOT:
-	case EXPR_SOCKET:
-		return DSH_ENFORCE_NONE;
-	}
-	return DSH_ENFORCE_NONE;
+	va_list ap;
+	if (b->len)
+		dsh_buf_add(b, "; ");
+	va_start(ap, fmt);
+	_cleanup_free_ char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		b->oom = true;
+	else
+		dsh_buf_add(b, s);
+	va_end(ap);
 }
 
-static int describe_rule(const struct dsh_policy *p, const struct dsh_rule *rule,
+/*
+ * What this backend enforces of one rule, from what is in force: the expression the plan chose, the
+ * Landlock ABI of the plan (truncation is governed from ABI 3) and the runtime broker on or off.
+ * Anything lost makes the rule partial and is said in lost.
+ */
+static int describe_rule(const struct dsh_policy *p, const struct dsh_landlock_plan *plan, const struct dsh_rule *rule,
 			 const struct dsh_landlock_rule_plan *rp, struct dsh_rule_report *ret)
 {
 	const struct dsh_root *root = rp->root;
 	enum expr e = (enum expr)rp->expr;
 	const char *path = rule->canonical;
-	char *how = NULL, *lost = NULL;
+	const char *where = rp->where ? rp->where : path;
+	bool broker = plan->opts->runtime_broker, deny = rule->kind == DSH_RULE_DENY;
+	int abi = plan->spec.abi;
+	char *how = NULL;
+	struct dsh_buf lost = { 0 };
 	int r = 0;
 	switch (e) {
 	case EXPR_WRITE_GRANT:
@@ -132,45 +178,79 @@ static int describe_rule(const struct dsh_policy *p, const struct dsh_rule *rule
 		r = asprintf(&how, "ignored (read-only mode)");
 		break;
 	case EXPR_NO_GRANT:
-		r = asprintf(&how, "no write grant beneath %s", path);
+		r = asprintf(&how, "no write grant beneath %s%s", path, rule->glob ? " (each match)" : "");
 		break;
 	case EXPR_SIBLINGS:
 	case EXPR_SIBLINGS_DIR:
-		r = asprintf(&how, "no grant on %s; its siblings along the path from / are granted%s", path,
-			     danger(p) ? " read and write" : " read");
-		if (r >= 0 && e == EXPR_SIBLINGS_DIR)
-			r = asprintf(&lost, "unix sockets beneath %s stay connectable and its names can be looked up "
-					    "(stat): Landlock mediates neither", path);
+		r = asprintf(&how, "no grant on %s; its siblings along the path from / are granted%s%s", path,
+			     danger(p) ? " read and write" : " read",
+			     e == EXPR_SIBLINGS_DIR ? " (names beneath it can still be looked up with stat: Landlock "
+						      "does not mediate it)" : "");
+		if (e == EXPR_SIBLINGS_DIR)
+			lose(&lost, "unix sockets beneath %s stay connectable: Landlock does not mediate connect() to a "
+				    "pathname socket", path);
 		break;
 	case EXPR_SOCKET:
 		r = asprintf(&how, "not expressible: %s is a unix socket", path);
-		if (r >= 0)
-			r = asprintf(&lost, "%s stays connectable: Landlock does not mediate connect() to a pathname socket",
-				     path);
+		lose(&lost, "%s stays connectable: Landlock does not mediate connect() to a pathname socket", path);
 		break;
 	case EXPR_SIBLINGS_READ:
 		r = asprintf(&how, "read grant on %s; its siblings along the path from / are granted read and write", path);
 		break;
 	case EXPR_LOST_IN_ROOT:
-		r = asprintf(&how, "not expressible: inside writable root %s", root->path);
-		if (r >= 0)
-			r = asprintf(&lost, "%s stays %s: a Landlock grant on writable root %s cannot be taken back beneath it",
-				     path, rule->kind == DSH_RULE_DENY ? "readable and writable" : "writable", root->path);
+		r = asprintf(&how, "not expressible: %s exists inside writable root %s", where, root->path);
+		lose(&lost, "%s stays %s: a Landlock grant on writable root %s cannot be taken back beneath it", where,
+		     deny ? "readable and writable" : "writable", root->path);
+		break;
+	case EXPR_ABSENT_IN_ROOT:
+		r = asprintf(&how, "%s inside writable root %s: %s", rule->glob ? "nothing matches now" : "absent now",
+			     root->path,
+			     broker ? (rule->glob ? "the runtime broker refuses the command's creation of a match (a "
+						    "file the host creates there during the run is not covered)"
+						  : "the runtime broker refuses the command's creation of it (a file the "
+						    "host creates there during the run is not covered)")
+				    : "nothing refuses its creation (runtime broker off)");
+		if (!broker)
+			lose(&lost, "%s can be created by the command inside writable root %s: the runtime broker is off",
+			     rule->glob ? "a file matching it" : path, root->path);
 		break;
 	case EXPR_GLOB:
 		r = asprintf(&how, "each match found at start gets no grant; its siblings along the path from / are "
-				   "granted read");
-		if (r >= 0)
-			r = asprintf(&lost, "unix sockets beneath matches of %s stay connectable and their names can be "
-					    "looked up (stat); files matching later are covered only where nothing was granted",
-				     path);
+				   "granted read (files matching later are covered only where nothing was granted)");
+		if (rp->sockets)
+			lose(&lost, "unix sockets beneath matches of %s stay connectable: Landlock does not mediate "
+				    "connect() to a pathname socket", path);
+		if (!broker && rp->root)
+			lose(&lost, "a file matching it can be created by the command inside writable root %s: the "
+				    "runtime broker is off", rp->root->path);
 		break;
 	}
-	if (r < 0) {
+	/* What the broker adds, and what the ABI in force takes away, for a target that keeps its own
+	   protection (what a writable root swallows is lost whole above). */
+	bool held = e == EXPR_NO_GRANT || e == EXPR_SIBLINGS || e == EXPR_SIBLINGS_DIR || e == EXPR_SIBLINGS_READ ||
+		    e == EXPR_GLOB || e == EXPR_SOCKET;
+	if (held && !broker)
+		lose(&lost, "its mode, owner and times can be changed: Landlock does not govern metadata and the runtime "
+			    "broker is off");
+	/* Below ABI 3 neither truncate(2) nor open(O_TRUNC) asks Landlock: a readable target can be emptied by
+	   an O_TRUNC open; truncate(2) by name is the broker's to refuse. */
+	bool readable = e == EXPR_NO_GRANT || e == EXPR_SIBLINGS_READ;
+	if (held && abi < 3 && (readable || !broker))
+		lose(&lost, "it can be truncated to nothing (%s): Landlock ABI %d, in force here, does not govern "
+			    "truncation (ABI 3+)", readable ? "an open with O_TRUNC" : "truncate(2)", abi);
+	if (r < 0 || lost.oom) {
+		free(how);
+		dsh_buf_free(&lost);
+		return -ENOMEM;
+	}
+	bool any = lost.len > 0;
+	char *l = any ? dsh_buf_steal(&lost) : NULL;
+	dsh_buf_free(&lost);
+	if (any && !l) {
 		free(how);
 		return -ENOMEM;
 	}
-	*ret = (struct dsh_rule_report){ .level = level_of(e), .how = how, .lost = lost };
+	*ret = (struct dsh_rule_report){ .level = any ? DSH_ENFORCE_PARTIAL : DSH_ENFORCE_FULL, .how = how, .lost = l };
 	return 0;
 }
 
@@ -183,8 +263,9 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 	d.rules = calloc(p->n_rules ? p->n_rules : 1, sizeof(*d.rules));
 	if (!d.rules)
 		return dsh_err_sys(err, ENOMEM, "describe");
+	int abi = plan->spec.abi;
 	for (size_t i = 0; i < p->n_rules && i < plan->n_rules; i++) {
-		if ((r = describe_rule(p, &p->rules[i], &plan->rules[i], &d.rules[i])) < 0)
+		if ((r = describe_rule(p, plan, &p->rules[i], &plan->rules[i], &d.rules[i])) < 0)
 			break;
 		d.n_rules++;
 		if (d.rules[i].level > d.overall)
@@ -194,10 +275,27 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 					d.rules[i].lost)) < 0)
 			break;
 	}
+	/* What the Landlock ABI in force leaves ungoverned beyond the rules: the run is partial, said once
+	   each (these are no rule's loss, so they never refuse a run). */
+	size_t before = dsh_strv_len(d.warnings);
 	if (r >= 0 && plan->opts->protect_sockets)
 		r = dsh_strv_push(&d.warnings,
 				  "host daemon sockets: backend landlock: not masked — Landlock does not mediate connect() "
 				  "to a pathname socket, so the Docker socket, the session bus and agent sockets stay reachable");
+	if (r >= 0 && abi < 3 && !danger(p))
+		r = dsh_strv_pushf(&d.warnings, "truncation: backend landlock: Landlock ABI %d, in force here, does not "
+						"govern it (ABI 3+): a file the command can read outside the writable roots "
+						"can be emptied by an open with O_TRUNC", abi);
+	if (r >= 0 && abi < 5)
+		r = dsh_strv_pushf(&d.warnings, "device ioctls: backend landlock: Landlock ABI %d, in force here, does "
+						"not govern them (ABI 5+): the granted terminal and devices take every ioctl "
+						"the seccomp filter does not refuse", abi);
+	if (r >= 0 && abi < 6)
+		r = dsh_strv_pushf(&d.warnings, "host processes: backend landlock: Landlock ABI %d, in force here, has no "
+						"scoping (ABI 6+): the command can signal the user's processes outside the "
+						"sandbox and connect to their abstract unix sockets", abi);
+	if (dsh_strv_len(d.warnings) > before)
+		d.overall = DSH_ENFORCE_PARTIAL;
 	if (r >= 0 && !plan->opts->network)
 		r = dsh_strv_push(&d.notes, "network off: every socket but AF_UNIX is refused (seccomp) and TCP "
 					    "bind/connect are denied (Landlock ABI 4+); there is no loopback");
@@ -213,8 +311,15 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 		r = dsh_strv_push(&d.notes, "/dev is the host's: only null, zero, full, random, urandom, tty, ptmx and "
 					    "pts are granted; /dev/shm (host storage) is not (POSIX shared memory fails); "
 					    "so / itself, on the way to /dev, cannot be listed");
-	static const char *const sigs[] = { "permission denied", "operation not permitted",
-					    "invalid cross-device link", NULL };
+	/*
+	 * What a kernel denial prints under this backend: Landlock and the broker refuse with EACCES, and a
+	 * rename or link across Landlock's grants with EXDEV.  Not "operation not permitted": EPERM comes
+	 * from the seccomp refusals (mount, ptrace of the outside, ...) and Landlock's scoping, which are no
+	 * file rule's denial (linux-ns does not list it either), and it is what countless ordinary failures
+	 * print outside any sandbox (kill of another user's process, chmod of a file one does not own), so
+	 * a host matching it would call ordinary failures denials (SPEC 4: never bare EPERM).
+	 */
+	static const char *const sigs[] = { "permission denied", "invalid cross-device link", NULL };
 	for (size_t i = 0; r >= 0 && sigs[i]; i++)
 		r = dsh_strv_push(&d.denial_signatures, sigs[i]);
 	if (r < 0) {
@@ -222,6 +327,24 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 		return dsh_err_sys(err, ENOMEM, "describe");
 	}
 	*ret = d;
+	return 0;
+}
+
+/* Move one match into res (the -- globs' matches together), bounded by max as the walker is. */
+static int add_glob_match(struct dsh_walk_result *res, struct dsh_walk_match *m, size_t max, struct dsh_error **err)
+{
+	if (res->n >= max)
+		return dsh_err(err, DSH_ERR_POLICY, E2BIG, "more than %zu glob matches (maxMasks)", max);
+	if (res->n == res->cap) {
+		size_t cap = res->cap ? res->cap * 2 : 16;
+		struct dsh_walk_match *nm = realloc(res->m, cap * sizeof(*nm));
+		if (!nm)
+			return dsh_err_sys(err, ENOMEM, "landlock plan");
+		res->m = nm;
+		res->cap = cap;
+	}
+	res->m[res->n++] = *m;
+	m->path = NULL;
 	return 0;
 }
 
@@ -243,6 +366,8 @@ void dsh_landlock_plan_free(struct dsh_landlock_plan *plan)
 	dsh_seccomp_prog_clear(&plan->seccomp);
 	dsh_seccomp_prog_clear(&plan->notify);
 	dsh_strv_free(plan->broker_targets);
+	for (size_t i = 0; plan->rules && i < plan->n_rules; i++)
+		free(plan->rules[i].where);
 	free(plan->rules);
 	free(plan);
 }
@@ -252,6 +377,13 @@ static void ll_free(void *plan)
 	dsh_landlock_plan_free(plan);
 }
 
+/* Whether a glob match can hold a unix socket: a directory, or a socket itself. */
+static bool may_hold_sockets(const struct dsh_walk_match *m)
+{
+	struct stat st;
+	return m->is_dir || lstat(m->path, &st) < 0 || S_ISSOCK(st.st_mode);
+}
+
 int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_landlock_plan **ret,
 			    struct dsh_error **err)
 {
@@ -259,6 +391,12 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_opt
 	if (abi < 1)
 		return dsh_err(err, DSH_ERR_UNSUPPORTED, -abi, "backend 'landlock': Landlock is not available (%s)",
 			       strerror(-abi));
+	return dsh_landlock_plan_build_abi(p, o, abi, ret, err);
+}
+
+int dsh_landlock_plan_build_abi(const struct dsh_policy *p, const struct dsh_run_options *o, int abi,
+				struct dsh_landlock_plan **ret, struct dsh_error **err)
+{
 	struct dsh_landlock_plan *plan = calloc(1, sizeof(*plan));
 	if (!plan)
 		return dsh_err_sys(err, ENOMEM, "landlock plan");
@@ -270,23 +408,33 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_opt
 		return dsh_err_sys(err, ENOMEM, "landlock plan");
 	}
 	plan->n_rules = p->n_rules;
-	for (size_t i = 0; i < p->n_rules; i++) {
-		const struct dsh_root *root;
-		plan->rules[i].expr = classify(p, &p->rules[i], &root);
-		plan->rules[i].root = root;
-	}
 	if (!o->network)
 		plan->spec.handled_net = dsh_landlock_net_handled(abi);
 
-	/* The rules said by the walk: -- outside the writable roots (and r- in danger-full-access);
-	   a -- glob there contributes each match the glob walker finds now (ns/walk.c, bounded). */
+	/* Each r-/-- glob is walked now (ns/walk.c, bounded): what it matches inside a writable root
+	   decides whether the rule is lost there; a -- glob outside the roots contributes each match to
+	   the walk below. */
 	size_t n = 0, max = o->max_masks > 0 ? (size_t)o->max_masks : 65536;
 	struct dsh_walk_result matches = { 0 };
 	struct dsh_landlock_target *t = NULL;
 	int r = 0;
 	for (size_t i = 0; r >= 0 && i < p->n_rules; i++) {
-		if (plan->rules[i].expr == EXPR_GLOB)
-			r = add_glob_matches(&p->rules[i], max, &matches, err);
+		const struct dsh_rule *rule = &p->rules[i];
+		struct dsh_landlock_rule_plan *rp = &plan->rules[i];
+		struct dsh_walk_result own = { 0 };
+		if (rule->glob && rule->kind != DSH_RULE_RW && (r = add_glob_matches(rule, max, &own, err)) < 0) {
+			dsh_walk_result_clear(&own);
+			break;
+		}
+		const char *where = NULL;
+		rp->expr = classify(p, rule, &own, &rp->root, &where);
+		if (rp->expr == EXPR_LOST_IN_ROOT && where && !(rp->where = strdup(where)))
+			r = dsh_err_sys(err, ENOMEM, "landlock plan");
+		for (size_t k = 0; r >= 0 && rp->expr == EXPR_GLOB && k < own.n; k++) {
+			rp->sockets |= may_hold_sockets(&own.m[k]);
+			r = add_glob_match(&matches, &own.m[k], max, err);
+		}
+		dsh_walk_result_clear(&own);
 	}
 	if (r >= 0 && !(t = calloc(p->n_rules + matches.n + 1, sizeof(*t))))
 		r = dsh_err_sys(err, ENOMEM, "landlock plan");
@@ -311,6 +459,7 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_opt
 		case EXPR_NO_GRANT:
 		case EXPR_GLOB:
 		case EXPR_LOST_IN_ROOT:
+		case EXPR_ABSENT_IN_ROOT:
 		case EXPR_SOCKET:
 			break;
 		}

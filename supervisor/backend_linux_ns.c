@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -143,6 +144,52 @@ static int rule_report(const struct dsh_policy *p, const struct dsh_rule *r, str
 	return out->how ? 0 : -ENOMEM;
 }
 
+/* A live writable root (neither dead nor read-only) that holds path, or that path (a glob's
+   directory) reaches into; NULL when there is none. */
+static const struct dsh_root *root_near(const struct dsh_policy *p, const char *path, bool glob)
+{
+	for (size_t i = 0; i < p->n_roots; i++) {
+		const struct dsh_root *r = &p->roots[i];
+		if (!r->dead_by && !r->readonly_by &&
+		    (dsh_path_is_beneath(path, r->path) || (glob && dsh_path_is_beneath(r->path, path))))
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * runtimeBroker: off (SPEC 3.12): the mount tree binds what each path named at start, and inside a
+ * writable root nothing else keeps a name from being created, or a directory on the way to a
+ * protected path from being renamed away from the rule.  What is lost then, or NULL.
+ */
+static int broker_off_loss(const struct dsh_policy *p, const struct dsh_rule *r, char **ret)
+{
+	*ret = NULL;
+	if (r->kind == DSH_RULE_RW)
+		return 0;
+	const char *where = r->glob ? r->literal_dir : r->canonical;
+	const struct dsh_root *root = root_near(p, where, r->glob);
+	if (!root)
+		return 0;
+	struct stat st;
+	int k;
+	if (r->glob)
+		k = asprintf(ret, "a file matching it can be created by the command inside writable root %s, and a "
+				  "directory holding a match renamed: the runtime broker is off", root->path);
+	else if (lstat(r->canonical, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
+		k = asprintf(ret, "%s is absent now and can be created by the command inside writable root %s: the "
+				  "runtime broker is off", r->canonical, root->path);
+	else
+		k = asprintf(ret, "a directory on the way to %s inside writable root %s can be renamed, moving it "
+				  "away from the rule for later runs and the file fence: the runtime broker is off",
+			     r->canonical, root->path);
+	if (k < 0) {
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_description *ret,
 		       struct dsh_error **err)
 {
@@ -158,6 +205,16 @@ static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 	for (size_t i = 0; i < p->n_rules; i++) {
 		if (rule_report(p, &p->rules[i], &ret->rules[i]) < 0)
 			goto oom;
+		if (!lp->opts->runtime_broker) {
+			if (broker_off_loss(p, &p->rules[i], &ret->rules[i].lost) < 0)
+				goto oom;
+			if (ret->rules[i].lost) {
+				ret->rules[i].level = ret->overall = DSH_ENFORCE_PARTIAL;
+				if (dsh_strv_pushf(&ret->warnings, "rule \"%s\": backend linux-ns: %s", p->rules[i].text,
+						   ret->rules[i].lost) < 0)
+					goto oom;
+			}
+		}
 		globs |= p->rules[i].glob && p->rules[i].kind != DSH_RULE_RW;
 	}
 	for (size_t i = 0; denial_signatures[i]; i++)

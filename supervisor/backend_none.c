@@ -46,12 +46,12 @@ static int none_describe(const struct dsh_policy *p, const void *plan, struct ds
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct dsh_rule *r = &p->rules[i];
 		bool moot = r->kind == DSH_RULE_RW && p->mode == DSH_MODE_DANGER_FULL_ACCESS;
-		ret->rules[i].level = moot ? DSH_ENFORCE_FULL : DSH_ENFORCE_NONE;
+		ret->rules[i].level = moot ? DSH_ENFORCE_FULL : DSH_ENFORCE_PARTIAL;
 		ret->rules[i].how = strdup(moot ? "nothing to do: everything is writable" : "not enforced: no sandbox");
 		if (!ret->rules[i].how)
 			goto oom;
 		if (!moot) {
-			ret->overall = DSH_ENFORCE_NONE;
+			ret->overall = DSH_ENFORCE_PARTIAL;
 			ret->rules[i].lost = strdup("the whole rule: the command runs unconfined");
 			if (!ret->rules[i].lost ||
 			    dsh_strv_pushf(&ret->warnings, "rule \"%s\": backend none enforces nothing of it", r->text) < 0)

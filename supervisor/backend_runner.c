@@ -223,7 +223,7 @@ static int rn_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 	const struct dsh_rule *first;
 	memset(d, 0, sizeof(*d));
 	d->backend = "runner";
-	d->overall = user_rules(p, &first) ? DSH_ENFORCE_NONE : DSH_ENFORCE_FULL;
+	d->overall = user_rules(p, &first) ? DSH_ENFORCE_PARTIAL : DSH_ENFORCE_FULL;
 	d->rules = calloc(p->n_rules ? p->n_rules : 1, sizeof(*d->rules));
 	if (!d->rules)
 		goto oom;
@@ -257,7 +257,10 @@ static int rn_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 				goto oom;
 		}
 		const char *degrade = r->kind == DSH_RULE_DENY ? " (and even then only read-only: reads would not be denied)" : "";
-		rep->level = DSH_ENFORCE_NONE;
+		/* Not enforced by the runner at all: partial, with the whole loss said (SPEC 2 has no
+		   third level); rn_confine refuses the run, whatever allowDegraded says
+		   (dsh_run_check_degraded leaves it to it). */
+		rep->level = DSH_ENFORCE_PARTIAL;
 		if (asprintf(&rep->how, "refused with runnerCommand (SPEC 1.5); the dialect would say %s%s",
 			     spelled ? spelled : "nothing (it has no globs)", degrade) < 0) {
 			rep->how = NULL;

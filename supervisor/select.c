@@ -7,6 +7,7 @@
 
 #include "common/cleanup.h"
 #include "common/strbuf.h"
+#include "common/strv.h"
 #include "supervisor/backends.h"
 #include "supervisor/select.h"
 
@@ -74,6 +75,97 @@ int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options 
 	dsh_err_hint(err, "%s", first && first->hint ? first->hint
 				: "enable unprivileged user namespaces or Landlock, or choose --mode danger-full-access");
 	return r;
+}
+
+/* The remedy for a backend's losses: what would enforce every rule instead, then the opt-in. */
+static const char *degraded_remedy(const struct dsh_description *d)
+{
+	if (strcmp(d->backend, "runner") == 0)
+		return NULL; /* its confine() refuses every lost rule itself (SPEC 1.5) */
+	if (strcmp(d->backend, "linux-ns") == 0)
+		return "turn the runtime broker back on (runtimeBroker: on)";
+	if (strcmp(d->backend, "landlock") == 0 || strcmp(d->backend, "none") == 0)
+		return "allow user namespaces for dshbox (the AppArmor profile tools/apparmor/dshbox, `make "
+		       "install-apparmor`; `dshbox probe` says what refuses them), so that backend linux-ns enforces "
+		       "every rule";
+	return "use a backend that enforces every rule (dshbox explain shows each backend's)";
+}
+
+int dsh_run_check_degraded(const struct dsh_policy *p, const struct dsh_run_options *o,
+			   const struct dsh_description *d, char ***ret_warnings, struct dsh_error **err)
+{
+	/* At most this many rules are named in the one error line; the rest are counted. */
+	enum { NAMED = 3 };
+	_cleanup_strv_ char **lines = NULL;
+	struct dsh_buf names = { 0 };
+	size_t n_lost = 0, first = 0;
+	for (size_t i = 0; i < p->n_rules && i < d->n_rules; i++) {
+		if (!d->rules[i].lost)
+			continue;
+		if (n_lost == 0)
+			first = i;
+		if (n_lost < NAMED)
+			dsh_buf_addf(&names, "%s\"%s\"", n_lost ? ", " : "", p->rules[i].text);
+		n_lost++;
+		if (dsh_strv_pushf(&lines, "rule \"%s\" is not fully enforced (allowDegraded): backend %s: %s",
+				   p->rules[i].text, d->backend, d->rules[i].lost) < 0) {
+			dsh_buf_free(&names);
+			return dsh_err_sys(err, ENOMEM, "degraded rules");
+		}
+	}
+	/* No rule lost; or a backend that refuses its lost rules itself, with its own words (the runner:
+	   SPEC 1.5, whatever allowDegraded says). */
+	if (n_lost == 0 || !degraded_remedy(d)) {
+		dsh_buf_free(&names);
+		return 0;
+	}
+	if (o->allow_degraded) {
+		dsh_buf_free(&names);
+		if (ret_warnings)
+			*ret_warnings = TAKE_PTR(lines);
+		return 0;
+	}
+	_cleanup_free_ char *named = dsh_buf_steal(&names);
+	int r;
+	if (n_lost == 1)
+		r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend %s cannot enforce rule %s: %s", d->backend,
+			    named ? named : "?", d->rules[first].lost);
+	else
+		r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend %s cannot enforce %zu rules: %s%s (first: %s)",
+			    d->backend, n_lost, named ? named : "?", n_lost > NAMED ? " and more" : "",
+			    d->rules[first].lost);
+	dsh_err_hint(err, "%s; or accept the loss: --allow-degraded (allowDegraded: true) runs with one "
+			  "warning per lost rule", degraded_remedy(d));
+	return r;
+}
+
+void dsh_run_setup_clear(struct dsh_run_setup *s)
+{
+	if (s->backend && s->backend->free)
+		s->backend->free(s->plan);
+	if (s->described)
+		dsh_description_clear(&s->description);
+	dsh_strv_free(s->degraded);
+	memset(s, 0, sizeof(*s));
+}
+
+int dsh_run_prepare(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_run_setup *ret,
+		    struct dsh_error **err)
+{
+	const struct dsh_backend *b = NULL;
+	void *plan = NULL;
+	memset(ret, 0, sizeof(*ret));
+	int r = dsh_backend_select(p, o, &b, err);
+	if (r < 0)
+		return r;
+	if ((r = b->compile(p, o, &plan, err)) < 0)
+		return r;
+	ret->backend = b;
+	ret->plan = plan;
+	if ((r = b->describe(p, plan, &ret->description, err)) < 0)
+		return r;
+	ret->described = true;
+	return dsh_run_check_degraded(p, o, &ret->description, &ret->degraded, err);
 }
 
 static json_t *strv_json(char *const *v)

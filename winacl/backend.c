@@ -114,7 +114,7 @@ static int wa_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 			else
 				k = report(d, i, rule, DSH_ENFORCE_FULL, "ignored in this mode (SPEC 1.1)", NULL);
 		} else if (rule->glob) {
-			k = report(d, i, rule, DSH_ENFORCE_NONE, "refused by the Windows runner (exit 125)",
+			k = report(d, i, rule, DSH_ENFORCE_PARTIAL, "refused by the Windows runner (exit 125)",
 				   "a glob has no ACE: the Windows runner refuses the run rather than run "
 				   "without it");
 		} else if (rule->kind == DSH_RULE_RO) {

@@ -13,10 +13,14 @@
 
 #include "dshbox/dshbox.h"
 
+/*
+ * SPEC 2 knows two levels only.  A rule a backend does not enforce at all is `partial` with the whole
+ * rule said as its loss ("lost"): the report never rounds a loss away, and a run that would lose it
+ * refuses unless allowDegraded (dsh_run_check_degraded).
+ */
 enum dsh_enforcement {
 	DSH_ENFORCE_FULL,    /* the rule holds as written */
-	DSH_ENFORCE_PARTIAL, /* the rule holds in part (say what is lost) */
-	DSH_ENFORCE_NONE,    /* the rule is not enforced by this backend at all */
+	DSH_ENFORCE_PARTIAL, /* the rule holds in part, or not at all: lost says what is lost */
 };
 const char *dsh_enforcement_to_string(enum dsh_enforcement e);
 
@@ -86,6 +90,36 @@ const struct dsh_backend *const *dsh_backend_list(void);
  */
 int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options *o,
 		       const struct dsh_backend **ret, struct dsh_error **err);
+
+/*
+ * Honest degradation (SPEC 4): the rules d reports lost (a report with `lost` set).  Nothing lost, or a
+ * backend that refuses its lost rules itself at confine (the runner, SPEC 1.5): 0.
+ * Lost and o->allow_degraded: 0, and *ret_warnings (when ret_warnings is not NULL) gets one line per
+ * lost rule (no prefix) that the caller shows at every run.  Lost without it: -ENOTSUP and one error
+ * naming each lost rule (or the first ones and a count) with the remedies as its hint; the command
+ * must not run.
+ */
+int dsh_run_check_degraded(const struct dsh_policy *p, const struct dsh_run_options *o,
+			   const struct dsh_description *d, char ***ret_warnings, struct dsh_error **err);
+
+/* Everything a run needs before confine(), from dsh_run_prepare(). */
+struct dsh_run_setup {
+	const struct dsh_backend *backend; /* set once compile succeeded */
+	void *plan;                        /* the backend's plan (may be NULL for "none") */
+	struct dsh_description description;
+	bool described;                    /* description is filled */
+	char **degraded;                   /* allowDegraded: one warning per lost rule, for every run */
+};
+
+/*
+ * Select the backend, compile, describe and check for lost rules (dsh_run_check_degraded): the one
+ * decision a host linking libdshbox and `dshbox run` share.  On the refusal for lost rules (-ENOTSUP)
+ * ret->backend, plan and description stay filled so the caller can still report what is lost or
+ * print the plan; the command must not run.  Call dsh_run_setup_clear() whatever it returned.
+ */
+int dsh_run_prepare(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_run_setup *ret,
+		    struct dsh_error **err);
+void dsh_run_setup_clear(struct dsh_run_setup *s);
 
 /* The --report JSON object (SPEC 2) for a chosen backend and its description. */
 int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_run_options *o,

@@ -95,6 +95,7 @@ struct dsh_config {
 	bool protect_sockets;
 	bool runtime_broker;      /* runtimeBroker: the runtime broker of SPEC 3.12 */
 	enum dsh_backend_id backend;
+	bool allow_degraded;      /* allowDegraded: run even when the backend loses a rule (SPEC 4) */
 	/* The command's environment (SPEC 1.7), read by dsh_run_options_init(). */
 	enum dsh_env_inherit env_inherit;
 	char **env_exclude;       /* name patterns ('*', '?'), case-insensitive; NULL: the defaults
@@ -117,6 +118,8 @@ int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct d
  */
 struct dsh_run_options {
 	enum dsh_backend_id backend;
+	bool allow_degraded;              /* SPEC 4: a backend that loses a rule runs (with a warning
+					     per loss) instead of refusing; see dsh_run_check_degraded() */
 	bool network;
 	char **runner_command;            /* NULL-terminated, or NULL */
 	char **runner_failure_signatures; /* NULL-terminated, or NULL */

@@ -128,6 +128,10 @@ static void run_attack_env(struct fx *f, struct dsh_proc *r, char **env, const c
 	argv[n++] = "run";
 	argv[n++] = "--backend";
 	argv[n++] = backend();
+	/* The landlock backend loses r- inside the workspace (SPEC 4) and would refuse the run: the
+	   attacks run anyway, and an attack on what the report says is lost is not an escape. */
+	if (landlock_backend())
+		argv[n++] = "--allow-degraded";
 	argv[n++] = "--workspace";
 	argv[n++] = f->ws;
 	argv[n++] = "--cwd";
@@ -468,7 +472,7 @@ Test(escape, rename_into_a_read_only_directory)
 	if (landlock_backend()) {
 		/* r- inside the workspace: the landlock backend says it cannot, and nothing more */
 		char *level = claimed_level(&f, NULL, f.rule_ro);
-		cr_expect_str_eq(level, "none");
+		cr_expect_str_eq(level, "partial");
 		free(level);
 		fx_check_and_free(&f);
 		return;
@@ -643,7 +647,7 @@ Test(escape, docker_style_socket_masked_by_a_rule)
 	if (landlock_backend()) {
 		/* Landlock does not mediate connect(): the backend must say so for this rule */
 		char *level = claimed_level(&f, rule, rule);
-		cr_expect_str_eq(level, "none");
+		cr_expect_str_eq(level, "partial");
 		free(level);
 		server_check_and_stop(&s, "docker socket");
 		free(rule), free(sock), free(dir);
@@ -865,7 +869,12 @@ Test(escape, symlinks_swapped_in_a_loop_during_1000_setups, .timeout = 900)
 	for (int i = 0; i < 1000; i++) {
 		const char *argv[] = { dsh_test_dshbox(), "run", "--backend", backend(), "--workspace", f.ws,
 				       "--cwd", f.ws, "--access", r_rw, "--access", r_ro, "--access", r_real,
-				       "--access", r_swap, "--", "sh", "-c", script, NULL };
+				       "--access", r_swap, "--", "sh", "-c", script, NULL, NULL };
+		if (landlock_backend()) {
+			/* what the landlock backend loses is said by its report; the race is run anyway */
+			memmove(&argv[15], &argv[14], 7 * sizeof(argv[0])); /* through the first NULL */
+			argv[14] = "--allow-degraded";
+		}
 		struct dsh_proc r;
 		cr_assert_eq(dsh_proc_run((char *const *)argv, env_for(NULL), NULL, &r), 0);
 		exposed += strstr(r.out, SECRET) != NULL;

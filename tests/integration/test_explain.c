@@ -126,7 +126,7 @@ Test(explain, an_explicit_backend_is_described_as_asked)
 	cr_expect_eq(count(r.out, "\"name\": "), 1, "%s", r.out);
 	dsh_proc_clear(&r);
 	explain(&r, ws, "--backend", "runner", NULL);
-	cr_expect(strstr(r.out, "     runner     none"), "%s", r.out);
+	cr_expect(strstr(r.out, "     runner     partial"), "%s", r.out);
 	cr_expect_null(strstr(r.out, "     linux-ns "), "%s", r.out);
 	dsh_proc_clear(&r);
 	free(name);

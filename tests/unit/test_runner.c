@@ -90,10 +90,10 @@ Test(runner, rule_dialect)
 	cr_assert_eq(b->describe(&p, plan, &d, &e), 0);
 	b->free(plan);
 	cr_expect_eq(d.n_rules, 4);
-	cr_expect_eq(d.overall, DSH_ENFORCE_NONE);
+	cr_expect_eq(d.overall, DSH_ENFORCE_PARTIAL);
 	cr_assert_eq(dsh_strv_len(d.warnings), 4);
 	for (size_t i = 0; i < 4; i++) {
-		cr_expect_eq(d.rules[i].level, DSH_ENFORCE_NONE);
+		cr_expect_eq(d.rules[i].level, DSH_ENFORCE_PARTIAL);
 		char want[128];
 		snprintf(want, sizeof(want), "rule \"%s\": backend runner: ", p.rules[i].text);
 		cr_expect(strncmp(d.warnings[i], want, strlen(want)) == 0, "%s", d.warnings[i]);

@@ -97,8 +97,8 @@ Test(winacl, rules_and_precedence)
 	cr_expect_eq(d.rules[1].level, DSH_ENFORCE_FULL);
 	cr_expect_eq(d.rules[2].level, DSH_ENFORCE_FULL);
 	cr_expect_eq(d.rules[3].level, DSH_ENFORCE_PARTIAL);
-	cr_expect_eq(d.rules[4].level, DSH_ENFORCE_NONE);
-	cr_expect_eq(d.overall, DSH_ENFORCE_NONE);
+	cr_expect_eq(d.rules[4].level, DSH_ENFORCE_PARTIAL);
+	cr_expect_eq(d.overall, DSH_ENFORCE_PARTIAL);
 	cr_assert_eq(dsh_strv_len(d.warnings), 2);
 	cr_expect(strstr(d.warnings[0], "rule \"-- link/.env\": backend winacl: degrades to read-only"), "%s",
 		  d.warnings[0]);

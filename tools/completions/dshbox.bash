@@ -13,7 +13,7 @@ _dshbox()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd= op= dashdash=0 i w
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local policy='--config --mode --workspace --access --access-file --network --backend --cwd --warnings=stderr --help'
+	local policy='--config --mode --workspace --access --access-file --network --backend --cwd --warnings=stderr --allow-degraded --help'
 	# Options whose value is the next word: skipped when looking for the command and fs's operation.
 	local takes_arg=' --config --mode --workspace --access --access-file --network --backend --cwd --report --preserve-fd --offset --limit --old --new --row --expect-version --version-fd '
 
