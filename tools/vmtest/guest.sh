@@ -6,13 +6,14 @@
 # that tools/vmtest/vmtest.sh reads from the serial console.  Then it powers the VM off.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LC_ALL=C
-top= build= shared= full=0
+top= build= shared= full=0 name=
 for a in $(cat /proc/cmdline); do
 	case $a in
 	vmtest.top=*) top=${a#*=} ;;
 	vmtest.build=*) build=${a#*=} ;;
 	vmtest.shared=*) shared=${a#*=} ;;
 	vmtest.full=*) full=${a#*=} ;;
+	vmtest.name=*) name=${a#*=} ;;
 	esac
 done
 say() { echo "VMTEST: $*" >&2; } # the console; stdout carries results
@@ -20,7 +21,8 @@ D=$build/dshbox
 
 # ---- the sandbox check, as the user running this ----
 # sandbox_check LABEL: prints "ok" or what failed.  Without any confining backend (5.10: no
-# mount_setattr, no Landlock) every run must refuse with 125 and one line; never run weaker.
+# mount_setattr, no Landlock) every run must refuse with 125, one error line and a one-line
+# remedy (the hint); never run weaker.
 sandbox_check() {
 	s=/var/tmp/vmt-$(id -u)
 	rm -rf "$s"
@@ -34,11 +36,15 @@ sandbox_check() {
 		for args in "-- true" "--access-file $s/rules -- cat $s/ws/secret" "-- sh -c 'echo x > $s/outside/f'"; do
 			eval "run $args"
 			rc=$?
+			# One error line and its one-line remedy, nothing else; the command never ran.
 			lines=$(wc -l < "$s/err")
-			if [ "$rc" != 125 ] || [ "$lines" != 1 ] || [ -e "$s/outside/f" ] || grep -q s3cret "$s/out"; then
-				bad="$bad [run $args: exit $rc, $lines stderr lines]"
+			e=$(grep -c '^dshbox: error: ' "$s/err")
+			h=$(grep -c '^dshbox: hint: ' "$s/err")
+			if [ "$rc" != 125 ] || [ "$lines" != 2 ] || [ "$e" != 1 ] || [ "$h" != 1 ] ||
+				[ -e "$s/outside/f" ] || [ -s "$s/out" ]; then
+				bad="$bad [run $args: exit $rc, stderr: $(tr '\n' '|' < "$s/err")]"
 			fi
-			say "$1: run $args -> exit $rc: $(head -n 1 "$s/err")"
+			say "$1: run $args -> exit $rc: $(tr '\n' '|' < "$s/err")"
 		done
 		[ -z "$bad" ] && echo "ok(125)" || echo "FAIL:$bad"
 		return
@@ -74,8 +80,15 @@ suite() {
 		echo "-"
 		return
 	fi
+	# The stress tests (200 kill trials, 30,000 racing writes, 1,000 racing setups) test no kernel
+	# feature and would take most of an hour under TCG: only with vmtest.full=1.
 	filter='*'
-	[ "$1" = integration ] && [ "$full" != 1 ] && filter='!(fence_kill|fence_race)/*'
+	if [ "$full" != 1 ]; then
+		case $1 in
+		integration) filter='!(fence_kill|fence_race)/*' ;;
+		escape) filter='!(escape/symlinks_swapped_in_a_loop_during_1000_setups)' ;;
+		esac
+	fi
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	"$bin" -j2 --filter "$filter" --tap="$tap" > /dev/null 2>&1
 	t1=$(cut -d' ' -f1 /proc/uptime)
@@ -129,13 +142,18 @@ say "kernel $kernel, $(nproc) cpu, $(awk '/MemTotal/ {print int($2/1024)}' /proc
 "$D" probe > /run/probe.txt 2>&1
 probe_rc=$?
 sed 's/^/VMTEST: probe: /' /run/probe.txt
-field() { sed -n "s/^$1  *//p" /run/probe.txt | head -n 1; }
+field() { sed -n "s/^$1  *//Ip" /run/probe.txt | head -n 1; }
 landlock=$(field landlock | sed -n 's/^yes (ABI \([0-9]*\)).*/\1/p')
 [ -n "$landlock" ] || landlock=no
 userns=$(field 'User namespaces' | cut -d' ' -f1)
 mountapi=$(field 'mount API' | cut -d' ' -f1)
 no_backend=0
 [ "$probe_rc" = 1 ] && no_backend=1
+expect_none=
+# Debian's 5.10 has neither mount_setattr (5.12) nor Landlock (5.13): no backend may claim it.
+if [ "$name" = 5.10 ] && [ "$no_backend" != 1 ]; then
+	expect_none=" FAIL: [5.10: probe found a backend (exit $probe_rc), expected none]"
+fi
 
 export no_backend
 
@@ -143,13 +161,13 @@ export no_backend
 sandbox_root=$(sandbox_check root)
 say "sandbox check, root: $sandbox_root"
 sandbox_user=$(as_user sh "$self" --as-user sandbox_check user)
-say "sandbox check, user: $sandbox_user"
+say "sandbox check, user: $sandbox_user$expect_none"
 integ_root=$(suite integration root)
 escape_root=$(suite escape root)
 integ_user=$(as_user sh "$self" --as-user suite integration user)
 escape_user=$(as_user sh "$self" --as-user suite escape user)
 sandbox=ok
-case "$sandbox_root $sandbox_user" in
+case "$sandbox_root $sandbox_user$expect_none" in
 *FAIL*) sandbox=FAIL ;;
 *"ok(125)"*) sandbox=125 ;;
 esac

@@ -52,7 +52,7 @@ for k in "$@"; do
 	esac
 	"$here/initramfs.sh" "$kdir" "$kdir/initrd.gz"
 	log=$vdir/logs/$name.log
-	cmdline="console=ttyS0 panic=-1 loglevel=4 vmtest.top=$top vmtest.build=$build vmtest.full=${VMTEST_FULL:-0}"
+	cmdline="console=ttyS0 panic=-1 loglevel=4 vmtest.top=$top vmtest.build=$build vmtest.full=${VMTEST_FULL:-0} vmtest.name=$name"
 	[ -n "$shared" ] && cmdline="$cmdline vmtest.shared=$shared"
 	t0=$(date +%s)
 	# The console is the only channel back: the guest ends with one VMTEST-ROW line.
