@@ -145,8 +145,8 @@ sed 's/^/VMTEST: probe: /' /run/probe.txt
 field() { sed -n "s/^$1  *//Ip" /run/probe.txt | head -n 1; }
 landlock=$(field landlock | sed -n 's/^yes (ABI \([0-9]*\)).*/\1/p')
 [ -n "$landlock" ] || landlock=no
-userns=$(field 'User namespaces' | cut -d' ' -f1)
-mountapi=$(field 'mount API' | cut -d' ' -f1)
+userns=$(field 'User namespaces' | cut -d' ' -f1 | tr -d :)
+mountapi=$(field 'mount API' | cut -d' ' -f1 | tr -d :)
 no_backend=0
 [ "$probe_rc" = 1 ] && no_backend=1
 expect_none=
