@@ -223,6 +223,7 @@ TestSuite(escape, .timeout = 120);
 
 static void tty_attack(const char *name)
 {
+	dsh_test_require_backend();
 	struct fx f;
 	fx_init(&f);
 	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
