@@ -46,7 +46,7 @@ apt-get "$@" -qq update >&2
 # 2026 sid splits it into linux-image (a shell), linux-binary (vmlinuz) and linux-modules, all
 # fetched.  Release candidates (experimental's ~rc) only with VMTEST_RC=1.
 pkg=
-for p in $(apt-cache "$@" pkgnames linux-image- | grep -E "^linux-image-$re[.+-][^ ]*-amd64(-unsigned)?\$" |
+for p in $(apt-cache "$@" pkgnames linux-image- | grep -E "^linux-image-${re}[.+-][^ ]*-amd64(-unsigned)?\$" |
 	grep -Ev -- '-(rt|cloud)-amd64' | sort -V -r); do
 	v=$(apt-cache "$@" show "$p" | sed -n 's/^Version: //p' | sort -V | tail -n 1)
 	case $v in *~rc*) [ "${VMTEST_RC:-0}" = 1 ] || continue ;; esac
@@ -61,6 +61,7 @@ ver=$(apt-cache "$@" show "$pkg" | sed -n 's/^Version: //p' | sort -V | tail -n 
 parts=$(apt-cache "$@" show "$pkg=$ver" | sed -n 's/^Depends: //p' | tr ',' '\n' |
 	sed -n 's/^ *\(linux-\(binary\|modules\)-[^ ]*\).*/\1/p')
 echo "fetch-kernel: $pkg $ver${parts:+ (with $(echo $parts))}" >&2
+# shellcheck disable=SC2046 # one word per package
 (cd "$apt/archives" && rm -f ./*.deb && apt-get "$@" -qq download "$pkg=$ver" $(for q in $parts; do echo "$q=$ver"; done) >&2)
 rm -rf "$out.tmp"
 mkdir -p "$out.tmp"

@@ -6,7 +6,7 @@
 # that tools/vmtest/vmtest.sh reads from the serial console.  Then it powers the VM off.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LC_ALL=C
-top= build= shared= full=0 name=
+top='' build='' shared='' full=0 name=''
 for a in $(cat /proc/cmdline); do
 	case $a in
 	vmtest.top=*) top=${a#*=} ;;

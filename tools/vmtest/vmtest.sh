@@ -42,7 +42,11 @@ for k in "$@"; do
 		kdir=$vdir/custom-$name
 		rm -rf "$kdir"
 		mkdir -p "$kdir"
-		[ -n "${VMTEST_MODULES:-}" ] && ln -s "$(cd "$VMTEST_MODULES" && pwd)/lib" "$kdir/lib"
+		# make modules_install INSTALL_MOD_PATH=DIR puts them in DIR/lib/modules (merged /usr: usr/lib).
+		if [ -n "${VMTEST_MODULES:-}" ]; then
+			m=$(cd "$VMTEST_MODULES" && pwd)
+			for d in lib usr; do [ -d "$m/$d" ] && ln -s "$m/$d" "$kdir/$d"; done
+		fi
 		;;
 	*)
 		name=$k
