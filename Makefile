@@ -6,6 +6,7 @@
 #   make bench           benchmarks (never timed assertions)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make windows         the Windows runner with mingw-w64
+#   make vmtest KERNEL=  dshbox under QEMU on another kernel (docs/vmtest.md)
 # Knobs: SANITIZE=address,undefined  BUILD=dir  V=1
 
 PREFIX ?= /usr/local
@@ -235,6 +236,23 @@ windows: $(BUILD)/windows/dshbox-winrun.exe
 $(BUILD)/windows/dshbox-winrun.exe: $(WIN_SRCS) $(wildcard common/*.h policy/*.h winacl/*.h include/dshbox/*.h)
 	@mkdir -p $(dir $@)
 	$(call quiet,MINGW,$@)$(MINGW_CC) $(WIN_CFLAGS) -o $@ $(WIN_SRCS) -ladvapi32
+
+# ---- vmtest: dshbox on other kernels, under QEMU (tools/vmtest/, docs/vmtest.md) ----
+#   make vmtest KERNEL=6.1     one matrix row; KERNEL=5.10|6.1|6.12|7.x|/path/to/bzImage
+#   make vmtest-all            every Debian series below
+#   make vmtest-ci             the rows CI can afford (5.10 6.1 6.12: ~12 min with TCG)
+# Knobs: VMTEST_SHARED=dir (the conformance vectors when ../shared is elsewhere), VMTEST_FULL=1,
+# VMTEST_MODULES=dir (a bzImage's modules), VMTEST_TIMEOUT=s, VMTEST_REFRESH=1.
+VMTEST_ALL ?= 5.10 6.1 6.12 7.x
+VMTEST_CI ?= 5.10 6.1 6.12
+.PHONY: vmtest vmtest-all vmtest-ci
+vmtest: tests
+	@test -n "$(KERNEL)" || { echo "usage: make vmtest KERNEL=5.10|6.1|6.12|7.x|/path/to/bzImage" >&2; exit 2; }
+	tools/vmtest/vmtest.sh $(BUILD) $(KERNEL)
+vmtest-all: tests
+	tools/vmtest/vmtest.sh $(BUILD) $(VMTEST_ALL)
+vmtest-ci: tests
+	tools/vmtest/vmtest.sh $(BUILD) $(VMTEST_CI)
 
 clean:
 	rm -rf build build-san

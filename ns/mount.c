@@ -85,8 +85,8 @@ struct applier {
 	int *clones;          /* per entry: the writable root's clone, taken before the read-only pass */
 	int dev_nodes[6];     /* host device nodes, cloned before the read-only pass */
 	int proc_clone;       /* the host's /proc, for the fallback */
-	int mask_file;        /* a detached tmpfs holding the one empty mode-000 file */
-	int mask_dir;         /* a detached read-only tmpfs of mode 000 */
+	int mask_file;        /* the first file mask: the one empty mode-000 file, attached */
+	int mask_dir;         /* the first directory mask: a read-only tmpfs of mode 000, attached */
 	struct dsh_mount_outcome *out;
 };
 
@@ -320,62 +320,74 @@ static int apply_bind_ro(const struct dsh_mount_entry *e, struct dsh_error **err
 	return m_move(c, t, "", err);
 }
 
-static int mask_sources(struct applier *a, struct dsh_error **err)
+/*
+ * Masks.  Every mask is a clone of one of two sources, a read-only mode-000 tmpfs (directories)
+ * and an empty mode-000 file on a private tmpfs (files), flags included.  Before Linux 6.15,
+ * open_tree(OPEN_TREE_CLONE) refuses a mount that is not attached in the caller's namespace
+ * (EINVAL), so a source is never cloned while detached: the first mask of each kind is the source
+ * itself, moved onto its target, and every later mask clones that attached mount.  That costs no
+ * more on any kernel (one clone fewer).  Cutting the file out of its tmpfs is a clone too: where
+ * the kernel refuses it detached, the tmpfs is attached for that one call, over "/" (where no path
+ * lookup reaches it), and detached again.
+ */
+static int mask_file_source(struct dsh_error **err)
 {
-	static const char *const opts[] = { "mode=000", "size=4k", "nr_inodes=2", NULL };
-	const unsigned attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-	if (a->mask_dir < 0) {
-		a->mask_dir = m_fsmount("tmpfs", opts, attrs, err);
-		if (a->mask_dir < 0)
-			return dsh_err_prefix(err, "mask source");
+	static const char *const fopts[] = { "mode=0700", "size=4k", "nr_inodes=4", NULL };
+	_cleanup_close_ int src = m_fsmount("tmpfs", fopts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err);
+	if (src < 0)
+		return src;
+	int f = openat(src, "mask", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+	if (f < 0)
+		return dsh_err_sys(err, errno, "create");
+	close(f);
+	if (fchmodat(src, "mask", 0, 0) < 0)
+		return dsh_err_sys(err, errno, "chmod");
+	/* Probe what the kernel does, not its version: Linux 6.15 clones a detached mount. */
+	_cleanup_close_ int c = open_tree(src, "mask", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (c < 0 && errno == EINVAL) {
+		int r = m_move(src, AT_FDCWD, "/", err);
+		if (r < 0)
+			return dsh_err_prefix(err, "attach");
+		c = open_tree(src, "mask", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		int e = errno;
+		char self[64];
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", src);
+		if (umount2(self, MNT_DETACH) < 0) /* the magic link names the tmpfs's root: this mount */
+			return dsh_err_sys(err, errno, "detach: umount2");
+		errno = e;
 	}
-	if (a->mask_file < 0) {
-		static const char *const fopts[] = { "mode=0700", "size=4k", "nr_inodes=4", NULL };
-		_cleanup_close_ int src = m_fsmount("tmpfs", fopts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err);
-		if (src < 0)
-			return dsh_err_prefix(err, "file mask source");
-		int f = openat(src, "mask", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
-		if (f < 0)
-			return dsh_err_sys(err, errno, "file mask source: create");
-		close(f);
-		if (fchmodat(src, "mask", 0, 0) < 0)
-			return dsh_err_sys(err, errno, "file mask source: chmod");
-		/* The file alone, read-only once: every mask is a clone of this, flags included. */
-		int c = m_open_tree(src, "mask", OPEN_TREE_CLONE, err);
-		if (c < 0)
-			return dsh_err_prefix(err, "file mask source");
-		if (m_setattr(c, "", false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0,
-			      err) < 0) {
-			close(c);
-			return dsh_err_prefix(err, "file mask source");
-		}
-		a->mask_file = c;
-		TAKE_FD(src); /* detached: kept open until init exits (see the end of dsh_mount_plan_apply) */
-	}
-	return 0;
+	if (c < 0)
+		return dsh_err_sys(err, errno, "open_tree");
+	/* The file alone, read-only once: every file mask is this mount or a clone of it. */
+	int r = m_setattr(c, "", false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0, err);
+	if (r < 0)
+		return r;
+	TAKE_FD(src); /* detached: kept open until init exits (see the end of dsh_mount_plan_apply) */
+	return TAKE_FD(c);
 }
 
 static int apply_mask(struct applier *a, const struct dsh_mount_entry *e, struct dsh_error **err)
 {
+	static const char *const opts[] = { "mode=000", "size=4k", "nr_inodes=2", NULL };
+	const unsigned attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
 	struct stat st;
 	_cleanup_close_ int t = open_target_st(e, &st, err);
 	if (t == -ENOENT)
 		return 0;
 	if (t < 0)
 		return t;
-	int r = mask_sources(a, err);
-	if (r < 0)
-		return r;
-	_cleanup_close_ int c = -1;
-	if (S_ISDIR(st.st_mode)) {
-		c = m_open_tree(a->mask_dir, "", OPEN_TREE_CLONE, err);
-		if (c < 0)
-			return c;
-	} else {
-		c = m_open_tree(a->mask_file, "", OPEN_TREE_CLONE, err);
-		if (c < 0)
-			return c;
+	int *source = S_ISDIR(st.st_mode) ? &a->mask_dir : &a->mask_file;
+	if (*source < 0) {
+		int m = S_ISDIR(st.st_mode) ? m_fsmount("tmpfs", opts, attrs, err) : mask_file_source(err);
+		if (m < 0)
+			return dsh_err_prefix(err, S_ISDIR(st.st_mode) ? "mask source" : "file mask source");
+		*source = m;
+		/* The first mask is the source itself; kept open (attached, so closing it is cheap). */
+		return m_move(*source, t, "", err);
 	}
+	_cleanup_close_ int c = m_open_tree(*source, "", OPEN_TREE_CLONE, err);
+	if (c < 0)
+		return c;
 	return m_move(c, t, "", err);
 }
 
@@ -461,7 +473,7 @@ int dsh_mount_plan_apply(const struct dsh_mount_plan *plan, struct dsh_mount_out
 			r = entry_error(plan, i, err);
 	}
 	/*
-	 * Clones that were attached are closed.  Detached mounts still held (the mask sources, an unused
+	 * Clones that were attached are closed.  Detached mounts still held (the file mask's tmpfs, an unused
 	 * clone of /proc) are not: closing the last reference to a detached mount unmounts it, which
 	 * waits for an RCU grace period (milliseconds on a busy machine).  They close when init exits,
 	 * which nobody waits for.

@@ -127,6 +127,7 @@ static bool eof_within(int fd, int ms)
 
 Test(run_lifecycle, sigterm_reaches_the_command)
 {
+	dsh_test_require_backend();
 	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--", "/bin/sh", "-c",
 			 "trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done", NULL };
 	int out;
@@ -143,6 +144,7 @@ Test(run_lifecycle, sigterm_reaches_the_command)
 
 Test(run_lifecycle, background_child_dies_with_the_command)
 {
+	dsh_test_require_backend();
 	/* The background sleep holds our pipe: EOF comes only when it is gone. */
 	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--", "/bin/sh", "-c", "sleep 1000 & echo started", NULL };
 	int out;
@@ -156,6 +158,7 @@ Test(run_lifecycle, background_child_dies_with_the_command)
 
 Test(run_lifecycle, sandbox_dies_with_the_supervisor)
 {
+	dsh_test_require_backend();
 	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--", "/bin/sh", "-c", "echo ready; sleep 1000", NULL };
 	int out;
 	pid_t pid = spawn(argv, &out, -1);
@@ -202,6 +205,7 @@ Test(run_lifecycle, setup_failure_is_125_with_one_line)
 
 Test(run_lifecycle, descriptors_closed_unless_preserved)
 {
+	dsh_test_require_backend();
 	char *dir = dsh_test_mkdtemp();
 	_cleanup_free_ char *file = NULL;
 	cr_assert(asprintf(&file, "%s/fd7", dir) > 0);

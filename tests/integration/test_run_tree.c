@@ -274,6 +274,7 @@ Test(run_tree, tmp_is_private_and_workspace_under_tmp_is_bound)
 /* Planning, then a symlink swapped in before applying: the run must abort, not mount elsewhere. */
 Test(run_tree, path_swapped_after_planning_aborts)
 {
+	dsh_test_require_backend();
 	char *root = dsh_test_mkdtemp();
 	_cleanup_free_ char *ws = path_in(root, "ws");
 	_cleanup_free_ char *secret = path_in(ws, "secret");
@@ -470,6 +471,7 @@ static int run_with_covered_proc(const char *dir, bool warn, int *ret_status)
 
 Test(run_tree, proc_fallback_is_said_when_asked)
 {
+	dsh_test_require_backend();
 	char *root = dsh_test_mkdtemp();
 	int st;
 	run_with_covered_proc(root, true, &st);

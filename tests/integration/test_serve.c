@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,6 +87,11 @@ static char *P(const char *fmt, const char *a)
 	return s;
 }
 
+static bool has_landlock(void)
+{
+	return syscall(__NR_landlock_create_ruleset, NULL, 0, 1U /* LANDLOCK_CREATE_RULESET_VERSION */) >= 1;
+}
+
 /* Run with stdin from a file, stdout and stderr to files (no pipe deadlock on big streams). */
 static int run_files(char *const argv[], const char *in, char **ret_out, char **ret_err)
 {
@@ -104,6 +110,13 @@ static int run_files(char *const argv[], const char *in, char **ret_out, char **
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	*ret_out = dsh_test_read_file(outp);
 	*ret_err = dsh_test_read_file(errp);
+	/* Without Landlock (Linux < 5.13) serve must warn that it runs without its second wall; the
+	   fence's own answers are checked all the same. */
+	const char *warn = "dshbox: warning: serve: Landlock is unavailable";
+	if (!has_landlock() && *ret_err && strncmp(*ret_err, warn, strlen(warn)) == 0) {
+		const char *nl = strchr(*ret_err, '\n');
+		memmove(*ret_err, nl ? nl + 1 : "", strlen(nl ? nl + 1 : "") + 1);
+	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -360,6 +373,8 @@ Test(serve, landlock_stops_a_write_the_fence_would_allow)
 {
 	/* An rw root that does not exist when serve starts: the fence allows it by the policy, but
 	   Landlock (built at start) has no grant for it. */
+	if (!has_landlock())
+		DSH_SKIP("this kernel has no Landlock (Linux 5.13+): serve has no second wall to test");
 	_cleanup_free_ char *later = P("%s/later", root), *rule = P("rw %s/later", root);
 	int in[2], out[2];
 	cr_assert_eq(pipe2(in, O_CLOEXEC), 0);

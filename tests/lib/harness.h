@@ -51,6 +51,9 @@ char *dsh_test_read_file(const char *path);
 			cr_skip_test(__VA_ARGS__);                                \
 	} while (0)
 
+/* Skip (with the reason) on a kernel where dshbox probe finds no confining backend (5.10). */
+void dsh_test_require_backend(void);
+
 /* One conformance vector file, loaded as it is. */
 struct dsh_vectors {
 	char *path;

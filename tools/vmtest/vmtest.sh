@@ -1,0 +1,87 @@
+#!/bin/sh
+# vmtest.sh BUILD KERNEL...: boot each kernel under QEMU (TCG, one CPU, 2 GiB) on the host's root
+# shared read-only over virtio-9p, run tools/vmtest/guest.sh in it (dshbox probe, a sandbox check,
+# the integration and escape suites as root and unprivileged) and print one matrix row per kernel.
+# KERNEL is a Debian series (5.10, 6.1, 6.12, 7.x: fetched by fetch-kernel.sh, cached) or the path
+# of a bzImage (9p and virtio built in, or VMTEST_MODULES=DIR holding lib/modules/VERSION).
+# One VM at a time.  Logs: BUILD/vmtest/logs/NAME.log.  Exit 1 when a row has a failure.
+# Knobs: VMTEST_SHARED (the conformance vectors' directory when TOP/../shared is missing),
+#   VMTEST_FULL=1 (also the stress suites fence_kill and fence_race), VMTEST_TIMEOUT (s, per VM),
+#   VMTEST_ACCEL (tcg), VMTEST_REFRESH=1 (fetch again).
+set -eu
+build=$1
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+build=$(cd "$build" && pwd)
+vdir=$build/vmtest
+mkdir -p "$vdir/logs"
+timeout_s=${VMTEST_TIMEOUT:-1800}
+accel=${VMTEST_ACCEL:-tcg}
+for t in qemu-system-x86_64 cpio gzip; do
+	command -v "$t" >/dev/null 2>&1 || { echo "vmtest: $t is missing (apt-get install qemu-system-x86 busybox-static cpio)" >&2; exit 2; }
+done
+shared=${VMTEST_SHARED:-}
+[ -n "$shared" ] && shared=$(cd "$shared" && pwd)
+
+fmt='%-22s %-4s %-6s %-5s %-6s %-11s %-11s %-11s %-11s %6s\n'
+header() {
+	printf "$fmt" kernel ll userns mount run integ-root integ-user escape-root escape-user wall
+}
+
+status=0
+rows=$vdir/matrix.txt
+: > "$rows"
+header
+for k in "$@"; do
+	case $k in
+	*/*)
+		[ -f "$k" ] || { echo "vmtest: no kernel image $k" >&2; exit 2; }
+		name=$(basename "$k")
+		kimg=$(cd "$(dirname "$k")" && pwd)/$(basename "$k")
+		kdir=$vdir/custom-$name
+		rm -rf "$kdir"
+		mkdir -p "$kdir"
+		# make modules_install INSTALL_MOD_PATH=DIR puts them in DIR/lib/modules (merged /usr: usr/lib).
+		if [ -n "${VMTEST_MODULES:-}" ]; then
+			m=$(cd "$VMTEST_MODULES" && pwd)
+			for d in lib usr; do [ -d "$m/$d" ] && ln -s "$m/$d" "$kdir/$d"; done
+		fi
+		;;
+	*)
+		name=$k
+		kdir=$("$here/fetch-kernel.sh" "$k" "$vdir")
+		kimg=$(find "$kdir/boot" "$kdir/usr/lib/modules" -name "vmlinuz*" -type f 2>/dev/null | head -n 1)
+		;;
+	esac
+	"$here/initramfs.sh" "$kdir" "$kdir/initrd.gz"
+	log=$vdir/logs/$name.log
+	cmdline="console=ttyS0 panic=-1 loglevel=4 vmtest.top=$top vmtest.build=$build vmtest.full=${VMTEST_FULL:-0} vmtest.name=$name"
+	[ -n "$shared" ] && cmdline="$cmdline vmtest.shared=$shared"
+	t0=$(date +%s)
+	# The console is the only channel back: the guest ends with one VMTEST-ROW line.
+	timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 -accel "$accel" -smp 1 -m 2G -nographic \
+		-no-reboot -nodefaults -serial stdio -cpu max \
+		-kernel "$kimg" -initrd "$kdir/initrd.gz" -append "$cmdline" \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=passthrough,readonly=on,multidevs=remap \
+		< /dev/null > "$log" 2>&1 || echo "vmtest: qemu for $name ended with $? (see $log)" >&2
+	wall=$(( $(date +%s) - t0 ))
+	row=$(tr -d '\r' < "$log" | sed -n 's/^VMTEST-ROW //p' | tail -n 1)
+	if [ -z "$row" ]; then
+		err=$(tr -d '\r' < "$log" | sed -n 's/^VMTEST-ERROR: //p' | head -n 1)
+		printf "$fmt" "$name" - - - "NO ROW" - - - - "${wall}s" | tee -a "$rows"
+		echo "   ${err:-no result line: see $log}" | tee -a "$rows"
+		status=1
+		continue
+	fi
+	get() { printf '%s\n' "$row" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	printf "$fmt" "$(get kernel)" "$(get landlock)" "$(get userns)" "$(get mountapi)" "$(get sandbox)" \
+		"$(get integ_root)" "$(get integ_user)" "$(get escape_root)" "$(get escape_user)" "${wall}s" | tee -a "$rows"
+	case "$(get sandbox)" in ok | 125) ;; *) status=1 ;; esac
+	for s in integ_root integ_user escape_root escape_user; do
+		case "$(get $s)" in */0/*) ;; *) status=1 ;; esac
+	done
+	# What failed or skipped, and why: the lines to read first.
+	tr -d '\r' < "$log" | grep -E '^VMTEST: .*(not ok|# SKIP|FAIL|Assertion)' | sed 's/^VMTEST: /   /' | head -n 60 >&2 || :
+done
+exit $status
