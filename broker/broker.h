@@ -27,6 +27,13 @@ struct dsh_broker {
 	/* Paths the plan protects beyond the rules' own (the matches of r-/-- globs found at start):
 	   each is guarded like a literal target, with the directories on the way to it. */
 	char *const *targets;
+	/* Host sockets (SPEC 3.11): with sockets, connect, bind and sends with a destination come here
+	   too.  A pathname unix socket is reached only when it is one this run bound (bound, filled
+	   by the broker) or one of allowed_sockets (absolute paths, as configured). */
+	bool sockets;
+	char *const *allowed_sockets;
+	char **bound;
+	size_t n_bound;
 	/* Counters, for tests and the report. */
 	unsigned long served, refused;
 };
@@ -40,5 +47,8 @@ int dsh_broker_serve_one(struct dsh_broker *b, int listener, struct dsh_error **
 
 /* Whether a notification waits (poll on the listener reported POLLIN). Helper for event loops. */
 bool dsh_broker_hung_up(short revents);
+
+/* Free what the broker gathered while serving (the sockets it bound). */
+void dsh_broker_clear(struct dsh_broker *b);
 
 #endif

@@ -334,8 +334,10 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_opt
 	/* The runtime broker (SPEC 3.12): here also what Landlock has no right for — metadata changes,
 	   renames and removals of what a rule names, new names a rule covers. */
 	if (r >= 0 && o->runtime_broker) {
-		plan->broker = (struct dsh_broker){ .policy = p, .targets = plan->broker_targets };
-		r = dsh_seccomp_compile_notify(&plan->notify, err);
+		plan->broker = (struct dsh_broker){ .policy = p, .targets = plan->broker_targets,
+						    .sockets = o->protect_sockets,
+						    .allowed_sockets = o->allow_unix_sockets };
+		r = dsh_seccomp_compile_notify(&plan->notify, o->protect_sockets, err);
 	}
 	if (r < 0) {
 		dsh_landlock_plan_free(plan);

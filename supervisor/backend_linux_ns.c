@@ -64,8 +64,10 @@ static int broker_plan(const struct dsh_policy *p, struct linux_ns_plan *lp, str
 		if (e->rule && e->rule->glob && dsh_strv_push(&lp->broker_targets, e->path) < 0)
 			return dsh_err_sys(err, ENOMEM, "broker plan");
 	}
-	lp->broker = (struct dsh_broker){ .policy = p, .targets = lp->broker_targets };
-	return dsh_seccomp_compile_notify(&lp->notify, err);
+	lp->broker = (struct dsh_broker){ .policy = p, .targets = lp->broker_targets,
+					  .sockets = lp->opts->protect_sockets,
+					  .allowed_sockets = lp->opts->allow_unix_sockets };
+	return dsh_seccomp_compile_notify(&lp->notify, lp->opts->protect_sockets, err);
 }
 
 static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *o, void **ret_plan,
