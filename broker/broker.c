@@ -893,8 +893,7 @@ static int unix_target(struct call *c, const char *path, struct target *t)
 		return r;
 	if (!t->exists)
 		return -ENOENT;
-	if (!S_ISSOCK(t->st.st_mode))
-		return -ECONNREFUSED; /* what connect says of a name that is no socket */
+	/* Not a socket (a masked one is a mode-000 file): the kernel says so itself, if allowed. */
 	return socket_allowed(c->b, t->canonical) ? 0 : -EACCES;
 }
 
