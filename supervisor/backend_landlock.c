@@ -174,6 +174,20 @@ static int describe_rule(const struct dsh_policy *p, const struct dsh_rule *rule
 	return 0;
 }
 
+/*
+ * SPEC 3.11: with no network namespace the host's abstract unix sockets (X11, ...) are in reach
+ * unless Landlock scopes them (ABI 6); with network off the seccomp filter refuses every socket but
+ * AF_UNIX, which still leaves abstract ones.  Without scoping the report says partial.
+ */
+static const char abstract_lost[] = "abstract unix sockets: backend landlock: the host's (X11, ...) stay "
+				    "reachable: Landlock scoping (ABI 6, Linux 6.12) is missing";
+
+static bool abstract_reachable(const struct dsh_landlock_plan *plan)
+{
+	return plan->opts->protect_sockets &&
+	       !(plan->spec.abi >= 6 && (plan->spec.scoped & LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET));
+}
+
 static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh_description *ret,
 		       struct dsh_error **err)
 {
@@ -194,10 +208,21 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 					d.rules[i].lost)) < 0)
 			break;
 	}
-	if (r >= 0 && plan->opts->protect_sockets)
+	if (r >= 0 && plan->opts->protect_sockets && !plan->broker.sockets)
 		r = dsh_strv_push(&d.warnings,
 				  "host daemon sockets: backend landlock: not masked — Landlock does not mediate connect() "
-				  "to a pathname socket, so the Docker socket, the session bus and agent sockets stay reachable");
+				  "to a pathname socket, and runtimeBroker is off, so the Docker socket, the session bus and "
+				  "agent sockets stay reachable");
+	if (r >= 0 && plan->broker.sockets)
+		r = dsh_strv_pushf(&d.notes, "host sockets: Landlock cannot hide a directory, so /run/user/%u and the "
+					     "daemon sockets stay visible (read-only); connect() and sends to a pathname "
+					     "unix socket go through the broker, which reaches only sockets the command "
+					     "bound itself or allowUnixSockets lists (others: EACCES)",
+				   (unsigned)getuid());
+	if (r >= 0 && abstract_reachable(plan)) {
+		r = dsh_strv_push(&d.warnings, abstract_lost);
+		d.overall = d.overall > DSH_ENFORCE_PARTIAL ? d.overall : DSH_ENFORCE_PARTIAL;
+	}
 	if (r >= 0 && !plan->opts->network)
 		r = dsh_strv_push(&d.notes, "network off: every socket but AF_UNIX is refused (seccomp) and TCP "
 					    "bind/connect are denied (Landlock ABI 4+); there is no loopback");
@@ -402,7 +427,10 @@ int dsh_landlock_confine(const struct dsh_policy *p, void *plan_, const struct d
 		.notify = plan->notify.insns ? &plan->notify : NULL,
 		.broker = &plan->broker,
 	};
-	return dsh_sandbox_run(&spec, ret, err);
+	int r = dsh_sandbox_run(&spec, ret, err);
+	if (r >= 0 && abstract_reachable(plan) && dsh_strv_push(&ret->warnings, abstract_lost) < 0)
+		return dsh_err_sys(err, ENOMEM, "run");
+	return r;
 }
 
 const struct dsh_backend dsh_backend_landlock = {
