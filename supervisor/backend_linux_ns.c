@@ -195,10 +195,13 @@ static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 		for (size_t i = 0; socks && socks[i]; i++)
 			if (dsh_strv_pushf(&ret->notes, "host daemon socket masked when present: %s", socks[i]) < 0)
 				goto oom;
-		if (dsh_strv_pushf(&ret->notes, "/run/user/%u is an empty read-only directory; connect() and sends "
-						"to a pathname unix socket reach only sockets the command bound itself "
-						"or allowUnixSockets lists (the broker refuses others with EACCES)",
+		if (dsh_strv_pushf(&ret->notes, "/run/user/%u, where it exists, is an empty read-only directory inside",
 				   (unsigned)getuid()) < 0)
+			goto oom;
+		if (dsh_strv_push(&ret->notes, lp->broker.sockets
+			? "connect() and sends to a pathname unix socket reach only sockets the command bound itself or "
+			  "allowUnixSockets lists (the broker refuses others with EACCES)"
+			: "runtimeBroker off: pathname unix sockets visible in the tree outside /run/user stay connectable") < 0)
 			goto oom;
 	}
 	if (abstract_reachable(p, lp)) {
