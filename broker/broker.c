@@ -888,6 +888,29 @@ static bool socket_allowed(struct dsh_broker *b, const char *canonical)
  */
 static int unix_target(struct call *c, const char *path, struct target *t)
 {
+	/* An allowed socket as the caller spells it: through the directory held from the host, which
+	   the sandbox's own tree may hide. */
+	if (c->b->n_held) {
+		_cleanup_free_ char *spelled = NULL;
+		if (path[0] == '/') {
+			spelled = dsh_path_normalize(NULL, path);
+		} else {
+			_cleanup_close_ int base = caller_base(c, AT_FDCWD);
+			_cleanup_free_ char *bp = NULL;
+			if (base >= 0 && dsh_fd_path(base, &bp) >= 0)
+				spelled = dsh_path_normalize(bp, path);
+		}
+		for (size_t i = 0; spelled && i < c->b->n_held; i++) {
+			const struct dsh_held_socket *h = &c->b->held[i];
+			if (strcmp(spelled, h->path) != 0 && strcmp(spelled, h->canonical) != 0)
+				continue;
+			*t = (struct target){ .pfd = fcntl(h->dir, F_DUPFD_CLOEXEC, 3), .name = strdup(h->name),
+					      .canonical = strdup(h->canonical), .exists = true };
+			if (t->pfd < 0 || !t->name || !t->canonical)
+				return -ENOMEM;
+			return 0;
+		}
+	}
 	int r = resolve(c, AT_FDCWD, path, true, 0, t);
 	if (r < 0)
 		return r;
@@ -1486,8 +1509,47 @@ static int dispatch(struct call *c)
 	}
 }
 
+int dsh_broker_hold_sockets(struct dsh_broker *b, struct dsh_error **err)
+{
+	for (size_t i = 0; b->allowed_sockets && b->allowed_sockets[i]; i++) {
+		const char *p = b->allowed_sockets[i];
+		char real[PATH_MAX];
+		if (!realpath(p, real))
+			continue; /* absent now: reached only if it appears where the command can see it */
+		char *slash = strrchr(real, '/');
+		_cleanup_free_ char *dir = strndup(real, slash == real ? 1 : (size_t)(slash - real));
+		if (!dir)
+			return dsh_err_sys(err, ENOMEM, "broker");
+		int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct dsh_held_socket *v = realloc(b->held, (b->n_held + 1) * sizeof(*v));
+		if (!v) {
+			close(fd);
+			return dsh_err_sys(err, ENOMEM, "broker");
+		}
+		b->held = v;
+		struct dsh_held_socket *h = &v[b->n_held];
+		*h = (struct dsh_held_socket){ .dir = fd, .name = strdup(slash + 1), .path = dsh_path_normalize(NULL, p),
+					       .canonical = strdup(real) };
+		b->n_held++;
+		if (!h->name || !h->path || !h->canonical)
+			return dsh_err_sys(err, ENOMEM, "broker");
+	}
+	return 0;
+}
+
 void dsh_broker_clear(struct dsh_broker *b)
 {
+	for (size_t i = 0; i < b->n_held; i++) {
+		close(b->held[i].dir);
+		free(b->held[i].name);
+		free(b->held[i].path);
+		free(b->held[i].canonical);
+	}
+	free(b->held);
+	b->held = NULL;
+	b->n_held = 0;
 	for (size_t i = 0; i < b->n_bound; i++)
 		free(b->bound[i]);
 	free(b->bound);

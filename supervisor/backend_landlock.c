@@ -267,6 +267,7 @@ void dsh_landlock_plan_free(struct dsh_landlock_plan *plan)
 	dsh_landlock_spec_clear(&plan->spec);
 	dsh_seccomp_prog_clear(&plan->seccomp);
 	dsh_seccomp_prog_clear(&plan->notify);
+	dsh_broker_clear(&plan->broker);
 	dsh_strv_free(plan->broker_targets);
 	free(plan->rules);
 	free(plan);
@@ -363,6 +364,8 @@ int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_opt
 						    .sockets = o->protect_sockets,
 						    .allowed_sockets = o->allow_unix_sockets };
 		r = dsh_seccomp_compile_notify(&plan->notify, o->protect_sockets, err);
+		if (r >= 0 && o->protect_sockets)
+			r = dsh_broker_hold_sockets(&plan->broker, err);
 	}
 	if (r < 0) {
 		dsh_landlock_plan_free(plan);

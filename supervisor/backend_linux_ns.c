@@ -64,6 +64,7 @@ static void plan_free(void *plan)
 	dsh_landlock_spec_clear(&lp->ll);
 	dsh_seccomp_prog_clear(&lp->seccomp);
 	dsh_seccomp_prog_clear(&lp->notify);
+	dsh_broker_clear(&lp->broker);
 	dsh_strv_free(lp->broker_targets);
 	free(lp);
 }
@@ -82,7 +83,8 @@ static int broker_plan(const struct dsh_policy *p, struct linux_ns_plan *lp, str
 	lp->broker = (struct dsh_broker){ .policy = p, .targets = lp->broker_targets,
 					  .sockets = lp->opts->protect_sockets,
 					  .allowed_sockets = lp->opts->allow_unix_sockets };
-	return dsh_seccomp_compile_notify(&lp->notify, lp->opts->protect_sockets, err);
+	int r = dsh_seccomp_compile_notify(&lp->notify, lp->opts->protect_sockets, err);
+	return r < 0 || !lp->opts->protect_sockets ? r : dsh_broker_hold_sockets(&lp->broker, err);
 }
 
 static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *o, void **ret_plan,

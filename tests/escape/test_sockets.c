@@ -284,3 +284,46 @@ Test(sockets, abstract_sockets_without_scoping_are_reported)
 	dsh_test_rmtree(top);
 	free(top), free(ws);
 }
+
+/*
+ * An allowed socket the sandbox's tree hides (the ssh agent under the host's /tmp, a keyring under
+ * /run/user/UID): the broker reaches it through the directory it held from the host.
+ */
+Test(sockets, allowed_sockets_hidden_by_the_tree_stay_reachable)
+{
+	char *top = dsh_test_mkdtemp();
+	char *ws = fmt("%s/ws", top);
+	cr_assert_eq(mkdir(ws, 0755), 0);
+	char *dir = fmt("/tmp/ssh-dshbox-escape-%d", getpid());
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	char *sock = fmt("%s/agent.1", dir), *envs = fmt("SSH_AUTH_SOCK=%s", sock), *cfg = fmt("%s/cfg.yml", top);
+	char *run_user = fmt("/run/user/%u", (unsigned)getuid());
+	bool made = false;
+	if (access(run_user, F_OK) != 0) {
+		if (mkdir(run_user, 0700) < 0)
+			DSH_SKIP("no %s and it cannot be made (%s)", run_user, strerror(errno));
+		made = true;
+	}
+	char *keyring = fmt("%s/dshbox-escape-%d.ssh", run_user, getpid());
+	char *yaml = fmt("allowUnixSockets:\n  - \"{{ env.SSH_AUTH_SOCK }}\"\n  - %s\n", keyring);
+	dsh_test_write_file(cfg, yaml);
+	int srv = server(sock), srv2 = server(keyring);
+	const char *extra[] = { "--config", cfg, NULL };
+	_cleanup_free_ char *att = dsh_test_helper("esc_attack");
+	const char *paths[] = { sock, keyring };
+	int srvs[] = { srv, srv2 };
+	for (size_t i = 0; i < 2; i++) {
+		const char *cmd[] = { att, "unix-connect", paths[i], NULL };
+		struct dsh_proc r;
+		run(&r, env_with(envs, NULL), ws, extra, cmd);
+		cr_expect(strstr(r.out, "connect=") && !strstr(r.out, "connect=E"), "%s refused: %s%s", paths[i], r.out, r.err);
+		cr_expect_eq(accepted(srvs[i]), 1, "%s saw no connection", paths[i]);
+		dsh_proc_clear(&r);
+	}
+	close(srv), close(srv2);
+	unlink(sock), unlink(keyring), rmdir(dir);
+	if (made)
+		rmdir(run_user);
+	dsh_test_rmtree(top);
+	free(top), free(ws), free(dir), free(sock), free(envs), free(cfg), free(run_user), free(keyring), free(yaml);
+}
