@@ -11,6 +11,7 @@
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -950,30 +951,6 @@ static int relative_addr(const struct target *t, struct sockaddr_un *un, socklen
 	return 0;
 }
 
-/*
- * A call that may block (connect on a blocking socket, a send that would wait for room): done in a
- * short-lived child of the broker, which answers the notification itself, so the broker goes on
- * serving every other call meanwhile.  Only for calls whose target needs no check that a later
- * rename could undo (no pathname destination): the child acts on its own copy of everything.
- */
-typedef int64_t (*deferred_fn)(void *arg);
-
-static int defer(struct call *c, deferred_fn fn, void *arg)
-{
-	pid_t pid = fork();
-	if (pid < 0) {
-		int64_t r = fn(arg); /* no child: block here rather than fail the call */
-		return r < 0 ? respond(c, 0, (int)-r) : respond(c, r, 0);
-	}
-	if (pid == 0) {
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		int64_t r = fn(arg);
-		(void)(r < 0 ? respond(c, 0, (int)-r) : respond(c, r, 0));
-		_exit(0);
-	}
-	return 0; /* init reaps it with every other child that is not the command */
-}
-
 struct sock_op {
 	int fd;
 	struct sockaddr_storage ss;
@@ -1029,6 +1006,99 @@ static int64_t op_send_rest(void *arg)
 	return (int64_t)done;
 }
 
+/*
+ * A call that may block (connect on a blocking socket, a send that would wait for room): done by a
+ * short-lived thread of the broker, which answers the notification itself, so the broker goes on
+ * serving every other call meanwhile.  Only for calls whose target needs no check that a later
+ * rename could undo (no pathname destination).  The thread owns its copy of everything — the
+ * socket's duplicate, the data, the control data and its descriptors — and touches no state of the
+ * broker's: only the listener, whose ioctls the kernel serialises.  A thread, not a child: a fork
+ * of init per connect cost a millisecond.
+ */
+typedef int64_t (*deferred_fn)(void *arg);
+
+struct job {
+	struct sock_op o;
+	deferred_fn fn;
+	int listener;
+	uint64_t id;
+	char *data, *control;
+	int *fds;
+	size_t n_fds;
+};
+
+static void job_free(struct job *j)
+{
+	if (j->o.fd >= 0)
+		close(j->o.fd);
+	for (size_t i = 0; i < j->n_fds; i++)
+		close(j->fds[i]);
+	free(j->fds);
+	free(j->data);
+	free(j->control);
+	free(j);
+}
+
+static void *job_run(void *arg)
+{
+	struct job *j = arg;
+	int64_t r = j->fn(&j->o);
+	struct seccomp_notif_resp resp = { .id = j->id, .val = r < 0 ? 0 : r, .error = r < 0 ? (int32_t)r : 0 };
+	(void)ioctl(j->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	job_free(j);
+	return NULL;
+}
+
+/*
+ * Hand o to a thread.  data, control and fds (o's buffers, may be NULL) become the thread's: the
+ * caller's pointers are cleared.  Without a thread the call blocks here rather than fail.
+ */
+static int defer(struct call *c, deferred_fn fn, struct sock_op *o, char **data, char **control, int **fds,
+		 size_t *n_fds)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	int fd = j ? fcntl(o->fd, F_DUPFD_CLOEXEC, 3) : -1;
+	if (fd < 0) {
+		free(j);
+		int64_t r = fn(o);
+		return r < 0 ? respond(c, 0, (int)-r) : respond(c, r, 0);
+	}
+	*j = (struct job){ .o = *o, .fn = fn, .listener = c->listener, .id = c->req->id };
+	j->o.fd = fd;
+	if (o->mh.msg_name)
+		j->o.mh.msg_name = &j->o.ss;
+	j->o.mh.msg_iov = &j->o.iov;
+	if (data) {
+		j->data = *data;
+		*data = NULL;
+	}
+	if (control) {
+		j->control = *control;
+		*control = NULL;
+	}
+	if (fds) {
+		j->fds = *fds;
+		j->n_fds = *n_fds;
+		*fds = NULL;
+		*n_fds = 0;
+	}
+	pthread_attr_t attr;
+	pthread_t t;
+	int e = pthread_attr_init(&attr);
+	if (e == 0) {
+		(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		(void)pthread_attr_setstacksize(&attr, 64 * 1024);
+		e = pthread_create(&t, &attr, job_run, j);
+		pthread_attr_destroy(&attr);
+	}
+	if (e != 0) {
+		int64_t r = fn(&j->o);
+		job_free(j);
+		return r < 0 ? respond(c, 0, (int)-r) : respond(c, r, 0);
+	}
+	return 0;
+}
+
 static int do_connect(struct call *c)
 {
 	struct sock_op o = { .fd = -1 };
@@ -1059,7 +1129,7 @@ static int do_connect(struct call *c)
 	/* Another family, or an abstract or unnamed unix address: nothing to check, but a blocking
 	   connect (a TCP handshake) must not hold up every other brokered call. */
 	if (caller_blocking(fd))
-		return defer(c, op_connect_blocking, &o);
+		return defer(c, op_connect_blocking, &o, NULL, NULL, NULL, NULL);
 	return answer(c, op_connect(&o) < 0 ? -errno : 0);
 }
 
@@ -1310,10 +1380,12 @@ static int do_send(struct call *c, bool is_sendmsg)
 	}
 	int64_t res = 0;
 	r = send_one(c, &o, true, &res);
-	if (r == 1)
-		r = defer(c, op_send_rest, &o);
-	else
+	if (r == 1) {
+		/* The buffers the iovec and the control point into become the thread's. */
+		r = defer(c, op_send_rest, &o, &data, &control, &fds, &n_fds);
+	} else {
 		r = res < 0 ? respond(c, 0, (int)-res) : respond(c, res, 0);
+	}
 	close_all(fds, n_fds);
 	return r;
 }
