@@ -959,7 +959,23 @@ struct sock_op {
 	struct iovec iov;
 	int flags;
 	size_t total;        /* bytes to send */
+	pid_t sigpipe_to;    /* the caller, when it did not ask for MSG_NOSIGNAL; else 0 */
 };
+
+/*
+ * The broker sends with MSG_NOSIGNAL (a SIGPIPE is the caller's, not init's); a caller that did not
+ * ask for it gets the signal the kernel would have sent it.
+ */
+static ssize_t send_as_caller(struct sock_op *o, int flags)
+{
+	ssize_t n = sendmsg(o->fd, &o->mh, flags | MSG_NOSIGNAL);
+	if (n < 0 && errno == EPIPE && o->sigpipe_to > 0) {
+		int e = errno;
+		(void)kill(o->sigpipe_to, SIGPIPE);
+		errno = e;
+	}
+	return n;
+}
 
 static int op_connect(void *arg)
 {
@@ -981,7 +997,7 @@ static int op_bind(void *arg)
 static int op_send_now(void *arg)
 {
 	struct sock_op *o = arg;
-	return (int)sendmsg(o->fd, &o->mh, o->flags);
+	return (int)send_as_caller(o, o->flags);
 }
 
 /* The rest of a send, blocking as the caller's own call would; the total sent, or -errno. */
@@ -990,7 +1006,7 @@ static int64_t op_send_rest(void *arg)
 	struct sock_op *o = arg;
 	size_t done = o->total - o->iov.iov_len;
 	while (o->iov.iov_len > 0 || (o->total == 0 && done == 0)) {
-		ssize_t n = sendmsg(o->fd, &o->mh, o->flags & ~MSG_DONTWAIT);
+		ssize_t n = send_as_caller(o, o->flags & ~MSG_DONTWAIT);
 		if (n < 0)
 			return done ? (int64_t)done : -errno;
 		done += (size_t)n;
@@ -1027,8 +1043,14 @@ struct job {
 	size_t n_fds;
 };
 
+/* Threads at work at once, at most: past that a blocking call waits in the broker itself (the
+   command stalls its own brokered calls, and init's memory stays bounded). */
+#define MAX_JOBS 256
+static unsigned jobs;
+
 static void job_free(struct job *j)
 {
+	__atomic_sub_fetch(&jobs, 1, __ATOMIC_RELAXED);
 	if (j->o.fd >= 0)
 		close(j->o.fd);
 	for (size_t i = 0; i < j->n_fds; i++)
@@ -1056,9 +1078,11 @@ static void *job_run(void *arg)
 static int defer(struct call *c, deferred_fn fn, struct sock_op *o, char **data, char **control, int **fds,
 		 size_t *n_fds)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	bool room = __atomic_add_fetch(&jobs, 1, __ATOMIC_RELAXED) <= MAX_JOBS;
+	struct job *j = room ? calloc(1, sizeof(*j)) : NULL;
 	int fd = j ? fcntl(o->fd, F_DUPFD_CLOEXEC, 3) : -1;
 	if (fd < 0) {
+		__atomic_sub_fetch(&jobs, 1, __ATOMIC_RELAXED);
 		free(j);
 		int64_t r = fn(o);
 		return r < 0 ? respond(c, 0, (int)-r) : respond(c, r, 0);
@@ -1247,7 +1271,7 @@ static int send_one(struct call *c, struct sock_op *o, bool may_defer, int64_t *
 	}
 	int user_flags = o->flags;
 	o->flags |= MSG_DONTWAIT;
-	ssize_t n = sendmsg(o->fd, &o->mh, o->flags);
+	ssize_t n = send_as_caller(o, o->flags);
 	int e = errno;
 	o->flags = user_flags;
 	if (!wait || (n >= 0 && (size_t)n == o->total) || (n < 0 && e != EAGAIN)) {
@@ -1378,6 +1402,7 @@ static int do_send(struct call *c, bool is_sendmsg)
 		close_all(fds, n_fds);
 		return answer(c, r);
 	}
+	o.sigpipe_to = (o.flags & MSG_NOSIGNAL) ? 0 : (pid_t)c->req->pid;
 	int64_t res = 0;
 	r = send_one(c, &o, true, &res);
 	if (r == 1) {
@@ -1418,6 +1443,7 @@ static int do_sendmmsg(struct call *c)
 		struct mmsghdr um;
 		int r = read_mem(c, at, &um, sizeof(um));
 		struct sock_op o = { .fd = fd, .flags = (int)ARG(3) };
+		o.sigpipe_to = (o.flags & MSG_NOSIGNAL) ? 0 : (pid_t)c->req->pid;
 		char *data = NULL, *control = NULL;
 		int *fds = NULL;
 		size_t n_fds = 0;
