@@ -19,7 +19,6 @@
 #include <stddef.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -1387,13 +1386,11 @@ static int do_send(struct call *c, bool is_sendmsg)
 	} else {
 		o.flags = (int)ARG(3);
 		size_t len = ARG(2) < MAX_SEND ? (size_t)ARG(2) : MAX_SEND;
-		struct msghdr um = { 0 };
 		r = read_addr(c, ARG(4), ARG(5), &o.ss, &o.len);
 		if (r >= 0 && !(data = malloc(len ? len : 1)))
 			r = -ENOMEM;
 		if (r >= 0 && len)
 			r = read_mem(c, ARG(1), data, len);
-		(void)um;
 		o.iov = (struct iovec){ data, len };
 		o.total = len;
 		o.mh = (struct msghdr){ .msg_name = &o.ss, .msg_namelen = o.len, .msg_iov = &o.iov, .msg_iovlen = 1 };
