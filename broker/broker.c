@@ -1212,7 +1212,11 @@ static int translate_rights(struct call *c, struct msghdr *mh, int **ret_fds, si
 {
 	*ret_fds = NULL;
 	*ret_n = 0;
+	const char *end = (const char *)mh->msg_control + mh->msg_controllen;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		/* The caller wrote cmsg_len: it must stay inside the copy, as the kernel requires. */
+		if (cm->cmsg_len < CMSG_LEN(0) || cm->cmsg_len > (size_t)(end - (const char *)cm))
+			return -EINVAL;
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
 		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
