@@ -27,6 +27,20 @@ struct dsh_broker {
 	/* Paths the plan protects beyond the rules' own (the matches of r-/-- globs found at start):
 	   each is guarded like a literal target, with the directories on the way to it. */
 	char *const *targets;
+	/* Host sockets (SPEC 3.11): with sockets, connect, bind and sends with a destination come here
+	   too.  A pathname unix socket is reached only when it is one this run bound (bound, filled
+	   by the broker) or one of allowed_sockets (absolute paths, as configured). */
+	bool sockets;
+	char *const *allowed_sockets;
+	char **bound;
+	size_t n_bound;
+	/* Each allowed socket's directory, held from before the sandbox was built (the private /tmp
+	   and /run/user hide the host's), with the socket's name in it and both its paths. */
+	struct dsh_held_socket {
+		int dir;
+		char *name, *path, *canonical;
+	} *held;
+	size_t n_held;
 	/* Counters, for tests and the report. */
 	unsigned long served, refused;
 };
@@ -40,5 +54,15 @@ int dsh_broker_serve_one(struct dsh_broker *b, int listener, struct dsh_error **
 
 /* Whether a notification waits (poll on the listener reported POLLIN). Helper for event loops. */
 bool dsh_broker_hung_up(short revents);
+
+/*
+ * Hold the directory of each of b->allowed_sockets that exists now, before the sandbox is built:
+ * a socket allowUnixSockets names stays reachable where the sandbox's tree hides it (an ssh agent
+ * under the host's /tmp).  Call in the backend's compile, outside the sandbox.
+ */
+int dsh_broker_hold_sockets(struct dsh_broker *b, struct dsh_error **err);
+
+/* Free what the broker holds and gathered while serving (the sockets it bound). */
+void dsh_broker_clear(struct dsh_broker *b);
 
 #endif

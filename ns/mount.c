@@ -189,6 +189,25 @@ static int apply_tmp(struct applier *a, const struct dsh_mount_entry *e, struct 
 	return m_move(m, t, "", err);
 }
 
+/*
+ * /run/user/UID (SPEC 3.11): an empty read-only tmpfs of the user's own, mode 0700 as the real one
+ * is (Landlock grants no write there either).  The host's sockets below it are gone, not merely
+ * read-only: connect() ignores read-only mounts.
+ */
+static int apply_run_user(struct applier *a, const struct dsh_mount_entry *e, struct dsh_error **err)
+{
+	static const char *const opts[] = { "mode=0700", "size=4k", "nr_inodes=2", NULL };
+	(void)a;
+	unsigned attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	_cleanup_close_ int m = m_fsmount("tmpfs", opts, attrs, err);
+	if (m < 0)
+		return m;
+	_cleanup_close_ int t = open_target(e, err);
+	if (t < 0)
+		return t;
+	return m_move(m, t, "", err);
+}
+
 /* A writable root under /tmp: its parents made inside the private tmpfs, then the clone bound there. */
 static int apply_bind_rw_tmp(struct applier *a, size_t i, const struct dsh_mount_entry *e, struct dsh_error **err)
 {
@@ -399,6 +418,8 @@ static int apply_entry(struct applier *a, size_t i, struct dsh_error **err)
 		return 0; /* done in its own round */
 	case DSH_MOUNT_TMP:
 		return apply_tmp(a, e, err);
+	case DSH_MOUNT_RUN_USER:
+		return apply_run_user(a, e, err);
 	case DSH_MOUNT_BIND_RW: {
 		_cleanup_close_ int t = open_target(e, err);
 		if (t < 0)

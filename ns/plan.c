@@ -23,6 +23,7 @@ static const char *const action_names[] = {
 	[DSH_MOUNT_BIND_RO] = "bind-ro",
 	[DSH_MOUNT_MASK_DIR] = "mask-dir",
 	[DSH_MOUNT_MASK_FILE] = "mask-file",
+	[DSH_MOUNT_RUN_USER] = "tmpfs-run-user",
 };
 
 const char *dsh_mount_action_to_string(enum dsh_mount_action a)
@@ -167,6 +168,26 @@ static bool under_replaced(const struct dsh_mount_plan *plan, const char *path)
 {
 	return (plan->proc && dsh_path_is_beneath(path, "/proc")) ||
 	       (plan->dev && dsh_path_is_beneath(path, "/dev"));
+}
+
+/*
+ * protectSockets (SPEC 3.11): the user's runtime directory, /run/user/UID, holds the session bus,
+ * the systemd user manager, agents and editor servers.  It is named by the uid (never by
+ * XDG_RUNTIME_DIR, which the caller controls) and replaced by an empty read-only tmpfs.  Skipped, with a note, when it is absent or a
+ * writable root lies in it (the root would vanish under the tmpfs).
+ */
+static int plan_run_user(struct dsh_mount_plan *plan, const struct dsh_policy *p)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/run/user/%u", (unsigned)getuid());
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	for (size_t i = 0; i < p->n_roots; i++)
+		if (dsh_path_is_beneath(p->roots[i].path, path))
+			return note(plan, "%s is the host's: the writable root %s lies in it", path, p->roots[i].path);
+	return add_entry(plan, path, DSH_MOUNT_RUN_USER, NULL,
+			 "protectSockets: the user's runtime directory, empty and private");
 }
 
 /* Literal r- and -- rules, the sockets: one entry each. */
@@ -411,6 +432,8 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 			r = dsh_pathset_add(&masked, rule->canonical);
 		e->have_id = pr == 0 ? e->have_id : false; /* absent: the pass below says why */
 	}
+	if (r >= 0 && o->protect_sockets && p->mode != DSH_MODE_DANGER_FULL_ACCESS)
+		r = plan_run_user(plan, p);
 	if (r >= 0 && o->protect_sockets) {
 		char *const *socks = dsh_policy_host_sockets(p);
 		if (!socks) {

@@ -28,8 +28,9 @@ enum dsh_mount_action {
 	DSH_MOUNT_BIND_RO,      /* r-: self-bound read-only, recursively */
 	DSH_MOUNT_MASK_DIR,     /* --: an empty read-only tmpfs of mode 000 */
 	DSH_MOUNT_MASK_FILE,    /* --: an empty mode-000 file bound over it */
+	DSH_MOUNT_RUN_USER,     /* /run/user/UID: an empty private tmpfs (protectSockets, SPEC 3.11) */
 };
-#define DSH_MOUNT_ACTION_COUNT (DSH_MOUNT_MASK_FILE + 1)
+#define DSH_MOUNT_ACTION_COUNT (DSH_MOUNT_RUN_USER + 1)
 const char *dsh_mount_action_to_string(enum dsh_mount_action a);
 
 struct dsh_mount_entry {

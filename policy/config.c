@@ -280,6 +280,8 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 		return integer(x, v, key, &c->max_masks);
 	if (strcmp(key, "protectSockets") == 0)
 		return boolean(x, v, key, &c->protect_sockets, false);
+	if (strcmp(key, "allowUnixSockets") == 0)
+		return strings(x, v, key, &c->allow_unix_sockets);
 	if (strcmp(key, "runtimeBroker") == 0)
 		return boolean(x, v, key, &c->runtime_broker, true);
 	if (strcmp(key, "allowDegraded") == 0)

@@ -34,6 +34,7 @@ void dsh_config_clear(struct dsh_config *c)
 	free(c->access_origins);
 	dsh_strv_free(c->sources);
 	dsh_strv_free(c->runner_command);
+	dsh_strv_free(c->allow_unix_sockets);
 	dsh_strv_free(c->runner_failure_signatures);
 	dsh_strv_free(c->env_exclude);
 	dsh_strv_free(c->env_set);

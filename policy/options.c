@@ -4,9 +4,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cleanup.h"
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
 #include "policy/env.h"
+#include "policy/rule.h"
+
+/* allowUnixSockets: each entry expanded ({{ env.NAME }}) and absolute. */
+static int allow_unix_sockets(const struct dsh_config *c, char *const *envp, char ***ret, struct dsh_error **err)
+{
+	_cleanup_strv_ char **v = NULL;
+	for (size_t i = 0; c->allow_unix_sockets && c->allow_unix_sockets[i]; i++) {
+		_cleanup_free_ char *x = NULL;
+		if (dsh_expand_env(c->allow_unix_sockets[i], envp, false, &x, err) < 0)
+			return dsh_err_prefix(err, "allowUnixSockets[%zu]", i);
+		if (x[0] != '/')
+			return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "allowUnixSockets[%zu]: '%s' is not an absolute path", i, x);
+		if (dsh_strv_push(&v, x) < 0)
+			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	}
+	*ret = TAKE_PTR(v);
+	return 0;
+}
 
 static int validate(const struct dsh_config *c, struct dsh_error **err)
 {
@@ -58,9 +77,13 @@ int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, 
 	o->protect_sockets = c->protect_sockets;
 	o->runtime_broker = c->runtime_broker;
 	o->env_inherit = c->env_inherit;
-	r = dsh_env_command(c, envp, &o->command_env, &o->env_removed, err);
-	if (r < 0)
+	r = allow_unix_sockets(c, envp, &o->allow_unix_sockets, err);
+	if (r >= 0)
+		r = dsh_env_command(c, envp, &o->command_env, &o->env_removed, err);
+	if (r < 0) {
+		dsh_run_options_clear(o);
 		return r;
+	}
 	o->envp = dsh_strv_copy(envp);
 	o->runner_command = dsh_strv_copy(c->runner_command);
 	o->runner_failure_signatures = dsh_strv_copy(c->runner_failure_signatures);
@@ -75,6 +98,7 @@ int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, 
 void dsh_run_options_clear(struct dsh_run_options *o)
 {
 	dsh_strv_free(o->envp);
+	dsh_strv_free(o->allow_unix_sockets);
 	dsh_strv_free(o->command_env);
 	dsh_strv_free(o->env_removed);
 	dsh_strv_free(o->runner_command);

@@ -254,6 +254,20 @@ static int describe_rule(const struct dsh_policy *p, const struct dsh_landlock_p
 	return 0;
 }
 
+/*
+ * SPEC 3.11: with no network namespace the host's abstract unix sockets (X11, ...) are in reach
+ * unless Landlock scopes them (ABI 6); with network off the seccomp filter refuses every socket but
+ * AF_UNIX, which still leaves abstract ones.  Without scoping the report says partial.
+ */
+static const char abstract_lost[] = "abstract unix sockets: backend landlock: the host's (X11, ...) stay "
+				    "reachable: Landlock scoping (ABI 6, Linux 6.12) is missing";
+
+static bool abstract_reachable(const struct dsh_landlock_plan *plan)
+{
+	return plan->opts->protect_sockets &&
+	       !(plan->spec.abi >= 6 && (plan->spec.scoped & LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET));
+}
+
 static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh_description *ret,
 		       struct dsh_error **err)
 {
@@ -278,10 +292,17 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 	/* What the Landlock ABI in force leaves ungoverned beyond the rules: the run is partial, said once
 	   each (these are no rule's loss, so they never refuse a run). */
 	size_t before = dsh_strv_len(d.warnings);
-	if (r >= 0 && plan->opts->protect_sockets)
+	if (r >= 0 && plan->opts->protect_sockets && !plan->broker.sockets)
 		r = dsh_strv_push(&d.warnings,
 				  "host daemon sockets: backend landlock: not masked — Landlock does not mediate connect() "
-				  "to a pathname socket, so the Docker socket, the session bus and agent sockets stay reachable");
+				  "to a pathname socket, and runtimeBroker is off, so the Docker socket, the session bus and "
+				  "agent sockets stay reachable");
+	if (r >= 0 && plan->broker.sockets)
+		r = dsh_strv_pushf(&d.notes, "host sockets: Landlock cannot hide a directory, so /run/user/%u and the "
+					     "daemon sockets stay visible (read-only); connect() and sends to a pathname "
+					     "unix socket go through the broker, which reaches only sockets the command "
+					     "bound itself or allowUnixSockets lists (others: EACCES)",
+				   (unsigned)getuid());
 	if (r >= 0 && abi < 3 && !danger(p))
 		r = dsh_strv_pushf(&d.warnings, "truncation: backend landlock: Landlock ABI %d, in force here, does not "
 						"govern it (ABI 3+): a file the command can read outside the writable roots "
@@ -293,7 +314,9 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 	if (r >= 0 && abi < 6)
 		r = dsh_strv_pushf(&d.warnings, "host processes: backend landlock: Landlock ABI %d, in force here, has no "
 						"scoping (ABI 6+): the command can signal the user's processes outside the "
-						"sandbox and connect to their abstract unix sockets", abi);
+						"sandbox", abi);
+	if (r >= 0 && abstract_reachable(plan))
+		r = dsh_strv_push(&d.warnings, abstract_lost);
 	if (dsh_strv_len(d.warnings) > before)
 		d.overall = DSH_ENFORCE_PARTIAL;
 	if (r >= 0 && !plan->opts->network)
@@ -365,6 +388,7 @@ void dsh_landlock_plan_free(struct dsh_landlock_plan *plan)
 	dsh_landlock_spec_clear(&plan->spec);
 	dsh_seccomp_prog_clear(&plan->seccomp);
 	dsh_seccomp_prog_clear(&plan->notify);
+	dsh_broker_clear(&plan->broker);
 	dsh_strv_free(plan->broker_targets);
 	for (size_t i = 0; plan->rules && i < plan->n_rules; i++)
 		free(plan->rules[i].where);
@@ -483,8 +507,12 @@ int dsh_landlock_plan_build_abi(const struct dsh_policy *p, const struct dsh_run
 	/* The runtime broker (SPEC 3.12): here also what Landlock has no right for — metadata changes,
 	   renames and removals of what a rule names, new names a rule covers. */
 	if (r >= 0 && o->runtime_broker) {
-		plan->broker = (struct dsh_broker){ .policy = p, .targets = plan->broker_targets };
-		r = dsh_seccomp_compile_notify(&plan->notify, err);
+		plan->broker = (struct dsh_broker){ .policy = p, .targets = plan->broker_targets,
+						    .sockets = o->protect_sockets,
+						    .allowed_sockets = o->allow_unix_sockets };
+		r = dsh_seccomp_compile_notify(&plan->notify, o->protect_sockets, err);
+		if (r >= 0 && o->protect_sockets)
+			r = dsh_broker_hold_sockets(&plan->broker, err);
 	}
 	if (r < 0) {
 		dsh_landlock_plan_free(plan);
@@ -549,7 +577,10 @@ int dsh_landlock_confine(const struct dsh_policy *p, void *plan_, const struct d
 		.notify = plan->notify.insns ? &plan->notify : NULL,
 		.broker = &plan->broker,
 	};
-	return dsh_sandbox_run(&spec, ret, err);
+	int r = dsh_sandbox_run(&spec, ret, err);
+	if (r >= 0 && abstract_reachable(plan) && dsh_strv_push(&ret->warnings, abstract_lost) < 0)
+		return dsh_err_sys(err, ENOMEM, "run");
+	return r;
 }
 
 const struct dsh_backend dsh_backend_landlock = {

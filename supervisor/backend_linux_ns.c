@@ -41,6 +41,21 @@ static bool new_net(const struct dsh_policy *p, const struct dsh_run_options *o)
 	return !o->network && p->mode != DSH_MODE_DANGER_FULL_ACCESS;
 }
 
+/*
+ * SPEC 3.11: abstract unix sockets live in the network namespace.  With the network on it is the
+ * host's, and only Landlock's scoping (ABI 6) keeps the host's abstract sockets (X11, ...) out of
+ * reach; without it the report says partial and a warning says why.
+ */
+static const char abstract_lost[] = "abstract unix sockets: backend linux-ns: the host's (X11, ...) stay "
+				    "reachable with network on: Landlock scoping (ABI 6, Linux 6.12) is missing";
+
+static bool abstract_reachable(const struct dsh_policy *p, const struct linux_ns_plan *lp)
+{
+	if (lp->new_net || p->mode == DSH_MODE_DANGER_FULL_ACCESS || !lp->opts->protect_sockets)
+		return false;
+	return !(lp->landlock && lp->ll.abi >= 6 && (lp->ll.scoped & LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET));
+}
+
 static void plan_free(void *plan)
 {
 	struct linux_ns_plan *lp = plan;
@@ -50,6 +65,7 @@ static void plan_free(void *plan)
 	dsh_landlock_spec_clear(&lp->ll);
 	dsh_seccomp_prog_clear(&lp->seccomp);
 	dsh_seccomp_prog_clear(&lp->notify);
+	dsh_broker_clear(&lp->broker);
 	dsh_strv_free(lp->broker_targets);
 	free(lp);
 }
@@ -65,8 +81,11 @@ static int broker_plan(const struct dsh_policy *p, struct linux_ns_plan *lp, str
 		if (e->rule && e->rule->glob && dsh_strv_push(&lp->broker_targets, e->path) < 0)
 			return dsh_err_sys(err, ENOMEM, "broker plan");
 	}
-	lp->broker = (struct dsh_broker){ .policy = p, .targets = lp->broker_targets };
-	return dsh_seccomp_compile_notify(&lp->notify, err);
+	lp->broker = (struct dsh_broker){ .policy = p, .targets = lp->broker_targets,
+					  .sockets = lp->opts->protect_sockets,
+					  .allowed_sockets = lp->opts->allow_unix_sockets };
+	int r = dsh_seccomp_compile_notify(&lp->notify, lp->opts->protect_sockets, err);
+	return r < 0 || !lp->opts->protect_sockets ? r : dsh_broker_hold_sockets(&lp->broker, err);
 }
 
 static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *o, void **ret_plan,
@@ -235,6 +254,19 @@ static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 		for (size_t i = 0; socks && socks[i]; i++)
 			if (dsh_strv_pushf(&ret->notes, "host daemon socket masked when present: %s", socks[i]) < 0)
 				goto oom;
+		if (dsh_strv_pushf(&ret->notes, "/run/user/%u, where it exists, is an empty read-only directory inside",
+				   (unsigned)getuid()) < 0)
+			goto oom;
+		if (dsh_strv_push(&ret->notes, lp->broker.sockets
+			? "connect() and sends to a pathname unix socket reach only sockets the command bound itself or "
+			  "allowUnixSockets lists (the broker refuses others with EACCES)"
+			: "runtimeBroker off: pathname unix sockets visible in the tree outside /run/user stay connectable") < 0)
+			goto oom;
+	}
+	if (abstract_reachable(p, lp)) {
+		if (dsh_strv_push(&ret->warnings, abstract_lost) < 0)
+			goto oom;
+		ret->overall = DSH_ENFORCE_PARTIAL;
 	}
 	for (size_t i = 0; lp && lp->mounts->notes && lp->mounts->notes[i]; i++)
 		if (dsh_strv_push(&ret->notes, lp->mounts->notes[i]) < 0)
@@ -281,7 +313,10 @@ static int ln_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 		.notify = lp->notify.insns ? &lp->notify : NULL,
 		.broker = &lp->broker,
 	};
-	return dsh_sandbox_run(&spec, ret, err);
+	int r = dsh_sandbox_run(&spec, ret, err);
+	if (r >= 0 && abstract_reachable(p, lp) && dsh_strv_push(&ret->warnings, abstract_lost) < 0)
+		return dsh_err_sys(err, ENOMEM, "run");
+	return r;
 }
 
 const struct dsh_backend dsh_backend_linux_ns = {

@@ -332,7 +332,15 @@ const char *const *dsh_seccomp_notified(size_t *ret_n)
 	return notify_always;
 }
 
-int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, struct dsh_error **err)
+/*
+ * The calls that reach a socket by address (SPEC 3.11): connect and bind always (the address is in
+ * memory, which a filter cannot read), sendto only with a destination (arg 4), sendmsg and sendmmsg
+ * always (the destination, msg_name, is in memory too).  The broker answers every one of them
+ * itself, on its own copy of the arguments.
+ */
+static const char *const notify_sockets[] = { "connect", "bind", "sendmsg", "sendmmsg" };
+
+int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err)
 {
 	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
@@ -359,6 +367,19 @@ int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, struct dsh_error **
 			if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &c)) < 0)
 				return dsh_err_sys(err, -rc, "seccomp: notify %s", opens[i].name);
 		}
+	for (size_t i = 0; sockets && i < ARRAY_SIZE(notify_sockets); i++) {
+		int nr = seccomp_syscall_resolve_name(notify_sockets[i]);
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0)) < 0)
+			return dsh_err_sys(err, -rc, "seccomp: notify %s", notify_sockets[i]);
+	}
+	if (sockets) {
+		int nr = seccomp_syscall_resolve_name("sendto");
+		struct scmp_arg_cmp c = { 4, SCMP_CMP_NE, 0, 0 };
+		if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &c)) < 0)
+			return dsh_err_sys(err, -rc, "seccomp: notify sendto");
+	}
 	return export_prog(ctx, false, ret, err);
 }
 

@@ -93,7 +93,8 @@ void dsh_seccomp_prog_clear(struct dsh_seccomp_prog *p);
 /* The runtime broker's filter (SPEC 3.12): the names it sends to the broker (always; open and
    openat go only when they create). */
 const char *const *dsh_seccomp_notified(size_t *ret_n);
-int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, struct dsh_error **err);
+/* sockets: connect, bind, sendmsg, sendmmsg and sendto with a destination go too (SPEC 3.11). */
+int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err);
 /* Install it on the calling thread; *ret_fd is the listener the broker serves (CLOEXEC). */
 int dsh_seccomp_load_listener(const struct dsh_seccomp_prog *p, int *ret_fd, struct dsh_error **err);
 

@@ -3,12 +3,18 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/close_range.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -155,6 +161,42 @@ static int st_scope(struct dsh_stage_ctx *c, struct dsh_error **err)
 }
 
 /*
+ * With host sockets brokered (SPEC 3.11) the filter sends sendmsg to the broker too, and init, the
+ * broker, waits for this very sendmsg (the command is its vfork child).  So a child of the command
+ * sends the listener, and the command answers that one notification itself: our own call, whose
+ * arguments nothing untrusted can touch, let through.  Any other call is refused.
+ */
+static int hand_over_served(int sock, int listener)
+{
+	pid_t pid = (pid_t)syscall(__NR_clone, SIGCHLD, 0, 0, 0, 0);
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(dsh_fd_send(sock, listener) == 0 ? 0 : 1);
+	int r = -ETIMEDOUT;
+	struct pollfd pf = { listener, POLLIN, 0 };
+	if (poll(&pf, 1, 10000) == 1 && (pf.revents & POLLIN)) {
+		struct seccomp_notif req;
+		memset(&req, 0, sizeof(req));
+		r = ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0 ? -errno : 0;
+		if (r >= 0) {
+			bool ours = (pid_t)req.pid == pid && req.data.nr == __NR_sendmsg;
+			struct seccomp_notif_resp resp = { .id = req.id, .error = ours ? 0 : -EPERM,
+							   .flags = ours ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0 };
+			r = ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 ? -errno : 0;
+		}
+	}
+	if (r < 0)
+		kill(pid, SIGKILL);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (r >= 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		r = -EPIPE;
+	return r;
+}
+
+/*
  * The runtime broker's filter, installed just before the deny filter (SPEC 3.12); its listener goes
  * to init, the broker, which serves it from now on.  The command keeps no copy.
  */
@@ -166,7 +208,10 @@ static int st_broker(struct dsh_stage_ctx *c, struct dsh_error **err)
 	int r = dsh_seccomp_load_listener(c->spec->notify, &listener, err);
 	if (r < 0)
 		return r;
-	r = dsh_fd_send(c->broker_sock, listener);
+	if (c->spec->broker && c->spec->broker->sockets)
+		r = hand_over_served(c->broker_sock, listener);
+	else
+		r = dsh_fd_send(c->broker_sock, listener);
 	close(listener);
 	if (r < 0)
 		return dsh_err_sys(err, -r, "hand the broker its listener");

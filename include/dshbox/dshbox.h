@@ -93,6 +93,7 @@ struct dsh_config {
 	long long probe_timeout_ms;
 	long long max_masks;
 	bool protect_sockets;
+	char **allow_unix_sockets; /* allowUnixSockets: socket paths a command may reach (SPEC 3.11), as written */
 	bool runtime_broker;      /* runtimeBroker: the runtime broker of SPEC 3.12 */
 	enum dsh_backend_id backend;
 	bool allow_degraded;      /* allowDegraded: run even when the backend loses a rule (SPEC 4) */
@@ -126,6 +127,9 @@ struct dsh_run_options {
 	long long probe_timeout_ms;       /* positive bound for each backend probe */
 	long long max_masks;              /* most masks a run may create from glob matches */
 	bool protect_sockets;
+	/* allowUnixSockets with {{ env.NAME }} expanded: absolute paths of pathname sockets the
+	   command may connect or send to besides those it bound itself (SPEC 3.11). */
+	char **allow_unix_sockets;
 	bool runtime_broker;              /* SPEC 3.12; off: the rules it covers are reported partial */
 	char **envp;                      /* the environment the options were read with (a copy) */
 	/* The environment the command gets: envp filtered by the configuration's env policy

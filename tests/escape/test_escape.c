@@ -687,8 +687,6 @@ Test(escape, docker_style_socket_masked_by_a_rule)
 
 Test(escape, session_bus_under_xdg_runtime_dir)
 {
-	if (landlock_backend())
-		DSH_SKIP("the landlock backend cannot mask sockets (it says so in --report)");
 	struct fx f;
 	fx_init(&f);
 	char *xdg = fmt("%s/xdg", f.top);

@@ -65,7 +65,7 @@ static int brokered(struct dsh_broker *b, int (*fn)(void), long stop_after)
 		close(sv[0]);
 		struct dsh_seccomp_prog prog = { 0 };
 		int listener = -1;
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || chdir(ws) < 0 || dsh_seccomp_compile_notify(&prog, NULL) < 0 ||
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || chdir(ws) < 0 || dsh_seccomp_compile_notify(&prog, false, NULL) < 0 ||
 		    dsh_seccomp_load_listener(&prog, &listener, NULL) < 0)
 			_exit(91);
 		if (dsh_fd_send(sv[1], listener) < 0)
