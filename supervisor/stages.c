@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -139,10 +140,12 @@ static int st_landlock(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	if (!c->spec->landlock)
 		return 0;
-	/* Without the scopes: init must still signal what it forked before this stage (the keeper)
-	   when the run ends; the command gets the scopes in a layer of its own (st_scope). */
+	/* Without the signal scope: init must still end what it forked before this stage (the keeper)
+	   when the run is over.  The abstract-socket scope stays: init is the broker, and a connect it
+	   performs for the command must meet the wall the command's own would (st_scope adds both
+	   scopes again in the command's layer). */
 	struct dsh_landlock_spec s = *c->spec->landlock;
-	s.scoped = 0;
+	s.scoped &= ~(uint64_t)LANDLOCK_SCOPE_SIGNAL;
 	return dsh_landlock_apply(&s, err);
 }
 
@@ -267,6 +270,33 @@ const struct dsh_stage dsh_stages[] = {
 
 /* ---- helpers shared with the none backend ---- */
 
+/*
+ * CLOSE_RANGE_CLOEXEC is Linux 5.11; before it (Debian 11's 5.10) each open descriptor of the range
+ * is marked by hand, found in /proc/self/fd.
+ */
+static int cloexec_range(unsigned lo, unsigned hi)
+{
+	if (close_range(lo, hi, CLOSE_RANGE_CLOEXEC) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	int self = dirfd(d);
+	for (struct dirent *de; (de = readdir(d));) {
+		char *end;
+		unsigned long fd = strtoul(de->d_name, &end, 10);
+		if (*end || fd < lo || fd > hi || (int)fd == self)
+			continue;
+		int fl = fcntl((int)fd, F_GETFD);
+		if (fl >= 0)
+			(void)fcntl((int)fd, F_SETFD, fl | FD_CLOEXEC);
+	}
+	closedir(d);
+	return 0;
+}
+
 int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err)
 {
 	/* Walk the gaps between the kept descriptors, lowest first. */
@@ -276,7 +306,7 @@ int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err
 		for (size_t i = 0; i < n_keep; i++)
 			if (keep[i] >= (int)lo && (unsigned)keep[i] < next)
 				next = (unsigned)keep[i];
-		if (next > lo && close_range(lo, next - 1, CLOSE_RANGE_CLOEXEC) < 0)
+		if (next > lo && cloexec_range(lo, next - 1) < 0)
 			return dsh_err_sys(err, errno, "close_range");
 		if (next == UINT_MAX)
 			break;
