@@ -64,6 +64,13 @@ struct dsh_stage_ctx {
 	int exec_errno;             /* set by the exec stage when every candidate failed */
 	int broker_sock;            /* the command's end: the listener goes to init through it, or -1 */
 	int exec_exit;              /* 126 or 127 */
+	/* The timing view: where init's and the command's stages ended (the command writes here too:
+	   it shares init's memory until exec).  Kept only when spec->opts->timing is set. */
+	size_t n_clock;
+	struct {
+		const char *stage;
+		long long end_ns;
+	} clock[32];
 };
 
 struct dsh_stage {
