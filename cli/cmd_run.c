@@ -199,6 +199,9 @@ int cmd_run(int argc, char **argv, char **envp)
 	if ((rc = cli_policy_load(&po, envp, &config, &policy, &ro)) != 0)
 		goto out_policy;
 	ro.timing = tm;
+	/* A run that says nothing of its backend beforehand lets the start decide (no probe); --report
+	   and --dry-run name the backend before anything runs, so they keep the probe. */
+	ro.start_decides = !report && !dry_run;
 	dsh_timing_mark(tm, "policy", tm ? dsh_timing_now() : 0);
 	cli_policy_print_warnings(&po, policy);
 
@@ -245,8 +248,32 @@ int cmd_run(int argc, char **argv, char **envp)
 	size_t before_run = tm ? tm->n : 0;
 	ran = true;
 	if (b->confine(policy, plan, &req, &res, &err) < 0) {
-		rc = cli_fail(err);
-		goto out_plan;
+		/* auto's unprobed linux-ns refused by the host before the command ran: the next backend. */
+		const struct dsh_backend *next = NULL;
+		_cleanup_error_ struct dsh_error *why = TAKE_PTR(err);
+		int r = dsh_backend_fall_back(policy, &ro, b, why, &next, &err);
+		if (r == -ENOTSUP && !err) {
+			rc = cli_fail(why);
+			goto out_plan;
+		}
+		if (r < 0) {
+			rc = cli_fail(err);
+			goto out_plan;
+		}
+		b->free(plan);
+		plan = NULL;
+		b = next;
+		memset(&res, 0, sizeof(res));
+		dsh_timing_mark(tm, "fall back", tm ? dsh_timing_now() : 0);
+		if (b->compile(policy, &ro, &plan, &err) < 0) {
+			rc = cli_fail(err);
+			goto out_plan;
+		}
+		dsh_timing_mark(tm, "compile", tm ? dsh_timing_now() : 0);
+		if (b->confine(policy, plan, &req, &res, &err) < 0) {
+			rc = cli_fail(err);
+			goto out_plan;
+		}
 	}
 	/* Backends without a stage table (none, runner): the whole run is one stage. */
 	if (tm && tm->n == before_run)

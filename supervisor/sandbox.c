@@ -87,6 +87,28 @@ static void clock_receive(struct dsh_timing *t, struct record *rec)
 	}
 }
 
+/*
+ * A start the host refused where auto's linux-ns probe would have refused it (SPEC 4): the clone of
+ * the namespaces, the id maps, the first mount in them (an AppArmor-restricted namespace holds no
+ * capability), the loopback, a kernel without the mount API.  Nothing of the command has run: said
+ * as DSH_ERR_UNSUPPORTED, so that auto, which lets the start decide (no throw-away namespace made
+ * to probe on every run), moves on to the next backend.
+ */
+static bool refused_by_host(const char *stage, int code)
+{
+	if (!stage)
+		return code == EPERM || code == EINVAL || code == ENOSPC || code == EUSERS || code == ENOSYS ||
+		       code == EACCES;
+	static const char *const ns_stages[] = { "id maps", "propagation", "network" };
+	for (size_t i = 0; i < ARRAY_SIZE(ns_stages); i++) {
+		char head[64];
+		snprintf(head, sizeof(head), "setup stage '%s':", ns_stages[i]);
+		if (strncmp(stage, head, strlen(head)) == 0)
+			return true;
+	}
+	return strncmp(stage, "setup stage 'mounts':", 21) == 0 && code == ENOSYS;
+}
+
 static struct dsh_timing *timing_of(const struct dsh_sandbox_spec *spec)
 {
 	return spec->opts ? spec->opts->timing : NULL;
@@ -431,6 +453,8 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	if (r < 0) {
 		if (flags)
 			dsh_err_hint(err, "this host forbids unprivileged user namespaces; try --backend landlock");
+		if (flags && *err && refused_by_host(NULL, (*err)->code))
+			(*err)->kind = DSH_ERR_UNSUPPORTED;
 		goto out;
 	}
 	close(report[1]);
@@ -448,7 +472,8 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	if (g.have_rec && g.rec.kind == REC_SETUP) {
 		g.rec.msg[sizeof(g.rec.msg) - 1] = '\0';
 		g.rec.hint[sizeof(g.rec.hint) - 1] = '\0';
-		r = dsh_err(err, DSH_ERR_SYSTEM, g.rec.code, "%s", g.rec.msg);
+		r = dsh_err(err, refused_by_host(g.rec.msg, g.rec.code) ? DSH_ERR_UNSUPPORTED : DSH_ERR_SYSTEM,
+			    g.rec.code, "%s", g.rec.msg);
 		if (g.rec.hint[0])
 			dsh_err_hint(err, "%s", g.rec.hint);
 		goto out;

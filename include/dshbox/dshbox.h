@@ -133,6 +133,9 @@ struct dsh_run_options {
 	/* The timing view (DSHBOX_TIMING=1, --timing): where the stages of the run are recorded.  NULL:
 	   no clock is read.  Set by the front end after dsh_run_options_init; it prints it. */
 	struct dsh_timing *timing;
+	/* auto: let the start decide instead of a probe (dsh_backend_select, dsh_backend_fall_back).
+	   Only for a caller that runs at once and says nothing of the backend before the run. */
+	bool start_decides;
 };
 
 /*
