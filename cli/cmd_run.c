@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -36,18 +37,23 @@ enum { OPT_DRY_RUN = 1, OPT_REPORT, OPT_PRESERVE_FD, OPT_TIMING };
 
 /*
  * The timing view's first stage, from the fork that started dshbox to here: the process's time on a
- * CPU and waiting for one (/proc/self/schedstat), which covers the exec and the C start-up.  A start
+ * CPU (CLOCK_PROCESS_CPUTIME_ID, exact) and waiting for one (the run queue delay of
+ * /proc/self/schedstat, counted at each switch), which covers the exec and the C start-up.  A start
  * blocked on a disk read is not counted; -1 when the kernel does not say.
  */
 static long long start_usec(void)
 {
-	FILE *f = fopen("/proc/self/schedstat", "re");
-	if (!f)
+	struct timespec cpu;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) < 0)
 		return -1;
 	unsigned long long run = 0, wait = 0;
-	int n = fscanf(f, "%llu %llu", &run, &wait);
-	fclose(f);
-	return n == 2 ? (long long)((run + wait) / 1000) : -1;
+	FILE *f = fopen("/proc/self/schedstat", "re");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+			wait = 0;
+		fclose(f);
+	}
+	return ((long long)cpu.tv_sec * 1000000000LL + cpu.tv_nsec + (long long)wait) / 1000;
 }
 
 /* DSHBOX_TIMING=1 (any value but empty and "0") turns the timing view on like --timing. */
@@ -247,6 +253,11 @@ int cmd_run(int argc, char **argv, char **envp)
 	struct dsh_run_result res = { 0 };
 	size_t before_run = tm ? tm->n : 0;
 	ran = true;
+	/* none execs the command in place of dshbox: what there is to say, said now. */
+	if (tm && b->id == DSH_BACKEND_NONE) {
+		print_timing(tm);
+		tm = NULL;
+	}
 	if (b->confine(policy, plan, &req, &res, &err) < 0) {
 		/* auto's unprobed linux-ns refused by the host before the command ran: the next backend. */
 		const struct dsh_backend *next = NULL;
