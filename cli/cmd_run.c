@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -24,13 +25,50 @@ static void help(void)
 	       "  --dry-run            print the backend's plan (the mount plan for linux-ns) and exit\n"
 	       "  --report FILE|-      write a JSON report: backend, enforcement, how each rule is enforced\n"
 	       "  --preserve-fd N      keep descriptor N (above 2) open in CMD (repeatable)\n"
+	       "  --timing             print each stage of the start and end with its wall-clock\n"
+	       "                       microseconds on stderr (also DSHBOX_TIMING=1)\n"
 	       "  -h, --help           show this help\n\n"
 	       CLI_POLICY_HELP
 	       "\nExit status: CMD's own (a death by signal N is reproduced, or 128+N); 125 dshbox failed and\n"
 	       "CMD did not run; 126 CMD could not be executed; 127 CMD was not found.\n");
 }
 
-enum { OPT_DRY_RUN = 1, OPT_REPORT, OPT_PRESERVE_FD };
+enum { OPT_DRY_RUN = 1, OPT_REPORT, OPT_PRESERVE_FD, OPT_TIMING };
+
+/*
+ * The timing view's first stage, from the fork that started dshbox to here: the process's time on a
+ * CPU (CLOCK_PROCESS_CPUTIME_ID, exact) and waiting for one (the run queue delay of
+ * /proc/self/schedstat, counted at each switch), which covers the exec and the C start-up.  A start
+ * blocked on a disk read is not counted; -1 when the kernel does not say.
+ */
+static long long start_usec(void)
+{
+	struct timespec cpu;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) < 0)
+		return -1;
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/self/schedstat", "re");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+			wait = 0;
+		fclose(f);
+	}
+	return ((long long)cpu.tv_sec * 1000000000LL + cpu.tv_nsec + (long long)wait) / 1000;
+}
+
+/* DSHBOX_TIMING=1 (any value but empty and "0") turns the timing view on like --timing. */
+static bool timing_from_env(char **envp)
+{
+	const char *v = dsh_env_get(envp, "DSHBOX_TIMING");
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+static void print_timing(const struct dsh_timing *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		fprintf(stderr, "dshbox: timing: %s %lld\n", t->e[i].stage, t->e[i].usec);
+	fflush(stderr);
+}
 
 static int write_report(const char *dest, const char *json)
 {
@@ -73,6 +111,7 @@ int cmd_run(int argc, char **argv, char **envp)
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "report", required_argument, NULL, OPT_REPORT },
 		{ "preserve-fd", required_argument, NULL, OPT_PRESERVE_FD },
+		{ "timing", no_argument, NULL, OPT_TIMING },
 		CLI_POLICY_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -81,7 +120,8 @@ int cmd_run(int argc, char **argv, char **envp)
 	const char *report = NULL;
 	_cleanup_free_ int *keep = NULL;
 	size_t n_keep = 0;
-	int rc = 0, opt;
+	int rc = 0, opt, sig = 0;
+	bool ran = false; /* the timing view is printed for a run only, never after bad input */
 	struct dsh_config config;
 	struct dsh_policy *policy = NULL;
 	struct dsh_run_options ro;
@@ -90,6 +130,8 @@ int cmd_run(int argc, char **argv, char **envp)
 	const struct dsh_backend *b;
 	void *plan;
 	char **cmd = NULL;
+	struct dsh_timing timing = { 0 };
+	struct dsh_timing *tm = timing_from_env(envp) ? &timing : NULL;
 
 	optind = 1;
 	opterr = 0;
@@ -104,6 +146,9 @@ int cmd_run(int argc, char **argv, char **envp)
 			break;
 		case OPT_REPORT:
 			report = optarg;
+			break;
+		case OPT_TIMING:
+			tm = &timing;
 			break;
 		case OPT_PRESERVE_FD: {
 			char *end = NULL;
@@ -149,8 +194,22 @@ int cmd_run(int argc, char **argv, char **envp)
 			goto out;
 		}
 
+	if (tm) {
+		/* "start" ends where the clock starts: here, the options read. */
+		long long started = start_usec();
+		tm->last_ns = dsh_timing_now();
+		if (started >= 0) {
+			tm->e[tm->n].usec = started;
+			snprintf(tm->e[tm->n++].stage, sizeof(tm->e[0].stage), "start");
+		}
+	}
 	if ((rc = cli_policy_load(&po, envp, &config, &policy, &ro)) != 0)
 		goto out_policy;
+	ro.timing = tm;
+	/* A run that says nothing of its backend beforehand lets the start decide (no probe); --report
+	   and --dry-run name the backend before anything runs, so they keep the probe. */
+	ro.start_decides = !report && !dry_run;
+	dsh_timing_mark(tm, "policy", tm ? dsh_timing_now() : 0);
 	cli_policy_print_warnings(&po, policy);
 
 	/* The library decides (SPEC 4): backend, plan, what it enforces, and whether a lost rule refuses
@@ -196,10 +255,46 @@ int cmd_run(int argc, char **argv, char **envp)
 	/* The command sees the environment the env policy left (SPEC 1.7), never dshbox's own. */
 	struct dsh_run_request req = { .argv = cmd, .envp = ro.command_env, .preserve_fds = keep, .n_preserve_fds = n_keep };
 	struct dsh_run_result res = { 0 };
-	if (b->confine(policy, plan, &req, &res, &err) < 0) {
-		rc = cli_fail(err);
-		goto out_plan;
+	size_t before_run = tm ? tm->n : 0;
+	ran = true;
+	/* none execs the command in place of dshbox: what there is to say, said now. */
+	if (tm && b->id == DSH_BACKEND_NONE) {
+		print_timing(tm);
+		tm = NULL;
 	}
+	if (b->confine(policy, plan, &req, &res, &err) < 0) {
+		/* auto's unprobed linux-ns refused by the host before the command ran: the next backend. */
+		const struct dsh_backend *next = NULL;
+		_cleanup_error_ struct dsh_error *why = TAKE_PTR(err);
+		int r = dsh_backend_fall_back(policy, &ro, b, why, &next, &err);
+		if (r == -ENOTSUP && !err) {
+			rc = cli_fail(why);
+			goto out_plan;
+		}
+		if (r < 0) {
+			rc = cli_fail(err);
+			goto out_plan;
+		}
+		memset(&res, 0, sizeof(res));
+		dsh_timing_mark(tm, "fall back", tm ? dsh_timing_now() : 0);
+		/* The next backend answers for its own losses, as a first choice would (SPEC 4). */
+		dsh_run_setup_clear(&setup);
+		if (dsh_run_prepare_backend(policy, &ro, next, &setup, &err) < 0) {
+			rc = cli_fail(err);
+			goto out_plan;
+		}
+		for (size_t i = 0; setup.degraded && setup.degraded[i]; i++)
+			cli_warn("%s", setup.degraded[i]);
+		b = setup.backend;
+		plan = setup.plan;
+		if (b->confine(policy, plan, &req, &res, &err) < 0) {
+			rc = cli_fail(err);
+			goto out_plan;
+		}
+	}
+	/* Backends without a stage table (none, runner): the whole run is one stage. */
+	if (tm && tm->n == before_run)
+		dsh_timing_mark(tm, "run", dsh_timing_now());
 	/* Said only when asked: a successful run prints nothing of dshbox's own. */
 	for (size_t i = 0; res.warnings && res.warnings[i]; i++)
 		if (po.warnings_to_stderr)
@@ -211,7 +306,12 @@ int cmd_run(int argc, char **argv, char **envp)
 		cli_fail(&e);
 		free(res.message);
 	}
-	rc = res.signal ? reproduce_signal(res.signal) : res.exit_code;
+	if (res.signal) {
+		rc = 128 + res.signal;
+		sig = res.signal;
+	} else {
+		rc = res.exit_code;
+	}
 out_plan:
 	dsh_run_setup_clear(&setup);
 out_policy:
@@ -220,5 +320,10 @@ out_policy:
 	dsh_config_clear(&config);
 out:
 	cli_policy_opts_clear(&po);
-	return rc;
+	if (tm && ran) {
+		/* From the command's end to here; what follows (exit) is the process's own teardown. */
+		dsh_timing_mark(tm, "cleanup", dsh_timing_now());
+		print_timing(tm);
+	}
+	return sig ? reproduce_signal(sig) : rc;
 }

@@ -25,7 +25,7 @@
 #include "supervisor/sandbox.h"
 
 /* What the child side tells the supervisor: one record, one write (< PIPE_BUF, so atomic). */
-enum { REC_SETUP = 1, REC_EXEC = 2, REC_WARN = 3 };
+enum { REC_SETUP = 1, REC_EXEC = 2, REC_WARN = 3, REC_TIMING = 4 };
 struct record {
 	int32_t kind;
 	int32_t code;      /* errno */
@@ -51,6 +51,71 @@ static void send_record(int fd, int kind, int exit_code, const char *stage, cons
 	(void)dsh_write_all(fd, &rec, sizeof(rec));
 }
 
+/* ---- the timing view: stage ends noted in init and the command, sent to the supervisor once ---- */
+
+static void clock_note(struct dsh_stage_ctx *c, const char *stage)
+{
+	if (!c->spec->opts || !c->spec->opts->timing || c->n_clock >= ARRAY_SIZE(c->clock))
+		return;
+	c->clock[c->n_clock].stage = stage;
+	c->clock[c->n_clock++].end_ns = dsh_timing_now();
+}
+
+/* One record of "STAGE\tEND_NS" lines, sent by init once the command has exec'd. */
+static void clock_send(const struct dsh_stage_ctx *c)
+{
+	if (!c->n_clock)
+		return;
+	struct record rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.kind = REC_TIMING;
+	size_t len = 0;
+	for (size_t i = 0; i < c->n_clock && len < sizeof(rec.msg); i++)
+		len += (size_t)snprintf(rec.msg + len, sizeof(rec.msg) - len, "%s\t%lld\n", c->clock[i].stage,
+					c->clock[i].end_ns);
+	(void)dsh_write_all(c->report_fd, &rec, sizeof(rec));
+}
+
+static void clock_receive(struct dsh_timing *t, struct record *rec)
+{
+	rec->msg[sizeof(rec->msg) - 1] = '\0';
+	char *save = NULL;
+	for (char *line = strtok_r(rec->msg, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *tab = strchr(line, '\t');
+		if (!tab)
+			continue;
+		*tab = '\0';
+		dsh_timing_mark(t, line, strtoll(tab + 1, NULL, 10));
+	}
+}
+
+/*
+ * A start the host refused where auto's linux-ns probe would have refused it (SPEC 4): the clone of
+ * the namespaces, the id maps, the first mount in them (an AppArmor-restricted namespace holds no
+ * capability), the loopback, a kernel without the mount API.  Nothing of the command has run: said
+ * as DSH_ERR_UNSUPPORTED, so that auto, which lets the start decide (no throw-away namespace made
+ * to probe on every run), moves on to the next backend.
+ */
+static bool refused_by_host(const char *stage, int code)
+{
+	if (!stage)
+		return code == EPERM || code == EINVAL || code == ENOSPC || code == EUSERS || code == ENOSYS ||
+		       code == EACCES;
+	static const char *const ns_stages[] = { "id maps", "propagation", "network" };
+	for (size_t i = 0; i < ARRAY_SIZE(ns_stages); i++) {
+		char head[64];
+		snprintf(head, sizeof(head), "setup stage '%s':", ns_stages[i]);
+		if (strncmp(stage, head, strlen(head)) == 0)
+			return true;
+	}
+	return strncmp(stage, "setup stage 'mounts':", 21) == 0 && code == ENOSYS;
+}
+
+static struct dsh_timing *timing_of(const struct dsh_sandbox_spec *spec)
+{
+	return spec->opts ? spec->opts->timing : NULL;
+}
+
 static _Noreturn void command_main(struct dsh_stage_ctx *c)
 {
 	for (const struct dsh_stage *s = dsh_stages; s->name; s++) {
@@ -65,6 +130,7 @@ static _Noreturn void command_main(struct dsh_stage_ctx *c)
 			send_record(c->report_fd, REC_SETUP, 0, s->name, e);
 			_exit(125);
 		}
+		clock_note(c, s->name);
 	}
 	/* The table always ends in exec, which returns only on failure. */
 	_exit(125);
@@ -80,6 +146,7 @@ static int command_fn(void *p)
 	struct command_arg *a = p;
 	close(a->sfd);
 	close(a->status_fd);
+	clock_note(a->c, "fork");
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	command_main(a->c);
 }
@@ -111,6 +178,7 @@ static void kill_descendants(void)
 
 static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 {
+	clock_note(c, "clone");
 	/* Die with the supervisor; if it is already gone (its end of the pipe closed), stop now. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		_exit(125);
@@ -131,6 +199,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	/* Dumpable while the stages run (the sandbox's root process must own its /proc files to map
 	   ids); nothing untrusted runs before it is made non-dumpable below. */
 	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	clock_note(c, "init");
 	for (const struct dsh_stage *s = dsh_stages; s->name; s++) {
 		if (s->where != DSH_STAGE_INIT || (s->needs_ns && c->spec->no_namespaces))
 			continue;
@@ -139,6 +208,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 			send_record(c->report_fd, REC_SETUP, 0, s->name, e);
 			_exit(125);
 		}
+		clock_note(c, s->name);
 	}
 	if (c->mount_outcome.proc_fallback) {
 		struct dsh_error *w = NULL;
@@ -193,6 +263,8 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		_exit(125);
 	}
 	/* The command has exec'd (or failed): what it handed over is in the socket already. */
+	clock_note(c, "exec");
+	clock_send(c);
 	int listener = bsock[0] >= 0 ? dsh_fd_recv(bsock[0], MSG_DONTWAIT) : -1;
 	if (listener < 0)
 		listener = -1; /* the command sent none: it failed before its broker stage */
@@ -295,6 +367,8 @@ struct gathered {
 	struct record rec;
 	bool have_rec;
 	char **warnings;
+	struct dsh_timing *timing;
+	long long status_ns; /* when the status came: the command's end, for the timing view */
 };
 
 /* The command's status, sent once everything in the sandbox is dead and reaped: the run is over
@@ -306,6 +380,8 @@ static int status_ready(void *data, int fd)
 	if (n < 0 && errno == EINTR)
 		return DSH_CHILD_GO_ON;
 	g->have_status = n == (ssize_t)sizeof(g->cmd_status);
+	if (g->timing)
+		g->status_ns = dsh_timing_now();
 	return DSH_CHILD_DONE;
 }
 
@@ -323,6 +399,8 @@ static int report_ready(void *data, int fd)
 	if (tmp.kind == REC_WARN) {
 		tmp.msg[sizeof(tmp.msg) - 1] = '\0';
 		(void)dsh_strv_push(&g->warnings, tmp.msg);
+	} else if (tmp.kind == REC_TIMING) {
+		clock_receive(g->timing, &tmp);
 	} else if (!g->have_rec) {
 		g->rec = tmp;
 		g->have_rec = true;
@@ -371,7 +449,7 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	if (r < 0)
 		goto out_pipes;
 
-	struct gathered g = { 0 };
+	struct gathered g = { .timing = timing_of(spec) };
 	struct dsh_stage_ctx ctx = { .spec = spec, .caller_mask = ch.caller_mask, .caller_core = core,
 				     .report_fd = report[1], .keeper_fds = { -1, -1 } };
 	/* SPEC 3.14: the keeper inside re-mounts what the host replaces; we watch, it acts. */
@@ -388,10 +466,13 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	struct init_arg arg = { &ctx, report[0], status[0], status[1] };
 	unsigned long flags = spec->no_namespaces ? 0
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (spec->new_net ? CLONE_NEWNET : 0);
+	dsh_timing_mark(g.timing, "prepare", g.timing ? dsh_timing_now() : 0);
 	r = dsh_child_spawn(&ch, flags, init_fn, &arg, err);
 	if (r < 0) {
 		if (flags)
 			dsh_err_hint(err, "this host forbids unprivileged user namespaces; try --backend landlock");
+		if (flags && *err && refused_by_host(NULL, (*err)->code))
+			(*err)->kind = DSH_ERR_UNSUPPORTED;
 		goto out;
 	}
 	close(report[1]);
@@ -414,11 +495,14 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 							"could not be protected again: the run was stopped");
 		goto out;
 	}
+	if (g.status_ns)
+		dsh_timing_mark(g.timing, "command", g.status_ns);
 
 	if (g.have_rec && g.rec.kind == REC_SETUP) {
 		g.rec.msg[sizeof(g.rec.msg) - 1] = '\0';
 		g.rec.hint[sizeof(g.rec.hint) - 1] = '\0';
-		r = dsh_err(err, DSH_ERR_SYSTEM, g.rec.code, "%s", g.rec.msg);
+		r = dsh_err(err, refused_by_host(g.rec.msg, g.rec.code) ? DSH_ERR_UNSUPPORTED : DSH_ERR_SYSTEM,
+			    g.rec.code, "%s", g.rec.msg);
 		if (g.rec.hint[0])
 			dsh_err_hint(err, "%s", g.rec.hint);
 		goto out;

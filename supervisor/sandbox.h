@@ -65,6 +65,13 @@ struct dsh_stage_ctx {
 	int broker_sock;            /* the command's end: the listener goes to init through it, or -1 */
 	int keeper_fds[2];          /* SPEC 3.14: the keeper's request pipe (read, write), or -1 */
 	int exec_exit;              /* 126 or 127 */
+	/* The timing view: where init's and the command's stages ended (the command writes here too:
+	   it shares init's memory until exec).  Kept only when spec->opts->timing is set. */
+	size_t n_clock;
+	struct {
+		const char *stage;
+		long long end_ns;
+	} clock[32];
 };
 
 struct dsh_stage {

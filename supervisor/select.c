@@ -19,6 +19,54 @@ bool dsh_policy_has_deny_rules(const struct dsh_policy *p)
 	return false;
 }
 
+static const enum dsh_backend_id auto_order[] = { DSH_BACKEND_LINUX_NS, DSH_BACKEND_LANDLOCK };
+
+/*
+ * auto from auto_order[from] on, each probed; prior, when set, is the refusal of an earlier backend
+ * (the unprobed start of linux-ns), counted as its probe's.
+ */
+static int select_auto(const struct dsh_policy *p, const struct dsh_run_options *o, size_t from,
+		       const struct dsh_error *prior, const struct dsh_backend **ret, struct dsh_error **err)
+{
+	bool danger = p->mode == DSH_MODE_DANGER_FULL_ACCESS;
+	/* Every backend's refusal goes into the one error: on a host that refuses both, the user needs
+	   to see both reasons to choose a remedy.  The hint is the first backend's, the preferred one. */
+	_cleanup_error_ struct dsh_error *first = NULL;
+	struct dsh_buf why = { 0 };
+	const char *first_hint = prior ? prior->hint : NULL;
+	if (prior)
+		dsh_buf_addf(&why, ": backend 'linux-ns': %s", prior->msg ? prior->msg : "refused");
+	for (size_t i = from; i < ARRAY_SIZE(auto_order); i++) {
+		const struct dsh_backend *b = dsh_backend_get(auto_order[i]);
+		if (!b || !b->probe || !b->confine)
+			continue;
+		struct dsh_error *e = NULL;
+		if (b->probe(p, o, &e) == 0) {
+			dsh_buf_free(&why);
+			*ret = b;
+			return 0;
+		}
+		dsh_buf_addf(&why, "%s%s", why.len ? "; " : ": ", e && e->msg ? e->msg : b->name);
+		if (!first)
+			first = e;
+		else
+			dsh_error_free(e);
+		if (!first_hint && first)
+			first_hint = first->hint;
+	}
+	if (danger) {
+		dsh_buf_free(&why);
+		*ret = &dsh_backend_none;
+		return 0;
+	}
+	_cleanup_free_ char *reasons = dsh_buf_steal(&why);
+	int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "no backend can enforce this policy here%s",
+			reasons ? reasons : "");
+	dsh_err_hint(err, "%s", first_hint ? first_hint
+				: "enable unprivileged user namespaces or Landlock, or choose --mode danger-full-access");
+	return r;
+}
+
 int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options *o,
 		       const struct dsh_backend **ret, struct dsh_error **err)
 {
@@ -43,38 +91,23 @@ int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options 
 		*ret = &dsh_backend_none;
 		return 0;
 	}
-	static const enum dsh_backend_id order[] = { DSH_BACKEND_LINUX_NS, DSH_BACKEND_LANDLOCK };
-	/* Every backend's refusal goes into the one error: on a host that refuses both, the user needs
-	   to see both reasons to choose a remedy.  The hint is the first backend's, the preferred one. */
-	_cleanup_error_ struct dsh_error *first = NULL;
-	struct dsh_buf why = { 0 };
-	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
-		const struct dsh_backend *b = dsh_backend_get(order[i]);
-		if (!b || !b->probe || !b->confine)
-			continue;
-		struct dsh_error *e = NULL;
-		if (b->probe(p, o, &e) == 0) {
-			dsh_buf_free(&why);
-			*ret = b;
-			return 0;
-		}
-		dsh_buf_addf(&why, "%s%s", why.len ? "; " : ": ", e && e->msg ? e->msg : b->name);
-		if (!first)
-			first = e;
-		else
-			dsh_error_free(e);
-	}
-	if (danger) {
-		dsh_buf_free(&why);
-		*ret = &dsh_backend_none;
+	/* The start itself is linux-ns's probe: the same namespaces, made once (issue 14). */
+	const struct dsh_backend *ln = dsh_backend_get(DSH_BACKEND_LINUX_NS);
+	if (o->start_decides && ln && ln->confine) {
+		*ret = ln;
 		return 0;
 	}
-	_cleanup_free_ char *reasons = dsh_buf_steal(&why);
-	int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "no backend can enforce this policy here%s",
-			reasons ? reasons : "");
-	dsh_err_hint(err, "%s", first && first->hint ? first->hint
-				: "enable unprivileged user namespaces or Landlock, or choose --mode danger-full-access");
-	return r;
+	return select_auto(p, o, 0, NULL, ret, err);
+}
+
+int dsh_backend_fall_back(const struct dsh_policy *p, const struct dsh_run_options *o,
+			  const struct dsh_backend *failed, const struct dsh_error *why,
+			  const struct dsh_backend **ret, struct dsh_error **err)
+{
+	if (o->backend != DSH_BACKEND_AUTO || !o->start_decides || !failed || failed->id != DSH_BACKEND_LINUX_NS ||
+	    !why || why->kind != DSH_ERR_UNSUPPORTED)
+		return -ENOTSUP;
+	return select_auto(p, o, 1, why, ret, err);
 }
 
 /* The remedy for a backend's losses: what would enforce every rule instead, then the opt-in. */
@@ -153,13 +186,23 @@ int dsh_run_prepare(const struct dsh_policy *p, const struct dsh_run_options *o,
 		    struct dsh_error **err)
 {
 	const struct dsh_backend *b = NULL;
-	void *plan = NULL;
 	memset(ret, 0, sizeof(*ret));
 	int r = dsh_backend_select(p, o, &b, err);
 	if (r < 0)
 		return r;
-	if ((r = b->compile(p, o, &plan, err)) < 0)
+	dsh_timing_mark(o->timing, "select", o->timing ? dsh_timing_now() : 0);
+	return dsh_run_prepare_backend(p, o, b, ret, err);
+}
+
+int dsh_run_prepare_backend(const struct dsh_policy *p, const struct dsh_run_options *o, const struct dsh_backend *b,
+			    struct dsh_run_setup *ret, struct dsh_error **err)
+{
+	void *plan = NULL;
+	memset(ret, 0, sizeof(*ret));
+	int r = b->compile(p, o, &plan, err);
+	if (r < 0)
 		return r;
+	dsh_timing_mark(o->timing, "compile", o->timing ? dsh_timing_now() : 0);
 	ret->backend = b;
 	ret->plan = plan;
 	if ((r = b->describe(p, plan, &ret->description, err)) < 0)

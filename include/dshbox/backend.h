@@ -119,7 +119,21 @@ struct dsh_run_setup {
  */
 int dsh_run_prepare(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_run_setup *ret,
 		    struct dsh_error **err);
+/* The same for a backend already chosen (auto's fallback after dsh_backend_fall_back). */
+int dsh_run_prepare_backend(const struct dsh_policy *p, const struct dsh_run_options *o, const struct dsh_backend *b,
+			    struct dsh_run_setup *ret, struct dsh_error **err);
 void dsh_run_setup_clear(struct dsh_run_setup *s);
+
+/*
+ * With o->start_decides, auto chooses linux-ns without probing it (the probe makes a throw-away
+ * namespace on every run; the start makes the real one).  When that start fails where the probe
+ * would have refused (an error of kind DSH_ERR_UNSUPPORTED from confine, nothing of the command run),
+ * this chooses the next backend as auto would have: probed, the same errors and fallbacks.  -ENOTSUP
+ * when auto has nothing to fall back on (failed was not auto's unprobed choice): report the error.
+ */
+int dsh_backend_fall_back(const struct dsh_policy *p, const struct dsh_run_options *o,
+			  const struct dsh_backend *failed, const struct dsh_error *why,
+			  const struct dsh_backend **ret, struct dsh_error **err);
 
 /* The --report JSON object (SPEC 2) for a chosen backend and its description. */
 int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_run_options *o,

@@ -137,7 +137,32 @@ struct dsh_run_options {
 	char **command_env;
 	char **env_removed;               /* the names envp held that command_env does not (no values) */
 	enum dsh_env_inherit env_inherit;
+	/* The timing view (DSHBOX_TIMING=1, --timing): where the stages of the run are recorded.  NULL:
+	   no clock is read.  Set by the front end after dsh_run_options_init; it prints it. */
+	struct dsh_timing *timing;
+	/* auto: let the start decide instead of a probe (dsh_backend_select, dsh_backend_fall_back).
+	   Only for a caller that runs at once and says nothing of the backend before the run. */
+	bool start_decides;
 };
+
+/*
+ * The timing view: each stage of a run's start and end with its wall-clock time, in order, so that
+ * the stages add up to the whole run.  A stage's time runs from the end of the previous one.
+ */
+#define DSH_TIMING_MAX 48
+struct dsh_timing_entry {
+	char stage[24];
+	long long usec;
+};
+struct dsh_timing {
+	size_t n;
+	long long last_ns; /* CLOCK_MONOTONIC: where the last stage recorded ended */
+	struct dsh_timing_entry e[DSH_TIMING_MAX];
+};
+/* Now, in CLOCK_MONOTONIC nanoseconds (the same clock in every pid and user namespace). */
+long long dsh_timing_now(void);
+/* Record STAGE as ending at end_ns (taken from the last end); nothing when t is NULL or full. */
+void dsh_timing_mark(struct dsh_timing *t, const char *stage, long long end_ns);
 
 /* Validate c's run options and copy them, with envp, into o.  Errors name the key. */
 int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, char *const *envp,

@@ -5,7 +5,8 @@
  *   bench_syscall [--seccomp] [--landlock DIR] OP ITERS [PATH]
  *
  * OP is getppid (the seccomp action cache: no argument check may touch it), open (openat + close
- * of PATH: Landlock walks the path on every open) or stat (fstatat of PATH: no Landlock hook).
+ * of PATH: Landlock walks the path on every open), orc (openat + read of 4 KiB + close: what the
+ * runtime broker's filter adds to a reader) or stat (fstatat of PATH: no Landlock hook).
  * --seccomp loads dshbox's own filter first; --landlock applies the linux-ns grant set (read beneath
  * /, read+write beneath DIR and the device nodes); both: what `dshbox run` adds to a process.  Run
  * it bare, with either, and inside `dshbox run` (tools/bench.d/syscall.sh) to get ratios measured
@@ -53,7 +54,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (argc - i < 2) {
-		fprintf(stderr, "usage: bench_syscall [--seccomp] [--landlock DIR] getppid|open|stat ITERS [PATH]\n");
+		fprintf(stderr, "usage: bench_syscall [--seccomp] [--landlock DIR] getppid|open|orc|stat ITERS [PATH]\n");
 		return 2;
 	}
 	const char *op = argv[i];
@@ -92,6 +93,14 @@ int main(int argc, char **argv)
 			for (long k = 0; k < iters; k++) {
 				int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 				if (fd < 0)
+					return die(path, NULL);
+				close(fd);
+			}
+		} else if (strcmp(op, "orc") == 0) {
+			char buf[4096];
+			for (long k = 0; k < iters; k++) {
+				int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+				if (fd < 0 || read(fd, buf, sizeof(buf)) < 0)
 					return die(path, NULL);
 				close(fd);
 			}
