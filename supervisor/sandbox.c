@@ -21,6 +21,7 @@
 #include "common/write_all.h"
 #include "supervisor/child.h"
 #include "supervisor/sandbox.h"
+#include "supervisor/terminal.h"
 
 /* What the child side tells the supervisor: one record, one write (< PIPE_BUF, so atomic). */
 enum { REC_SETUP = 1, REC_EXEC = 2, REC_WARN = 3 };
@@ -187,6 +188,8 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	 * The command shares init's memory until it execs (CLONE_VM|CLONE_VFORK, its own stack): no page
 	 * tables copied on the way to exec, and init waits, suspended, until the exec or the failure.
 	 */
+	/* The sandbox is a process group of its own, in the terminal's foreground if dshbox was (SPEC 3.8). */
+	dsh_terminal_enter(c->fg_tty);
 	static char stack[256 * 1024] __attribute__((aligned(16)));
 	struct command_arg arg = { .c = c, .sfd = sfd, .status_fd = status_fd };
 	/* The broker's listener comes back from the command over this pair (SPEC 3.12). */
@@ -247,14 +250,22 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		if (n != (ssize_t)sizeof(si))
 			_exit(125);
 		if (si.ssi_signo != SIGCHLD) {
-			dsh_child_forward(cmd, &si);
+			/* Only what the supervisor passes on: a signal sent to the sandbox's group, by
+			   the terminal or from inside already reached the command itself. */
+			if (dsh_child_passed_on(&si))
+				kill(cmd, (int)si.ssi_signo);
 			continue;
 		}
 		int st;
 		pid_t w;
-		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
-			if (w != cmd)
+		while ((w = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
+			if (w != cmd || WIFSTOPPED(st)) {
+				/* The command stopped for job control: the supervisor follows (it continues us) */
+				int32_t stopped = st;
+				if (w == cmd)
+					(void)dsh_write_all(status_fd, &stopped, sizeof(stopped));
 				continue; /* an orphan re-parented to us: reaped, nothing more */
+			}
 			/* Everything left in the sandbox dies and is reaped before the status goes out.  Without
 			   a pid namespace kill(-1) would reach every process of the user: kill our own only. */
 			if (c->spec->no_namespaces) {
@@ -283,6 +294,7 @@ static int check_preserved(const struct dsh_run_request *req, struct dsh_error *
 
 /* What the supervisor gathers from init's two pipes while it waits. */
 struct gathered {
+	struct dsh_terminal *term;
 	int32_t cmd_status;
 	bool have_status;
 	struct record rec;
@@ -299,6 +311,11 @@ static int status_ready(void *data, int fd)
 	if (n < 0 && errno == EINTR)
 		return DSH_CHILD_GO_ON;
 	g->have_status = n == (ssize_t)sizeof(g->cmd_status);
+	if (g->have_status && WIFSTOPPED(g->cmd_status)) {
+		g->have_status = false;
+		dsh_terminal_stopped(g->term, WSTOPSIG(g->cmd_status));
+		return DSH_CHILD_GO_ON;
+	}
 	return DSH_CHILD_DONE;
 }
 
@@ -364,9 +381,11 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	if (r < 0)
 		goto out_pipes;
 
-	struct gathered g = { 0 };
+	struct dsh_terminal term;
+	dsh_terminal_begin(&term);
+	struct gathered g = { .term = &term };
 	struct dsh_stage_ctx ctx = { .spec = spec, .caller_mask = ch.caller_mask, .caller_core = core,
-				     .report_fd = report[1] };
+				     .report_fd = report[1], .fg_tty = term.handed ? term.fd : -1 };
 	struct init_arg arg = { &ctx, report[0], status[0], status[1] };
 	unsigned long flags = spec->no_namespaces ? 0
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (spec->new_net ? CLONE_NEWNET : 0);
@@ -376,6 +395,8 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 			dsh_err_hint(err, "this host forbids unprivileged user namespaces; try --backend landlock");
 		goto out;
 	}
+	term.pgid = ch.pid; /* init makes its group before it clones the command */
+	ch.own_group = true;
 	close(report[1]);
 	report[1] = -1;
 	close(status[1]);
@@ -414,6 +435,7 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	r = 0;
 out:
 	dsh_strv_free(g.warnings);
+	dsh_terminal_end(&term);
 	dsh_child_end(&ch);
 out_pipes:
 	for (int i = 0; i < 2; i++) {

@@ -64,6 +64,7 @@ struct dsh_stage_ctx {
 	int exec_errno;             /* set by the exec stage when every candidate failed */
 	int broker_sock;            /* the command's end: the listener goes to init through it, or -1 */
 	int exec_exit;              /* 126 or 127 */
+	int fg_tty;                 /* the terminal whose foreground init takes for the sandbox, or -1 */
 };
 
 struct dsh_stage {
