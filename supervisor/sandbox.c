@@ -188,10 +188,10 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	 * The command shares init's memory until it execs (CLONE_VM|CLONE_VFORK, its own stack): no page
 	 * tables copied on the way to exec, and init waits, suspended, until the exec or the failure.
 	 */
-	/* The sandbox is a process group of its own, in the terminal's foreground if dshbox was (SPEC 3.8). */
-	dsh_terminal_enter(c->fg_tty);
 	static char stack[256 * 1024] __attribute__((aligned(16)));
 	struct command_arg arg = { .c = c, .sfd = sfd, .status_fd = status_fd };
+	/* The sandbox is a process group of its own, in the terminal's foreground if dshbox was (SPEC 3.8). */
+	dsh_terminal_enter(c->fg_tty);
 	/* The broker's listener comes back from the command over this pair (SPEC 3.12). */
 	int bsock[2] = { -1, -1 };
 	c->broker_sock = -1;
@@ -259,13 +259,14 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		int st;
 		pid_t w;
 		while ((w = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
-			if (w != cmd || WIFSTOPPED(st)) {
-				/* The command stopped for job control: the supervisor follows (it continues us) */
+			if (w == cmd && WIFSTOPPED(st)) {
+				/* A job-control stop: the supervisor follows it, and continues the sandbox */
 				int32_t stopped = st;
-				if (w == cmd)
-					(void)dsh_write_all(status_fd, &stopped, sizeof(stopped));
-				continue; /* an orphan re-parented to us: reaped, nothing more */
+				(void)dsh_write_all(status_fd, &stopped, sizeof(stopped));
+				continue;
 			}
+			if (w != cmd)
+				continue; /* an orphan re-parented to us (or stopped): nothing more */
 			/* Everything left in the sandbox dies and is reaped before the status goes out.  Without
 			   a pid namespace kill(-1) would reach every process of the user: kill our own only. */
 			if (c->spec->no_namespaces) {
