@@ -102,7 +102,8 @@ int dsh_landlock_spec_add_siblings(struct dsh_landlock_spec *s, const struct dsh
 				   size_t n_targets, uint64_t sibling_access, size_t max_grants,
 				   struct dsh_error **err);
 
-/* Device nodes a command needs written (SPEC 3.6), never all of /dev. */
+/* Device nodes a command needs written (SPEC 3.6), never all of /dev; no terminal but /dev/tty
+   (the caller's own): the host's /dev/pts holds every other terminal of the user. */
 extern const char *const dsh_landlock_devices[];
 
 enum {

@@ -131,8 +131,7 @@ int dsh_landlock_spec_add(struct dsh_landlock_spec *s, const char *path, int fd,
 }
 
 const char *const dsh_landlock_devices[] = {
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/tty",  "/dev/ptmx", "/dev/pts",  NULL,
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", NULL,
 };
 
 int dsh_landlock_spec_for_sandbox(const struct dsh_policy *p, int abi, unsigned flags,
@@ -157,6 +156,12 @@ int dsh_landlock_spec_for_sandbox(const struct dsh_policy *p, int abi, unsigned 
 	}
 	for (size_t i = 0; r >= 0 && dsh_landlock_devices[i]; i++)
 		r = dsh_landlock_spec_add(&s, dsh_landlock_devices[i], -1, dsh_landlock_fs_rw(abi), err);
+	/* The sandbox's own devpts, and the caller's terminal bound on /dev/console (ns/mount.c): no
+	   other terminal is in this /dev.  Missing (no terminal): no grant. */
+	if (r >= 0)
+		r = dsh_landlock_spec_add(&s, "/dev/pts", -1, dsh_landlock_fs_rw(abi), err);
+	if (r >= 0)
+		r = dsh_landlock_spec_add(&s, "/dev/console", -1, dsh_landlock_fs_rw(abi), err);
 	if (r >= 0 && (flags & DSH_LANDLOCK_PRIVATE_DEV_SHM))
 		r = dsh_landlock_spec_add(&s, "/dev/shm", -1, dsh_landlock_fs_rw(abi), err);
 	if (r < 0) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cleanup.h"
 #include "ns/mount.h"
@@ -84,6 +85,7 @@ struct applier {
 	const struct dsh_mount_plan *plan;
 	int *clones;          /* per entry: the writable root's clone, taken before the read-only pass */
 	int dev_nodes[6];     /* host device nodes, cloned before the read-only pass */
+	int console;          /* the caller's terminal, cloned for /dev/console; -1: none */
 	int proc_clone;       /* the host's /proc, for the fallback */
 	int mask_file;        /* the first file mask: the one empty mode-000 file, attached */
 	int mask_dir;         /* the first directory mask: a read-only tmpfs of mode 000, attached */
@@ -229,6 +231,31 @@ static int apply_bind_rw_tmp(struct applier *a, size_t i, const struct dsh_mount
 	return m_move(a->clones[i], t, "", err);
 }
 
+/*
+ * The caller's terminal (stdin, stdout or stderr), cloned from the host's /dev by its name, for
+ * /dev/console (SPEC 3.6): inside, `tty` and ttyname() look the descriptor's node up in /dev/pts
+ * (the sandbox's own) and then in /dev, where this bind is the same inode.  The descriptor's own
+ * mount is the host namespace's, which open_tree cannot clone; its name in our copy of the host
+ * tree can, and the clone must be the very device the descriptor is.  -1: no terminal.
+ */
+static int clone_terminal(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		char name[256];
+		struct stat want, got;
+		if (!isatty(fd) || ttyname_r(fd, name, sizeof(name)) != 0 || fstat(fd, &want) < 0)
+			continue;
+		int m = open_tree(AT_FDCWD, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (m < 0)
+			continue;
+		if (fstat(m, &got) == 0 && S_ISCHR(got.st_mode) && got.st_rdev == want.st_rdev &&
+		    got.st_ino == want.st_ino && got.st_dev == want.st_dev)
+			return m;
+		close(m);
+	}
+	return -1;
+}
+
 static int apply_dev(struct applier *a, const struct dsh_mount_entry *e, struct dsh_error **err)
 {
 	static const char *const dev_opts[] = { "mode=0755", "size=64k", NULL };
@@ -257,6 +284,14 @@ static int apply_dev(struct applier *a, const struct dsh_mount_entry *e, struct 
 		close(f);
 		if ((r = m_move(a->dev_nodes[k], d, dev_node_names[k], err)) < 0)
 			return dsh_err_prefix(err, "/dev/%s", dev_node_names[k]);
+	}
+	if (a->console >= 0) {
+		int f = openat(d, "console", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+		if (f < 0)
+			return dsh_err_sys(err, errno, "create /dev/console");
+		close(f);
+		if ((r = m_move(a->console, d, "console", err)) < 0)
+			return dsh_err_prefix(err, "/dev/console");
 	}
 	if (mkdirat(d, "pts", 0755) < 0 || mkdirat(d, "shm", 01777) < 0)
 		return dsh_err_sys(err, errno, "mkdir /dev/pts, /dev/shm");
@@ -451,7 +486,7 @@ static int entry_error(const struct dsh_mount_plan *plan, size_t i, struct dsh_e
 int dsh_mount_plan_apply(const struct dsh_mount_plan *plan, struct dsh_mount_outcome *out,
 			 struct dsh_error **err)
 {
-	struct applier a = { .plan = plan, .proc_clone = -1, .mask_file = -1, .mask_dir = -1, .out = out };
+	struct applier a = { .plan = plan, .proc_clone = -1, .mask_file = -1, .mask_dir = -1, .console = -1, .out = out };
 	int r = 0;
 	for (size_t k = 0; k < ARRAY_SIZE(a.dev_nodes); k++)
 		a.dev_nodes[k] = -1;
@@ -477,6 +512,7 @@ int dsh_mount_plan_apply(const struct dsh_mount_plan *plan, struct dsh_mount_out
 				snprintf(p, sizeof(p), "/dev/%s", dev_node_names[k]);
 				a.dev_nodes[k] = open_tree(AT_FDCWD, p, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 			}
+			a.console = clone_terminal();
 		} else if (e->action == DSH_MOUNT_PROC) {
 			a.proc_clone = open_tree(AT_FDCWD, "/proc", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 		}

@@ -332,7 +332,7 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 					    "created directly in them (even in danger-full-access)");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "/dev is the host's: only null, zero, full, random, urandom, tty, ptmx and "
-					    "pts are granted; /dev/shm (host storage) is not (POSIX shared memory fails); "
+					    "the caller's own terminal are granted (a pty made inside cannot be opened); /dev/shm (host storage) is not (POSIX shared memory fails); "
 					    "so / itself, on the way to /dev, cannot be listed");
 	/*
 	 * What a kernel denial prints under this backend: Landlock and the broker refuse with EACCES, and a
@@ -406,6 +406,29 @@ static bool may_hold_sockets(const struct dsh_walk_match *m)
 {
 	struct stat st;
 	return m->is_dir || lstat(m->path, &st) < 0 || S_ISSOCK(st.st_mode);
+}
+
+/*
+ * The caller's own terminal (stdin, stdout or stderr), by its name in the host's /dev/pts, read +
+ * write: never /dev/pts as a whole, where every other terminal of the user is (its keystrokes
+ * could be read, text typed into it).  The grant must open the very node the descriptor is.
+ */
+static int add_own_terminals(struct dsh_landlock_spec *s, int abi, struct dsh_error **err)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		char name[256];
+		struct stat st;
+		if (!isatty(fd) || ttyname_r(fd, name, sizeof(name)) != 0 || fstat(fd, &st) < 0)
+			continue;
+		int r = dsh_landlock_spec_add(s, name, -1, dsh_landlock_fs_rw(abi), err);
+		if (r < 0)
+			return r;
+		struct dsh_landlock_grant *g = &s->grants[s->n_grants - 1];
+		g->no_symlinks = g->check_id = g->skip_stale = true;
+		g->dev = st.st_dev;
+		g->ino = st.st_ino;
+	}
+	return 0;
 }
 
 int dsh_landlock_plan_build(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_landlock_plan **ret,
@@ -501,6 +524,8 @@ int dsh_landlock_plan_build_abi(const struct dsh_policy *p, const struct dsh_run
 		r = dsh_landlock_spec_add_roots(&plan->spec, p, err);
 	for (size_t i = 0; r >= 0 && dsh_landlock_devices[i]; i++)
 		r = dsh_landlock_spec_add(&plan->spec, dsh_landlock_devices[i], -1, dsh_landlock_fs_rw(abi), err);
+	if (r >= 0)
+		r = add_own_terminals(&plan->spec, abi, err);
 	struct dsh_seccomp_opts so = { .deny_inet = !o->network, .deny_sysv_ipc = true };
 	if (r >= 0)
 		r = dsh_seccomp_compile(&so, &plan->seccomp, err);

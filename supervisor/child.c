@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +33,28 @@ void dsh_child_forward(pid_t pid, const struct signalfd_siginfo *si)
 {
 	if (si->ssi_signo != SIGCHLD && si->ssi_code != SI_KERNEL)
 		kill(pid, (int)si->ssi_signo);
+}
+
+/* The mark on what a supervisor passes on to its own_group child ("dshb"). */
+#define PASSED_ON 0x64736862
+
+bool dsh_child_passed_on(const struct signalfd_siginfo *si)
+{
+	return si->ssi_code == SI_QUEUE && si->ssi_int == PASSED_ON;
+}
+
+static void pass_on(struct dsh_child *c, const struct signalfd_siginfo *si)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long ms = (now.tv_sec - c->last.at.tv_sec) * 1000 + (now.tv_nsec - c->last.at.tv_nsec) / 1000000;
+	if (si->ssi_code == SI_USER && si->ssi_pid && si->ssi_signo == c->last.signo && si->ssi_pid == c->last.pid &&
+	    ms < 100)
+		return;
+	c->last.signo = si->ssi_signo;
+	c->last.pid = si->ssi_code == SI_USER ? si->ssi_pid : 0;
+	c->last.at = now;
+	(void)sigqueue(c->pid, (int)si->ssi_signo, (union sigval){ .sival_int = PASSED_ON });
 }
 
 int dsh_child_begin(struct dsh_child *c, struct dsh_error **err)
@@ -133,6 +156,8 @@ static void take_signals(struct dsh_child *c)
 	while (read(c->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			chld = true;
+		else if (c->own_group)
+			pass_on(c, &si);
 		else
 			dsh_child_forward(c->pid, &si);
 	}

@@ -20,6 +20,8 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 #include <sys/signalfd.h>
 #include <sys/types.h>
 
@@ -32,6 +34,17 @@ struct dsh_child {
 	sigset_t caller_mask;   /* the mask before begin: the child's command gets it back at exec */
 	bool reaped;
 	int status;             /* the wait status, once reaped */
+	/*
+	 * Set by the caller once spawned: the child leads a process group of its own (the sandbox's
+	 * init), so a signal reaching us reached only us, the terminal's included; it is passed on
+	 * with sigqueue, marked (dsh_child_passed_on), and the same signal from the same sender again
+	 * within 100 ms is passed on once: GNU timeout sends it to our pid and then to our group.
+	 */
+	bool own_group;
+	struct {
+		uint32_t signo, pid;
+		struct timespec at;
+	} last;
 };
 
 /* SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH (SPEC 3.8), and SIGCHLD. */
@@ -42,6 +55,10 @@ void dsh_child_signal_set(sigset_t *ret);
  * (SI_KERNEL) already went to the whole foreground group, pid's included: it is not sent twice.
  */
 void dsh_child_forward(pid_t pid, const struct signalfd_siginfo *si);
+
+/* In the child of an own_group supervisor: the signal came from the supervisor, to be passed on
+   (a signal sent to the group or by the terminal already reached everyone it was for). */
+bool dsh_child_passed_on(const struct signalfd_siginfo *si);
 
 int dsh_child_begin(struct dsh_child *c, struct dsh_error **err);
 

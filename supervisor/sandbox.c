@@ -23,6 +23,7 @@
 #include "common/write_all.h"
 #include "supervisor/child.h"
 #include "supervisor/sandbox.h"
+#include "supervisor/terminal.h"
 
 /* What the child side tells the supervisor: one record, one write (< PIPE_BUF, so atomic). */
 enum { REC_SETUP = 1, REC_EXEC = 2, REC_WARN = 3, REC_TIMING = 4 };
@@ -243,6 +244,8 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	 */
 	static char stack[256 * 1024] __attribute__((aligned(16)));
 	struct command_arg arg = { .c = c, .sfd = sfd, .status_fd = status_fd };
+	/* The sandbox is a process group of its own, in the terminal's foreground if dshbox was (SPEC 3.8). */
+	dsh_terminal_enter(c->fg_tty);
 	/* The broker's listener comes back from the command over this pair (SPEC 3.12). */
 	int bsock[2] = { -1, -1 };
 	c->broker_sock = -1;
@@ -305,14 +308,23 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		if (n != (ssize_t)sizeof(si))
 			_exit(125);
 		if (si.ssi_signo != SIGCHLD) {
-			dsh_child_forward(cmd, &si);
+			/* Only what the supervisor passes on: a signal sent to the sandbox's group, by
+			   the terminal or from inside already reached the command itself. */
+			if (dsh_child_passed_on(&si))
+				kill(cmd, (int)si.ssi_signo);
 			continue;
 		}
 		int st;
 		pid_t w;
-		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+		while ((w = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
+			if (w == cmd && WIFSTOPPED(st)) {
+				/* A job-control stop: the supervisor follows it, and continues the sandbox */
+				int32_t stopped = st;
+				(void)dsh_write_all(status_fd, &stopped, sizeof(stopped));
+				continue;
+			}
 			if (w != cmd)
-				continue; /* an orphan re-parented to us: reaped, nothing more */
+				continue; /* an orphan re-parented to us (or stopped): nothing more */
 			/* Everything left in the sandbox dies and is reaped before the status goes out.  Without
 			   a pid namespace kill(-1) would reach every process of the user: kill our own only. */
 			if (c->spec->no_namespaces) {
@@ -362,6 +374,7 @@ static int remask_ready(void *data, int fd)
 
 /* What the supervisor gathers from init's two pipes while it waits. */
 struct gathered {
+	struct dsh_terminal *term;
 	int32_t cmd_status;
 	bool have_status;
 	struct record rec;
@@ -382,6 +395,11 @@ static int status_ready(void *data, int fd)
 	g->have_status = n == (ssize_t)sizeof(g->cmd_status);
 	if (g->timing)
 		g->status_ns = dsh_timing_now();
+	if (g->have_status && WIFSTOPPED(g->cmd_status)) {
+		g->have_status = false;
+		dsh_terminal_stopped(g->term, WSTOPSIG(g->cmd_status));
+		return DSH_CHILD_GO_ON;
+	}
 	return DSH_CHILD_DONE;
 }
 
@@ -449,9 +467,12 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	if (r < 0)
 		goto out_pipes;
 
-	struct gathered g = { .timing = timing_of(spec) };
+	struct dsh_terminal term;
+	dsh_terminal_begin(&term);
+	struct gathered g = { .timing = timing_of(spec), .term = &term };
 	struct dsh_stage_ctx ctx = { .spec = spec, .caller_mask = ch.caller_mask, .caller_core = core,
-				     .report_fd = report[1], .keeper_fds = { -1, -1 } };
+				     .report_fd = report[1], .keeper_fds = { -1, -1 },
+				     .fg_tty = term.handed ? term.fd : -1 };
 	/* SPEC 3.14: the keeper inside re-mounts what the host replaces; we watch, it acts. */
 	struct remask_state rm = { .w = { .fd = -1 } };
 	if (!spec->no_namespaces && spec->mounts) {
@@ -475,6 +496,8 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 			(*err)->kind = DSH_ERR_UNSUPPORTED;
 		goto out;
 	}
+	term.pgid = ch.pid; /* init makes its group before it clones the command */
+	ch.own_group = true;
 	close(report[1]);
 	report[1] = -1;
 	close(status[1]);
@@ -531,6 +554,7 @@ out:
 		if (ctx.keeper_fds[i] >= 0)
 			close(ctx.keeper_fds[i]);
 	dsh_strv_free(g.warnings);
+	dsh_terminal_end(&term);
 	dsh_child_end(&ch);
 out_pipes:
 	for (int i = 0; i < 2; i++) {

@@ -72,6 +72,7 @@ struct dsh_stage_ctx {
 		const char *stage;
 		long long end_ns;
 	} clock[32];
+	int fg_tty;                 /* the terminal whose foreground init takes for the sandbox, or -1 */
 };
 
 struct dsh_stage {
