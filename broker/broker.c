@@ -529,7 +529,14 @@ static int do_openat2(struct call *c)
 		_cleanup_close_ int base = path[0] == '/' ? -1 : caller_base(c, (int)ARG(0));
 		if (path[0] != '/' && base < 0)
 			return answer(c, base);
-		int fd = dsh_openat2(base >= 0 ? base : AT_FDCWD, path, how.flags, how.mode, how.resolve);
+		uint64_t flags = how.flags;
+		if (flags & O_PATH) {
+			/* The kernel hands no O_PATH descriptor over (SECCOMP_IOCTL_NOTIF_ADDFD takes only
+			   real files): the caller gets a read-only one on the same object, which serves as
+			   a dirfd, for fstat and for Landlock rules alike.  Where it cannot be read: EACCES. */
+			flags = (flags & (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) | O_RDONLY | O_NONBLOCK | O_NOCTTY;
+		}
+		int fd = dsh_openat2(base >= 0 ? base : AT_FDCWD, path, flags, how.mode, how.resolve);
 		return fd < 0 ? answer(c, -errno) : respond_fd(c, fd, how.flags & O_CLOEXEC);
 	}
 	return do_open(c, (int)ARG(0), ARG(1), how.flags, how.mode, how.resolve);

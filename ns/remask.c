@@ -175,6 +175,8 @@ _Noreturn void dsh_remask_keeper(const struct dsh_mount_plan *plan, int req_fd)
 {
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* Out of the caller's job and session: a shell's job control (Ctrl-Z, fg) never waits on it. */
+	(void)setsid();
 	struct keeper k = { plan, { -1, -1 } };
 	take_spares(&k);
 	for (;;) {
