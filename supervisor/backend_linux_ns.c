@@ -86,7 +86,9 @@ static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *
 	int abi = dsh_landlock_abi();
 	lp->landlock = abi >= 1 && p->mode != DSH_MODE_DANGER_FULL_ACCESS;
 	if (lp->landlock)
-		r = dsh_landlock_spec_for_sandbox(p, abi, lp->mounts->dev ? DSH_LANDLOCK_PRIVATE_DEV_SHM : 0,
+		r = dsh_landlock_spec_for_sandbox(p, abi,
+						  (lp->mounts->dev ? DSH_LANDLOCK_PRIVATE_DEV_SHM : 0) |
+							  (lp->mounts->private_tmp ? DSH_LANDLOCK_PRIVATE_TMP : 0),
 						  &lp->ll, err);
 	if (r >= 0)
 		r = dsh_seccomp_compile(NULL, &lp->seccomp, err);
@@ -124,7 +126,7 @@ static int rule_report(const struct dsh_policy *p, const struct dsh_rule *r, str
 			} else if (root && root->readonly_by) {
 				if (asprintf(&dyn, "read-only: inside rule \"%s\"", root->readonly_by->text) < 0)
 					return -ENOMEM;
-			} else if (r->canonical && dsh_path_is_beneath(r->canonical, "/tmp"))
+			} else if (r->canonical && dsh_path_is_beneath(r->canonical, "/tmp") && p->tmp == DSH_TMP_PRIVATE)
 				how = "writable bind, at its path inside the private /tmp";
 			else
 				how = "writable bind (cloned before the read-only pass)";
@@ -169,9 +171,13 @@ static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 						 "inside a writable root are not covered by the mount tree (the file "
 						 "fence still enforces them)") < 0)
 		goto oom;
-	if (p->mode != DSH_MODE_DANGER_FULL_ACCESS &&
-	    dsh_strv_push(&ret->notes, "/tmp is a private tmpfs: host files under /tmp outside the writable roots "
-				       "are invisible, and writes there never reach the host") < 0)
+	if (lp->mounts->private_tmp &&
+	    dsh_strv_push(&ret->notes, "/tmp is a private writable tmpfs: host files under /tmp outside the writable "
+				       "roots are invisible, and writes there never reach the host") < 0)
+		goto oom;
+	if (!lp->mounts->private_tmp && p->mode == DSH_MODE_WORKSPACE_WRITE &&
+	    dsh_strv_push(&ret->notes, "/tmp is the host's, writable (tmp: host): the same /tmp the file fence "
+				       "writes; tmp: private makes it a private tmpfs") < 0)
 		goto oom;
 	if (lp->opts->protect_sockets) {
 		char *const *socks = dsh_policy_host_sockets(p);

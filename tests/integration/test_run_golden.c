@@ -128,7 +128,7 @@ Test(run_golden, dry_run_plans)
 	}
 }
 
-/* A workspace under the host's /tmp (bound inside the private /tmp) and the daemon sockets. */
+/* A workspace under the host's /tmp (bound inside the private /tmp: tmp: private) and the daemon sockets. */
 Test(run_golden, tmp_workspace_and_sockets)
 {
 	bool update = getenv("DSHBOX_UPDATE_GOLDEN") && strcmp(getenv("DSHBOX_UPDATE_GOLDEN"), "1") == 0;
@@ -146,7 +146,10 @@ Test(run_golden, tmp_workspace_and_sockets)
 	char *sock = strchr(ssh, '=') + 1;
 	dsh_test_write_file(sock, "");
 	char *genv[] = { "PATH=/usr/bin:/bin", xdg, ssh, NULL };
-	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--dry-run", "--workspace", tmpws, "--access", "-- *.pem",
+	_cleanup_free_ char *cfg = NULL;
+	cr_assert(asprintf(&cfg, "%s/private-tmp.yml", root) > 0);
+	dsh_test_write_file(cfg, "tmp: private\n");
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--dry-run", "--config", cfg, "--workspace", tmpws, "--access", "-- *.pem",
 			 "--access", "-- /tmp/**/*.pem", "--", "true", NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run(argv, genv, NULL, &r), 0);

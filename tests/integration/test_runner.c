@@ -81,6 +81,11 @@ Test(runner_bwrap, no_rule_verdicts_agree_with_linux_ns, .timeout = 300)
 		if (strcmp(c->fields[1], "-") != 0)
 			continue; /* rules are refused with runnerCommand (SPEC 1.5) */
 		const char *mode = c->fields[0], *op = c->fields[2], *want = c->fields[4];
+		/* SPEC 3.6: read-only mode gets a private writable /tmp under linux-ns (nothing reaches the
+		   host), the runner's official arguments a read-only one; the vectors' deny is the policy's
+		   (the file fence's), checked by the fence conformance. */
+		if (strcmp(mode, "read-only") == 0 && under_tmp(c->fields[3]))
+			continue;
 		_cleanup_free_ char *root = dsh_test_mkdtemp();
 		_cleanup_free_ char *ws = NULL, *path = NULL;
 		cr_assert(asprintf(&ws, "%s%s", root, v.workspace) > 0);
