@@ -20,6 +20,7 @@
 #include "common/strv.h"
 #include "common/write_all.h"
 #include "supervisor/child.h"
+#include "supervisor/probe.h"
 #include "supervisor/sandbox.h"
 
 /* What the child side tells the supervisor: one record, one write (< PIPE_BUF, so atomic). */
@@ -372,7 +373,10 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (spec->new_net ? CLONE_NEWNET : 0);
 	r = dsh_child_spawn(&ch, flags, init_fn, &arg, err);
 	if (r < 0) {
-		if (flags)
+		if (flags && r == -EPERM && dsh_probe_inside_dshbox())
+			dsh_err_hint(err, "this runs inside a dshbox sandbox, which refuses new user namespaces: give "
+					  "the outer one nestedSandbox: true");
+		else if (flags)
 			dsh_err_hint(err, "this host forbids unprivileged user namespaces; try --backend landlock");
 		goto out;
 	}

@@ -326,6 +326,40 @@ Test(escape, mount_attacks_from_inside_unshare_Urm)
 	fx_check_and_free(&f);
 }
 
+/*
+ * nestedSandbox: true (SPEC 1.5) lets the command make user namespaces and mount in them; the
+ * sandbox's own mounts must stay locked there: no umount of a mask, no remount read-write, no
+ * non-recursive bind that would uncover one.  The landlock backend keeps its refusals (Landlock
+ * forbids mounts to its domain anyway).
+ */
+Test(escape, nested_sandbox_keeps_the_mounts_locked)
+{
+	struct fx f;
+	fx_init(&f);
+	char *target = fmt("%s/bindtarget", f.ws);
+	cr_assert_eq(mkdir(target, 0755), 0);
+	char *cfg = fmt("%s/nested.yml", f.top);
+	dsh_test_write_file(cfg, "nestedSandbox: true\n");
+	const char *extra[] = { "--config", cfg, NULL };
+	struct dsh_proc r;
+	/* The file mask: its path resolves, so umount meets the lock itself (EINVAL), not a search. */
+	run_attack(&f, &r, extra, "unshare", f.top, "secret/key", target, f.secret_file, NULL);
+	if (landlock_backend())
+		EXPECT("unshare", &r, "unshare_Urm=EPERM", "umount=EPERM", "remount_rw=EPERM", "bind=EPERM",
+		       "read_secret=EACCES", "unshare_prog_status=1");
+	else
+		EXPECT("unshare", &r, "unshare_Urm=ok", "umount=EINVAL", "remount_rw=EPERM", "bind=EINVAL",
+		       "read_secret=EACCES", "unshare_prog_status=1");
+	dsh_proc_clear(&r);
+	/* The directory mask, from a path beneath it. */
+	run_attack(&f, &r, extra, "unshare", f.top, "secret/key", target, f.secret_key, NULL);
+	expect_lines("unshare (dir)", r.out, "read_secret=EACCES", "unshare_prog_status=1", NULL);
+	dsh_proc_clear(&r);
+	free(target);
+	free(cfg);
+	fx_check_and_free(&f);
+}
+
 Test(escape, every_new_mount_api_syscall)
 {
 	struct fx f;
