@@ -419,6 +419,17 @@ Test(escape, ptrace_pid_1)
 	       "ptrace_seize_ppid=EPERM", "process_vm_readv_ppid=EPERM", "process_vm_writev_ppid=EPERM",
 	       "pidfd_getfd_ppid=EPERM");
 	dsh_proc_clear(&r);
+	/* nestedSandbox: from a user namespace of its own, with every capability there, still none. */
+	if (!landlock_backend()) {
+		char *cfg = fmt("%s/nested.yml", f.top);
+		dsh_test_write_file(cfg, "nestedSandbox: true\n");
+		const char *extra[] = { "--config", cfg, NULL };
+		run_attack(&f, &r, extra, "ptrace1-userns", NULL);
+		EXPECT("ptrace1-userns", &r, "unshare_user=ok", "ptrace_attach_1=EPERM", "ptrace_seize_1=EPERM",
+		       "process_vm_readv_1=EPERM", "process_vm_writev_1=EPERM", "pidfd_getfd_1=EPERM");
+		dsh_proc_clear(&r);
+		free(cfg);
+	}
 	fx_check_and_free(&f);
 }
 

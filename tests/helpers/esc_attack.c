@@ -241,6 +241,13 @@ static int a_ptrace1(int argc, char **argv)
 	return 0;
 }
 
+/* The same from a user namespace of the command's own (nestedSandbox): every capability there. */
+static int a_ptrace1_userns(int argc, char **argv)
+{
+	TRY("unshare_user", unshare(CLONE_NEWUSER));
+	return a_ptrace1(argc, argv);
+}
+
 /* argv: HOST_PID (a process outside the sandbox, same user) */
 static int a_ptrace_out(int argc, char **argv)
 {
@@ -540,7 +547,7 @@ static const struct {
 	{ "tiocsti", a_tiocsti },     { "tioclinux", a_tioclinux },   { "umount", a_umount },
 	{ "remount", a_remount },     { "bind-parent", a_bind_parent }, { "unshare", a_unshare },
 	{ "mountapi", a_mountapi },   { "userns", a_userns },         { "kernel", a_kernel },
-	{ "ptrace1", a_ptrace1 },     { "ptrace-out", a_ptrace_out }, { "ptrace-sibling", a_ptrace_sibling },
+	{ "ptrace1", a_ptrace1 },     { "ptrace-out", a_ptrace_out }, { "ptrace1-userns", a_ptrace1_userns }, { "ptrace-sibling", a_ptrace_sibling },
 	{ "signal", a_signal },         { "procroot", a_procroot },
 	{ "links", a_links },         { "rename-ro", a_rename_ro },   { "inherited", a_inherited },
 	{ "setuid", a_setuid },       { "rawdisk", a_rawdisk },       { "sysrq", a_sysrq },
