@@ -128,7 +128,7 @@ Test(run_golden, dry_run_plans)
 	}
 }
 
-/* A workspace under the host's /tmp (bound inside the private /tmp: tmp: private) and the daemon sockets. */
+/* A workspace under the host's /tmp (bound inside the private /tmp) and the daemon sockets. */
 Test(run_golden, tmp_workspace_and_sockets)
 {
 	bool update = getenv("DSHBOX_UPDATE_GOLDEN") && strcmp(getenv("DSHBOX_UPDATE_GOLDEN"), "1") == 0;
@@ -146,6 +146,7 @@ Test(run_golden, tmp_workspace_and_sockets)
 	char *sock = strchr(ssh, '=') + 1;
 	dsh_test_write_file(sock, "");
 	char *genv[] = { "PATH=/usr/bin:/bin", xdg, ssh, NULL };
+	/* The private /tmp is tmp: private's (tmp: host, the default, binds the host's). */
 	_cleanup_free_ char *cfg = NULL;
 	cr_assert(asprintf(&cfg, "%s/private-tmp.yml", root) > 0);
 	dsh_test_write_file(cfg, "tmp: private\n");
