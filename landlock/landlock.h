@@ -110,12 +110,15 @@ enum {
 	/* /dev/shm is a private tmpfs in this sandbox (linux-ns): it may be written.  Without the
 	   flag /dev/shm is the host's shared memory and stays read-only. */
 	DSH_LANDLOCK_PRIVATE_DEV_SHM = 1 << 0,
+	/* /tmp is a private tmpfs (linux-ns: read-only mode, tmp: private): it may be written, and
+	   nothing written there reaches the host (SPEC 3.6). */
+	DSH_LANDLOCK_PRIVATE_TMP = 1 << 1,
 };
 
 /*
  * The grants of the linux-ns sandbox (pure): read + execute beneath /, read + write beneath every
  * live writable root that no r- rule covers, write on the device nodes, plus /dev/shm with
- * DSH_LANDLOCK_PRIVATE_DEV_SHM.  The mount tree does the masking; Landlock is the second wall.
+ * DSH_LANDLOCK_PRIVATE_DEV_SHM and /tmp with DSH_LANDLOCK_PRIVATE_TMP.  The mount tree does the masking; Landlock is the second wall.
  */
 int dsh_landlock_spec_for_sandbox(const struct dsh_policy *p, int abi, unsigned flags,
 				  struct dsh_landlock_spec *ret, struct dsh_error **err);

@@ -164,6 +164,8 @@ int dsh_landlock_spec_for_sandbox(const struct dsh_policy *p, int abi, unsigned 
 		r = dsh_landlock_spec_add(&s, "/dev/console", -1, dsh_landlock_fs_rw(abi), err);
 	if (r >= 0 && (flags & DSH_LANDLOCK_PRIVATE_DEV_SHM))
 		r = dsh_landlock_spec_add(&s, "/dev/shm", -1, dsh_landlock_fs_rw(abi), err);
+	if (r >= 0 && (flags & DSH_LANDLOCK_PRIVATE_TMP))
+		r = dsh_landlock_spec_add(&s, "/tmp", -1, dsh_landlock_fs_rw(abi), err);
 	if (r < 0) {
 		dsh_landlock_spec_clear(&s);
 		return r;

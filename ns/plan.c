@@ -93,7 +93,7 @@ static const char *root_why(const struct dsh_root *r)
 	case DSH_ROOT_WORKSPACE:
 		return "workspace";
 	case DSH_ROOT_TMP:
-		return "/tmp";
+		return "/tmp, tmp: host";
 	case DSH_ROOT_TMPDIR:
 		return "$TMPDIR";
 	case DSH_ROOT_RULE:
@@ -266,6 +266,38 @@ static bool root_is_tmp_itself(const struct dsh_policy *p)
 	return false;
 }
 
+/*
+ * /tmp (SPEC 3.6).  In workspace-write with `tmp: host` (the default) /tmp is the host's: a writable
+ * root of the policy like the workspace, bound by add_roots, the same /tmp the file fence writes.
+ * In read-only mode and with `tmp: private`, a private writable tmpfs (compilers, heredocs, mktemp
+ * need one; nothing written there reaches the host), with the writable roots under /tmp bound at
+ * their own paths inside it.  An agent that works in /tmp itself keeps the host's /tmp (a private
+ * one would hide its work).  danger-full-access leaves /tmp alone.
+ */
+static int plan_tmp(struct dsh_mount_plan *plan, const struct dsh_policy *p)
+{
+	plan->private_tmp = false;
+	plan->tmp_writable = false;
+	switch (p->mode) {
+	case DSH_MODE_DANGER_FULL_ACCESS:
+		return 0;
+	case DSH_MODE_WORKSPACE_WRITE:
+		if (p->tmp == DSH_TMP_HOST)
+			return 0; /* a root: add_roots binds it writable */
+		if (root_is_tmp_itself(p))
+			return note(plan, "/tmp is the host's (tmp: private is moot): the workspace or an rw rule is "
+					  "/tmp itself");
+		break;
+	case DSH_MODE_READ_ONLY:
+		break;
+	}
+	plan->private_tmp = true;
+	plan->tmp_writable = true;
+	return add_entry(plan, "/tmp", DSH_MOUNT_TMP, NULL,
+			 p->mode == DSH_MODE_READ_ONLY ? "private /tmp, writable, read-only mode"
+						       : "private /tmp, writable, tmp: private");
+}
+
 static int add_roots(struct dsh_mount_plan *plan, const struct dsh_policy *p)
 {
 	const char *last = NULL;
@@ -281,7 +313,7 @@ static int add_roots(struct dsh_mount_plan *plan, const struct dsh_policy *p)
 			r = note(plan, "writable root %s (%s) stays read-only: inside rule \"%s\"", root->path,
 				 rule ? rule->text : why, root->readonly_by->text);
 		else if (plan->private_tmp && strcmp(root->path, "/tmp") == 0)
-			plan->tmp_writable = true;
+			; /* the private tmpfs is writable already (plan_tmp) */
 		else if (strcmp(root->path, "/") == 0)
 			plan->ro_root = false; /* a writable "/": nothing is made read-only (said in a note) */
 		else if (last && dsh_path_is_beneath(root->path, last))
@@ -395,21 +427,15 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 	plan->ro_root = !danger;
 	plan->proc = true;
 	plan->dev = !danger;
-	plan->private_tmp = !danger && !root_is_tmp_itself(p);
 	if (add_entry(plan, "/proc", DSH_MOUNT_PROC, NULL, "fresh procfs") < 0)
 		goto oom;
 	if (plan->dev && add_entry(plan, "/dev", DSH_MOUNT_DEV, NULL, "minimal /dev") < 0)
 		goto oom;
+	if ((r = plan_tmp(plan, p)) < 0)
+		goto fail_sys;
 	if (!danger) {
 		if ((r = add_roots(plan, p)) < 0)
 			goto fail_sys;
-		if (plan->private_tmp &&
-		    add_entry(plan, "/tmp", DSH_MOUNT_TMP, NULL,
-			      plan->tmp_writable ? "private /tmp, writable" : "private /tmp, read-only") < 0)
-			goto oom;
-		if (!plan->private_tmp)
-			if ((r = note(plan, "/tmp is the host's: the workspace or an rw rule is /tmp itself")) < 0)
-				goto fail_sys;
 		if (!plan->ro_root && (r = note(plan, "/ is a writable root: the whole tree stays writable")) < 0)
 			goto fail_sys;
 	}

@@ -290,6 +290,21 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 		return env_field(x, c, v);
 	if (strcmp(key, "protectDefaults") == 0)
 		return boolean(x, v, key, &c->protect_defaults, false);
+	if (strcmp(key, "nestedSandbox") == 0)
+		return boolean(x, v, key, &c->nested_sandbox, false);
+	if (strcmp(key, "tmp") == 0) {
+		const char *s;
+		int r = scalar(x, v, key, &s);
+		if (r < 0)
+			return r;
+		if (strcmp(s, "host") == 0)
+			c->tmp = DSH_TMP_HOST;
+		else if (strcmp(s, "private") == 0)
+			c->tmp = DSH_TMP_PRIVATE;
+		else
+			return bad(x, v, key, "expected host or private, got '%s'", s);
+		return 0;
+	}
 	return bad(x, v, key, "%s", "unknown key");
 }
 

@@ -76,6 +76,7 @@ int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, 
 	o->max_masks = c->max_masks;
 	o->protect_sockets = c->protect_sockets;
 	o->runtime_broker = c->runtime_broker;
+	o->nested_sandbox = c->nested_sandbox;
 	o->env_inherit = c->env_inherit;
 	r = allow_unix_sockets(c, envp, &o->allow_unix_sockets, err);
 	if (r >= 0)

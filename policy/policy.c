@@ -117,7 +117,8 @@ static int compute_roots(struct dsh_policy *p, struct dsh_error **err)
 		break;
 	}
 	r = add_root(p, p->workspace, DSH_ROOT_WORKSPACE, NULL, err);
-	if (r >= 0) {
+	/* tmp: private hides the host's /tmp behind a tmpfs: the fence must not write there either. */
+	if (r >= 0 && p->tmp == DSH_TMP_HOST) {
 		_cleanup_free_ char *tmp = NULL;
 		r = dsh_path_canonicalize("/tmp", &tmp, err);
 		if (r >= 0)
@@ -272,6 +273,7 @@ int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cw
 	if (!p)
 		return oom(err);
 	p->mode = c->mode;
+	p->tmp = c->tmp;
 	p->diff_basis_max_bytes = c->diff_basis_max_bytes;
 	/* 0 would quietly turn every overwrite's diff off: a bound is a positive size. */
 	if (c->diff_basis_max_bytes <= 0) {

@@ -63,6 +63,7 @@ struct dsh_policy {
 	char *workspace;    /* canonical */
 	char *cwd;          /* canonical; base of relative paths given to the file fence */
 	char *tmpdir;       /* canonical $TMPDIR, or NULL when unset */
+	enum dsh_tmp tmp;   /* tmp: host makes /tmp a writable root in workspace-write (SPEC 3.6) */
 
 	struct dsh_rule *rules;
 	size_t n_rules;

@@ -323,9 +323,14 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 		r = dsh_strv_push(&d.notes, "network off: every socket but AF_UNIX is refused (seccomp) and TCP "
 					    "bind/connect are denied (Landlock ABI 4+); there is no loopback");
 	if (r >= 0)
-		r = dsh_strv_push(&d.notes, "no namespaces: /tmp is the host's /tmp, host processes are visible "
+		r = dsh_strv_push(&d.notes, "no namespaces: /tmp is the host's /tmp (no private tmpfs: in read-only mode "
+					    "and with tmp: private it stays read-only), host processes are visible "
 					    "(signals to them and their abstract sockets are refused by Landlock scoping, ABI 6+), "
 					    "SysV IPC and opening or removing POSIX message queues are refused (seccomp)");
+	if (r >= 0 && plan->opts->nested_sandbox)
+		r = dsh_strv_push(&d.notes, "nestedSandbox: not in the landlock backend: new user namespaces stay refused "
+					    "(Landlock refuses every mount to its domain, and there is no user namespace of "
+					    "dshbox's own to keep the host's mounts locked)");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "the directories along a -- path get no grant of their own: they cannot "
 					    "be listed, entries created in them later are not readable, and nothing can be "

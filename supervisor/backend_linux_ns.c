@@ -106,10 +106,22 @@ static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *
 	int abi = dsh_landlock_abi();
 	lp->landlock = abi >= 1 && p->mode != DSH_MODE_DANGER_FULL_ACCESS;
 	if (lp->landlock)
-		r = dsh_landlock_spec_for_sandbox(p, abi, lp->mounts->dev ? DSH_LANDLOCK_PRIVATE_DEV_SHM : 0,
+		r = dsh_landlock_spec_for_sandbox(p, abi,
+						  (lp->mounts->dev ? DSH_LANDLOCK_PRIVATE_DEV_SHM : 0) |
+							  (lp->mounts->private_tmp ? DSH_LANDLOCK_PRIVATE_TMP : 0),
 						  &lp->ll, err);
+	if (r >= 0 && lp->landlock && o->nested_sandbox) {
+		/* nestedSandbox: Landlock refuses every mount to a domain that handles file access, and
+		   a sandbox inside mounts its own tree.  The locked mount tree stays the wall; only the
+		   scopes remain (ABI 6), which keep init and host abstract sockets out of reach. */
+		dsh_landlock_spec_clear(&lp->ll);
+		dsh_landlock_spec_init(&lp->ll, abi);
+		lp->ll.handled_fs = 0;
+		lp->landlock = lp->ll.scoped != 0;
+	}
+	struct dsh_seccomp_opts so = { .nested_sandbox = o->nested_sandbox };
 	if (r >= 0)
-		r = dsh_seccomp_compile(NULL, &lp->seccomp, err);
+		r = dsh_seccomp_compile(&so, &lp->seccomp, err);
 	if (r >= 0 && o->runtime_broker)
 		r = broker_plan(p, lp, err);
 	if (r < 0) {
@@ -144,7 +156,7 @@ static int rule_report(const struct dsh_policy *p, const struct dsh_rule *r, str
 			} else if (root && root->readonly_by) {
 				if (asprintf(&dyn, "read-only: inside rule \"%s\"", root->readonly_by->text) < 0)
 					return -ENOMEM;
-			} else if (r->canonical && dsh_path_is_beneath(r->canonical, "/tmp"))
+			} else if (r->canonical && dsh_path_is_beneath(r->canonical, "/tmp") && p->tmp == DSH_TMP_PRIVATE)
 				how = "writable bind, at its path inside the private /tmp";
 			else
 				how = "writable bind (cloned before the read-only pass)";
@@ -245,9 +257,18 @@ static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 						 "inside a writable root are not covered by the mount tree (the file "
 						 "fence still enforces them)") < 0)
 		goto oom;
-	if (p->mode != DSH_MODE_DANGER_FULL_ACCESS &&
-	    dsh_strv_push(&ret->notes, "/tmp is a private tmpfs: host files under /tmp outside the writable roots "
-				       "are invisible, and writes there never reach the host") < 0)
+	if (lp->mounts->private_tmp &&
+	    dsh_strv_push(&ret->notes, "/tmp is a private writable tmpfs: host files under /tmp outside the writable "
+				       "roots are invisible, and writes there never reach the host") < 0)
+		goto oom;
+	if (!lp->mounts->private_tmp && p->mode == DSH_MODE_WORKSPACE_WRITE &&
+	    dsh_strv_push(&ret->notes, "/tmp is the host's, writable (tmp: host): the same /tmp the file fence "
+				       "writes; tmp: private makes it a private tmpfs") < 0)
+		goto oom;
+	if (lp->opts->nested_sandbox &&
+	    dsh_strv_push(&ret->notes, "nestedSandbox: new user namespaces and their mounts are allowed inside; the "
+				       "sandbox's own mounts stay locked, and Landlock keeps only its scopes (its file "
+				       "layer would refuse every mount)") < 0)
 		goto oom;
 	if (lp->opts->protect_sockets) {
 		char *const *socks = dsh_policy_host_sockets(p);

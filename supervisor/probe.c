@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -319,6 +320,39 @@ static long read_sysctl(const char *path)
 	return v;
 }
 
+bool dsh_probe_inside_dshbox(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	bool filtered = false;
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "Seccomp:", 8) == 0)
+			filtered = atoi(line + 8) == SECCOMP_MODE_FILTER;
+	if (!filtered)
+		return false;
+	pid_t pid = getppid();
+	for (int depth = 0; pid > 0 && depth < 64; depth++) {
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (n <= 0)
+			return false;
+		buf[n] = '\0';
+		/* "PID (COMM) STATE PPID ...": COMM may hold anything, so the last ')' ends it. */
+		char *open_ = strchr(buf, '('), *close_ = strrchr(buf, ')');
+		if (!open_ || !close_ || close_ < open_)
+			return false;
+		if ((size_t)(close_ - open_ - 1) == strlen("dshbox") && strncmp(open_ + 1, "dshbox", 6) == 0)
+			return true;
+		int ppid = 0;
+		if (sscanf(close_ + 1, " %*c %d", &ppid) != 1)
+			return false;
+		pid = ppid;
+	}
+	return false;
+}
+
 /* Why user namespaces are refused: the well-known switches, read (not guessed from versions). */
 static void userns_reason(struct dsh_probe_result *r)
 {
@@ -335,6 +369,10 @@ static void userns_reason(struct dsh_probe_result *r)
 		snprintf(r->reason, sizeof(r->reason),
 			 "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1): "
 			 "give dshbox a profile with 'userns,' or use --backend landlock");
+	else if (r->code == EPERM && dsh_probe_inside_dshbox())
+		snprintf(r->reason, sizeof(r->reason),
+			 "inside a dshbox sandbox, which refuses new user namespaces unless its configuration says "
+			 "nestedSandbox: true");
 	else if (r->code == EPERM)
 		snprintf(r->reason, sizeof(r->reason),
 			 "refused with EPERM, no sysctl says why: a container runtime's seccomp profile or an LSM");

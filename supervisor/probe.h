@@ -35,6 +35,12 @@ struct dsh_probe_entry {
 
 /* Fill ctx->code (from errno, EPERM if none) and ctx->step; returns -ctx->code. */
 int dsh_probe_fail(struct dsh_probe_ctx *ctx, const char *step);
+/*
+ * Whether this process runs inside a dshbox sandbox: under a seccomp filter, with a process named
+ * dshbox among its ancestors (init, pid 1 of linux-ns; the parent's parent in the landlock backend).
+ * Only for a hint: a nested sandbox is refused there unless the outer one says nestedSandbox: true.
+ */
+bool dsh_probe_inside_dshbox(void);
 
 /*
  * Run entries idx[0..n) of table (table_len entries) in one child, in order, stopping at the first

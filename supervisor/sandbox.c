@@ -22,6 +22,7 @@
 #include "common/strv.h"
 #include "common/write_all.h"
 #include "supervisor/child.h"
+#include "supervisor/probe.h"
 #include "supervisor/sandbox.h"
 #include "supervisor/terminal.h"
 
@@ -490,7 +491,10 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	dsh_timing_mark(g.timing, "prepare", g.timing ? dsh_timing_now() : 0);
 	r = dsh_child_spawn(&ch, flags, init_fn, &arg, err);
 	if (r < 0) {
-		if (flags)
+		if (flags && r == -EPERM && dsh_probe_inside_dshbox())
+			dsh_err_hint(err, "this runs inside a dshbox sandbox, which refuses new user namespaces: give "
+					  "the outer one nestedSandbox: true");
+		else if (flags)
 			dsh_err_hint(err, "this host forbids unprivileged user namespaces; try --backend landlock");
 		if (flags && *err && refused_by_host(NULL, (*err)->code))
 			(*err)->kind = DSH_ERR_UNSUPPORTED;

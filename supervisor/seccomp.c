@@ -38,29 +38,35 @@ _Static_assert(__NR_open_tree_attr <= DSH_SECCOMP_NEWEST_NR, "a rule above the r
 #define R(n, c, d, e, w) RW(n, c, d, e, w, DSH_SC_EVERY_RUN)
 #define DENY(n, w) R(n, DSH_SC_ALWAYS, 0, EPERM, w)
 #define DENY_SYSV(n, w) RW(n, DSH_SC_ALWAYS, 0, EPERM, w, DSH_SC_NO_IPCNS)
+/* Refused unless nestedSandbox: the calls a sandbox inside the sandbox needs. */
+#define DENY_NN(n, w) RW(n, DSH_SC_ALWAYS, 0, EPERM, w, DSH_SC_NOT_NESTED)
 
 static const struct dsh_seccomp_rule rules[] = {
-	/* The mount family: the tree is complete and locked; nothing inside may change it. */
-	DENY(mount, "mount table is fixed (SPEC 3.7)"),
-	DENY(umount2, "mount table is fixed: uncovering a mask"),
-	DENY(pivot_root, "mount table is fixed"),
-	DENY(open_tree, "new mount API: cloning a subtree could uncover a mask"),
-	DENY(move_mount, "new mount API"),
-	DENY(fsopen, "new mount API"),
-	DENY(fsconfig, "new mount API"),
-	DENY(fsmount, "new mount API"),
-	DENY(fspick, "new mount API: reconfiguring a superblock (remount read-write)"),
-	DENY(mount_setattr, "new mount API: clearing read-only"),
-	DENY(open_tree_attr, "new mount API (Linux 6.15): open_tree that also sets attributes"),
+	/* The mount family: the tree is complete and locked; nothing inside may change it.  With
+	   nestedSandbox these are allowed, as is a new user namespace: the command holds no capability
+	   over the sandbox's mounts, and in a user namespace of its own they are locked by the kernel
+	   (tests/escape: nested_sandbox_keeps_the_mounts_locked). */
+	DENY_NN(mount, "mount table is fixed (SPEC 3.7)"),
+	DENY_NN(umount2, "mount table is fixed: uncovering a mask"),
+	DENY_NN(pivot_root, "mount table is fixed"),
+	DENY_NN(open_tree, "new mount API: cloning a subtree could uncover a mask"),
+	DENY_NN(move_mount, "new mount API"),
+	DENY_NN(fsopen, "new mount API"),
+	DENY_NN(fsconfig, "new mount API"),
+	DENY_NN(fsmount, "new mount API"),
+	DENY_NN(fspick, "new mount API: reconfiguring a superblock (remount read-write)"),
+	DENY_NN(mount_setattr, "new mount API: clearing read-only"),
+	DENY_NN(open_tree_attr, "new mount API (Linux 6.15): open_tree that also sets attributes"),
 	/* statmount and listmount (Linux 6.8) stay allowed: read-only queries of the caller's own
 	   mount namespace, the same facts /proc/self/mountinfo shows; other namespaces need
 	   CAP_SYS_ADMIN over them. */
 	/* Namespaces: a new user namespace gives back every capability and a fresh mount table. */
-	R(unshare, DSH_SC_UNSHARE_NS, 0, EPERM, "new namespaces (nested user namespaces regain capabilities)"),
-	R(clone, DSH_SC_CLONE_NS, 0, EPERM, "new namespaces through clone flags"),
+	RW(unshare, DSH_SC_UNSHARE_NS, 0, EPERM, "new namespaces (nested user namespaces regain capabilities)",
+	   DSH_SC_NOT_NESTED),
+	RW(clone, DSH_SC_CLONE_NS, 0, EPERM, "new namespaces through clone flags", DSH_SC_NOT_NESTED),
 	R(clone3, DSH_SC_ALWAYS, 0, ENOSYS,
 	  "its flags live in memory a filter cannot read: ENOSYS makes libc fall back to clone()"),
-	DENY(setns, "joining another namespace"),
+	DENY_NN(setns, "joining another namespace"),
 	/* Kernel attack surface an ordinary build or script never needs. */
 	DENY(keyctl, "kernel keyrings are shared per user, not per sandbox"),
 	DENY(add_key, "kernel keyrings"),
@@ -84,11 +90,13 @@ static const struct dsh_seccomp_rule rules[] = {
 	DENY(reboot, "reboot"),
 	DENY(quotactl, "quotas"),
 	DENY(quotactl_fd, "quotas, by descriptor (Linux 5.14): found reviewing up to the horizon"),
-	/* Reaching other processes' memory. */
-	DENY(ptrace, "reading and writing other processes"),
-	DENY(process_vm_readv, "reading another process's memory"),
-	DENY(process_vm_writev, "writing another process's memory"),
-	DENY(pidfd_getfd, "stealing another process's descriptors"),
+	/* ptrace, process_vm_readv/writev and pidfd_getfd stay allowed (SPEC 3.7): debuggers, strace
+	   and LeakSanitizer need them, and they cannot leave the sandbox.  The kernel asks
+	   ptrace_may_access() for each: in linux-ns only the sandbox's own pid namespace can be named;
+	   in either backend a process outside the command's Landlock domain is refused (a domain may
+	   trace only itself and its children), and init, the broker, sits in the parent domain, is not
+	   dumpable, and its memory belongs to the host's user namespace, where the command holds no
+	   CAP_SYS_PTRACE.  tests/escape/test_escape.c ptrace_pid_1 and ptrace_outside keep it so. */
 	/* Terminal injection: typing commands into the caller's shell. */
 	R(ioctl, DSH_SC_IOCTL_REQ, TIOCSTI, EPERM, "TIOCSTI types into the caller's terminal"),
 	R(ioctl, DSH_SC_IOCTL_REQ, TIOCLINUX, EPERM, "TIOCLINUX pastes console selections"),
@@ -163,6 +171,8 @@ const char *dsh_seccomp_when_to_string(enum dsh_seccomp_when w)
 		return "network off without a namespace (landlock backend)";
 	case DSH_SC_NO_IPCNS:
 		return "no IPC namespace (landlock backend)";
+	case DSH_SC_NOT_NESTED:
+		return "unless nestedSandbox";
 	}
 	return "?";
 }
@@ -280,6 +290,8 @@ static bool rule_applies(const struct dsh_seccomp_rule *r, const struct dsh_secc
 		return o && o->deny_inet;
 	case DSH_SC_NO_IPCNS:
 		return o && o->deny_sysv_ipc;
+	case DSH_SC_NOT_NESTED:
+		return !(o && o->nested_sandbox);
 	}
 	return true; /* an unknown scope refuses: never less than asked */
 }

@@ -43,6 +43,7 @@ enum dsh_seccomp_when {
 	DSH_SC_EVERY_RUN,     /* every backend */
 	DSH_SC_NO_NETNS,      /* opts.deny_inet: network off without a network namespace */
 	DSH_SC_NO_IPCNS,      /* opts.deny_sysv_ipc: no IPC namespace, the host's SysV objects and POSIX queues are reachable */
+	DSH_SC_NOT_NESTED,    /* unless opts.nested_sandbox: new user namespaces and their mounts (nestedSandbox) */
 };
 
 struct dsh_seccomp_rule {
@@ -77,6 +78,11 @@ struct dsh_seccomp_opts {
 	   landlock backend, where no IPC namespace can be made, so every segment, queue and semaphore
 	   set of the host is one key, id or name away. */
 	bool deny_sysv_ipc;
+	/* nestedSandbox (SPEC 1.5): new user namespaces allowed, with the mount calls a sandbox in
+	   the sandbox needs.  The kernel keeps every mount dshbox made locked in a further user
+	   namespace (umount, remount, clearing RDONLY, a non-recursive bind that would uncover a
+	   mask all fail), and the command has no capability where those mounts live. */
+	bool nested_sandbox;
 };
 
 struct dsh_seccomp_prog {

@@ -13,7 +13,8 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # build:      the compiler, pkg-config and the libraries libdshbox links (SPEC 7), git for .ci/run
-# test:       Criterion; util-linux (setpriv), iproute2 and procps, which the suites run
+# test:       Criterion; util-linux (setpriv), iproute2 and procps, which the suites run; strace and
+#             gdb, which run inside `dshbox run` (debuggers work there: SPEC 3.7)
 # compare:    bubblewrap, hyperfine, valgrind, cppcheck (make bench, make lint)
 # windows:    the mingw-w64 cross compiler (make windows)
 # man:        man-db, so that `man ./man/dshbox.1` works
@@ -25,7 +26,7 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
 	build-essential pkg-config ca-certificates git \
 	libmount-dev libseccomp-dev libcap-ng-dev libnl-3-dev libnl-route-3-dev \
 	libyaml-dev libjansson-dev libcriterion-dev \
-	util-linux iproute2 procps \
+	util-linux iproute2 procps strace gdb \
 	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 \
 	man-db \
 	python3-venv \

@@ -55,6 +55,12 @@ enum dsh_env_inherit {
 	DSH_ENV_INHERIT_NONE, /* nothing but env.set */
 };
 
+/* What /tmp is in workspace-write (SPEC 1.5, 3.6); read-only mode always has a private one. */
+enum dsh_tmp {
+	DSH_TMP_HOST,    /* the host's /tmp, a writable root (default) */
+	DSH_TMP_PRIVATE, /* a private writable tmpfs; host /tmp is outside the writable roots */
+};
+
 const char *dsh_mode_to_string(enum dsh_mode m);
 const char *dsh_env_inherit_to_string(enum dsh_env_inherit i);
 int dsh_env_inherit_from_string(const char *s, enum dsh_env_inherit *ret);
@@ -84,6 +90,7 @@ struct dsh_config {
 	   keeps '$' a plain character, as the conformance vectors do. */
 	bool refuse_shell_variables;
 	bool protect_defaults;    /* the default-protected names of SPEC 1.6 */
+	enum dsh_tmp tmp;         /* tmp: host (default) or private */
 	char **sources;           /* the configuration and access files loaded (SPEC 1.6), as given */
 	long long diff_basis_max_bytes;   /* the file fence: largest old file an overwrite diffs */
 	/* Run options (struct dsh_run_options), read by dsh_run_options_init(). */
@@ -95,6 +102,7 @@ struct dsh_config {
 	bool protect_sockets;
 	char **allow_unix_sockets; /* allowUnixSockets: socket paths a command may reach (SPEC 3.11), as written */
 	bool runtime_broker;      /* runtimeBroker: the runtime broker of SPEC 3.12 */
+	bool nested_sandbox;      /* nestedSandbox: new user namespaces allowed inside (mounts stay locked) */
 	enum dsh_backend_id backend;
 	bool allow_degraded;      /* allowDegraded: run even when the backend loses a rule (SPEC 4) */
 	/* The command's environment (SPEC 1.7), read by dsh_run_options_init(). */
@@ -131,6 +139,7 @@ struct dsh_run_options {
 	   command may connect or send to besides those it bound itself (SPEC 3.11). */
 	char **allow_unix_sockets;
 	bool runtime_broker;              /* SPEC 3.12; off: the rules it covers are reported partial */
+	bool nested_sandbox;              /* new user namespaces allowed inside (SPEC 1.5 nestedSandbox) */
 	char **envp;                      /* the environment the options were read with (a copy) */
 	/* The environment the command gets: envp filtered by the configuration's env policy
 	   (SPEC 1.7).  A front end passes it as struct dsh_run_request's envp. */

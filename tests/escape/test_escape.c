@@ -339,6 +339,40 @@ Test(escape, mount_attacks_from_inside_unshare_Urm)
 	fx_check_and_free(&f);
 }
 
+/*
+ * nestedSandbox: true (SPEC 1.5) lets the command make user namespaces and mount in them; the
+ * sandbox's own mounts must stay locked there: no umount of a mask, no remount read-write, no
+ * non-recursive bind that would uncover one.  The landlock backend keeps its refusals (Landlock
+ * forbids mounts to its domain anyway).
+ */
+Test(escape, nested_sandbox_keeps_the_mounts_locked)
+{
+	struct fx f;
+	fx_init(&f);
+	char *target = fmt("%s/bindtarget", f.ws);
+	cr_assert_eq(mkdir(target, 0755), 0);
+	char *cfg = fmt("%s/nested.yml", f.top);
+	dsh_test_write_file(cfg, "nestedSandbox: true\n");
+	const char *extra[] = { "--config", cfg, NULL };
+	struct dsh_proc r;
+	/* The file mask: its path resolves, so umount meets the lock itself (EINVAL), not a search. */
+	run_attack(&f, &r, extra, "unshare", f.top, "secret/key", target, f.secret_file, NULL);
+	if (landlock_backend())
+		EXPECT("unshare", &r, "unshare_Urm=EPERM", "umount=EPERM", "remount_rw=EPERM", "bind=EPERM",
+		       "read_secret=EACCES", "unshare_prog_status=1");
+	else
+		EXPECT("unshare", &r, "unshare_Urm=ok", "umount=EINVAL", "remount_rw=EPERM", "bind=EINVAL",
+		       "read_secret=EACCES", "unshare_prog_status=1");
+	dsh_proc_clear(&r);
+	/* The directory mask, from a path beneath it. */
+	run_attack(&f, &r, extra, "unshare", f.top, "secret/key", target, f.secret_key, NULL);
+	expect_lines("unshare (dir)", r.out, "read_secret=EACCES", "unshare_prog_status=1", NULL);
+	dsh_proc_clear(&r);
+	free(target);
+	free(cfg);
+	fx_check_and_free(&f);
+}
+
 Test(escape, every_new_mount_api_syscall)
 {
 	struct fx f;
@@ -378,6 +412,15 @@ Test(escape, keyctl_bpf_perf_userfaultfd_io_uring_open_by_handle_at)
 	fx_check_and_free(&f);
 }
 
+/*
+ * ptrace and process_vm_* are allowed (SPEC 3.7: debuggers, strace, LeakSanitizer), so the kernel
+ * alone keeps init out of reach: not dumpable, its memory in the host's user namespace, and (Landlock
+ * ABI 6+) in the parent domain.  In the landlock backend pid 1 is the host's own init: outside the
+ * domain.  The same must hold without Yama (this kernel may have none), so nothing here relies on it.
+ */
+static pid_t start_outsider(const char *cwd);
+static void stop_outsider(pid_t pid, const char *what);
+
 Test(escape, ptrace_pid_1)
 {
 	struct fx f;
@@ -385,8 +428,70 @@ Test(escape, ptrace_pid_1)
 	struct dsh_proc r;
 	run_attack(&f, &r, NULL, "ptrace1", NULL);
 	EXPECT("ptrace1", &r, "ptrace_attach_1=EPERM", "ptrace_seize_1=EPERM", "process_vm_readv_1=EPERM",
-	       "pidfd_getfd=EPERM");
+	       "process_vm_writev_1=EPERM", "pidfd_getfd_1=EPERM", "ptrace_attach_ppid=EPERM",
+	       "ptrace_seize_ppid=EPERM", "process_vm_readv_ppid=EPERM", "process_vm_writev_ppid=EPERM",
+	       "pidfd_getfd_ppid=EPERM");
 	dsh_proc_clear(&r);
+	/* nestedSandbox: from a user namespace of its own, with every capability there, still none. */
+	if (!landlock_backend()) {
+		char *cfg = fmt("%s/nested.yml", f.top);
+		dsh_test_write_file(cfg, "nestedSandbox: true\n");
+		const char *extra[] = { "--config", cfg, NULL };
+		run_attack(&f, &r, extra, "ptrace1-userns", NULL);
+		EXPECT("ptrace1-userns", &r, "unshare_user=ok", "ptrace_attach_1=EPERM", "ptrace_seize_1=EPERM",
+		       "process_vm_readv_1=EPERM", "process_vm_writev_1=EPERM", "pidfd_getfd_1=EPERM");
+		dsh_proc_clear(&r);
+		free(cfg);
+	}
+	fx_check_and_free(&f);
+}
+
+/* What a debugger does to a process of the sandbox's own works. */
+Test(escape, ptrace_a_process_inside_works)
+{
+	struct fx f;
+	fx_init(&f);
+	struct dsh_proc r;
+	run_attack(&f, &r, NULL, "ptrace-sibling", NULL);
+	EXPECT("ptrace-sibling", &r, "ptrace_seize_child=ok", "ptrace_interrupt_child=ok", "waitpid_child=ok",
+	       "ptrace_peek_child=ok", "peeked=mark", "ptrace_detach_child=ok", "process_vm_readv_child=ok",
+	       "read=mark", "pidfd_getfd_child=ok");
+	dsh_proc_clear(&r);
+	fx_check_and_free(&f);
+}
+
+static int tracer_of(pid_t pid)
+{
+	char path[64], *s;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	s = dsh_test_read_file(path);
+	cr_assert(s, "read %s", path);
+	char *t = strstr(s, "TracerPid:");
+	int v = t ? atoi(t + strlen("TracerPid:")) : -1;
+	free(s);
+	return v;
+}
+
+/* A process outside, same user: neither nameable (linux-ns) nor traceable (Landlock's domain rule). */
+Test(escape, ptrace_a_process_outside)
+{
+	struct fx f;
+	fx_init(&f);
+	pid_t out = start_outsider(f.top);
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", out);
+	struct dsh_proc r;
+	run_attack(&f, &r, NULL, "ptrace-out", pid, NULL);
+	if (landlock_backend())
+		EXPECT("ptrace-out", &r, "ptrace_attach_out=EPERM", "ptrace_seize_out=EPERM", "process_vm_readv_out=EPERM",
+		       "process_vm_writev_out=EPERM", "pidfd_getfd_out=EPERM");
+	else
+		EXPECT("ptrace-out", &r, "ptrace_attach_out=ESRCH", "ptrace_seize_out=ESRCH", "process_vm_readv_out=ESRCH",
+		       "process_vm_writev_out=ESRCH", "pidfd_getfd_out=ESRCH");
+	dsh_proc_clear(&r);
+	/* host oracle: nobody traces it, and it is alive */
+	cr_expect_eq(tracer_of(out), 0, "the process outside got a tracer");
+	stop_outsider(out, "ptrace-out");
 	fx_check_and_free(&f);
 }
 

@@ -207,13 +207,85 @@ static int a_kernel(int argc, char **argv)
 	return 0;
 }
 
+/* Every way to reach another process's memory or descriptors, tried on pid; prefix names the steps. */
+static void reach_process(const char *prefix, pid_t pid)
+{
+	char name[64], buf[16], remote[16] = "x";
+	struct iovec l = { buf, sizeof(buf) }, r = { remote, sizeof(remote) };
+	snprintf(name, sizeof(name), "ptrace_attach_%s", prefix);
+	TRY(name, ptrace(PTRACE_ATTACH, pid, 0, 0));
+	snprintf(name, sizeof(name), "ptrace_seize_%s", prefix);
+	TRY(name, ptrace(PTRACE_SEIZE, pid, 0, 0));
+	/* A real buffer: with nothing to copy the kernel answers 0 before it looks at the process. */
+	snprintf(name, sizeof(name), "process_vm_readv_%s", prefix);
+	TRY(name, syscall(SYS_process_vm_readv, pid, &l, 1, &r, 1, 0));
+	snprintf(name, sizeof(name), "process_vm_writev_%s", prefix);
+	TRY(name, syscall(SYS_process_vm_writev, pid, &l, 1, &r, 1, 0));
+	errno = 0;
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	snprintf(name, sizeof(name), "pidfd_getfd_%s", prefix);
+	if (pfd < 0) {
+		step(name, -1); /* the pidfd_open's errno: the process is not even nameable */
+		return;
+	}
+	TRY(name, syscall(SYS_pidfd_getfd, pfd, 0, 0));
+	close(pfd);
+}
+
 static int a_ptrace1(int argc, char **argv)
 {
 	(void)argc, (void)argv;
-	TRY("ptrace_attach_1", ptrace(PTRACE_ATTACH, 1, 0, 0));
-	TRY("ptrace_seize_1", ptrace(PTRACE_SEIZE, 1, 0, 0));
-	TRY("process_vm_readv_1", syscall(SYS_process_vm_readv, 1, NULL, 0, NULL, 0, 0));
-	TRY("pidfd_getfd", syscall(SYS_pidfd_getfd, 0, 0, 0));
+	reach_process("1", 1);
+	/* The command's parent: init, the broker, in both backends. */
+	reach_process("ppid", getppid());
+	return 0;
+}
+
+/* The same from a user namespace of the command's own (nestedSandbox): every capability there. */
+static int a_ptrace1_userns(int argc, char **argv)
+{
+	TRY("unshare_user", unshare(CLONE_NEWUSER));
+	return a_ptrace1(argc, argv);
+}
+
+/* argv: HOST_PID (a process outside the sandbox, same user) */
+static int a_ptrace_out(int argc, char **argv)
+{
+	if (argc < 1)
+		return 2;
+	reach_process("out", atoi(argv[0]));
+	return 0;
+}
+
+/* A process of the sandbox's own, traced and read: what debuggers, strace and LeakSanitizer do. */
+static int a_ptrace_sibling(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	static char mark[16] = "sibling-mark";
+	pid_t child = fork();
+	if (child < 0)
+		return 1;
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	TRY("ptrace_seize_child", ptrace(PTRACE_SEIZE, child, 0, 0));
+	TRY("ptrace_interrupt_child", ptrace(PTRACE_INTERRUPT, child, 0, 0));
+	int st;
+	TRY("waitpid_child", waitpid(child, &st, __WALL));
+	errno = 0;
+	long word = ptrace(PTRACE_PEEKDATA, child, mark, 0);
+	step("ptrace_peek_child", errno ? -1 : 0);
+	printf("peeked=%s\n", errno == 0 && memcmp(&word, mark, sizeof(word)) == 0 ? "mark" : "?");
+	TRY("ptrace_detach_child", ptrace(PTRACE_DETACH, child, 0, 0));
+	char buf[sizeof(mark)] = "";
+	struct iovec l = { buf, sizeof(buf) }, r = { mark, sizeof(mark) };
+	TRY("process_vm_readv_child", syscall(SYS_process_vm_readv, child, &l, 1, &r, 1, 0));
+	printf("read=%s\n", strcmp(buf, mark) == 0 ? "mark" : "?");
+	int pfd = (int)syscall(SYS_pidfd_open, child, 0);
+	TRY("pidfd_getfd_child", pfd < 0 ? -1 : syscall(SYS_pidfd_getfd, pfd, 1, 0));
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
 	return 0;
 }
 
@@ -475,7 +547,8 @@ static const struct {
 	{ "tiocsti", a_tiocsti },     { "tioclinux", a_tioclinux },   { "umount", a_umount },
 	{ "remount", a_remount },     { "bind-parent", a_bind_parent }, { "unshare", a_unshare },
 	{ "mountapi", a_mountapi },   { "userns", a_userns },         { "kernel", a_kernel },
-	{ "ptrace1", a_ptrace1 },     { "signal", a_signal },         { "procroot", a_procroot },
+	{ "ptrace1", a_ptrace1 },     { "ptrace-out", a_ptrace_out }, { "ptrace1-userns", a_ptrace1_userns }, { "ptrace-sibling", a_ptrace_sibling },
+	{ "signal", a_signal },         { "procroot", a_procroot },
 	{ "links", a_links },         { "rename-ro", a_rename_ro },   { "inherited", a_inherited },
 	{ "setuid", a_setuid },       { "rawdisk", a_rawdisk },       { "sysrq", a_sysrq },
 	{ "unix-connect", a_unix_connect }, { "abstract", a_abstract }, { "vsock", a_vsock },

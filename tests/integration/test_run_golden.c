@@ -185,7 +185,11 @@ Test(run_golden, tmp_workspace_and_sockets)
 	char *sock = strchr(ssh, '=') + 1;
 	dsh_test_write_file(sock, "");
 	char *genv[] = { "PATH=/usr/bin:/bin", xdg, ssh, NULL };
-	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--dry-run", "--workspace", tmpws, "--access", "-- *.pem",
+	/* The private /tmp is tmp: private's (tmp: host, the default, binds the host's). */
+	_cleanup_free_ char *cfg = NULL;
+	cr_assert(asprintf(&cfg, "%s/private-tmp.yml", root) > 0);
+	dsh_test_write_file(cfg, "tmp: private\n");
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--dry-run", "--config", cfg, "--workspace", tmpws, "--access", "-- *.pem",
 			 "--access", "-- /tmp/**/*.pem", "--", "true", NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run(argv, genv, NULL, &r), 0);

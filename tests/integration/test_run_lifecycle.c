@@ -188,14 +188,20 @@ Test(run_lifecycle, missing_command_127_unrunnable_126)
 
 Test(run_lifecycle, setup_failure_is_125_with_one_line)
 {
-	/* A cwd under the host's /tmp does not exist inside (the sandbox's /tmp is private). */
+	/* A cwd under the host's /tmp does not exist inside when the sandbox's /tmp is private. */
 	char dir[] = "/tmp/dshbox-cwd.XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
 	chmod(dir, 0755);
-	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--cwd", dir, "--", "/bin/echo", "ran", NULL };
+	char *cfgdir = dsh_test_mkdtemp(), *cfg = NULL;
+	cr_assert(asprintf(&cfg, "%s/private-tmp.yml", cfgdir) > 0);
+	dsh_test_write_file(cfg, "tmp: private\n");
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--config", cfg, "--cwd", dir, "--", "/bin/echo", "ran", NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run(argv, env, NULL, &r), 0);
 	rmdir(dir);
+	dsh_test_rmtree(cfgdir);
+	free(cfgdir);
+	free(cfg);
 	cr_expect_eq(r.exit_code, 125, "exit %d: %s", r.exit_code, r.err);
 	cr_expect_str_eq(r.out, "", "the command must not have run");
 	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "dshbox: error: "), 1, "%s", r.err);

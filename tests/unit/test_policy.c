@@ -196,6 +196,42 @@ Test(policy, tmpdir_is_a_writable_root)
 	dsh_policy_free(p);
 }
 
+/* SPEC 1.5 tmp and nestedSandbox: read, defaults, bad values named; tmp: private drops the root. */
+Test(policy, tmp_and_nested_sandbox_keys)
+{
+	struct dsh_config c;
+	dsh_config_init(&c);
+	cr_expect_eq(c.tmp, DSH_TMP_HOST);
+	cr_expect_not(c.nested_sandbox);
+	_cleanup_error_ struct dsh_error *err = NULL;
+	const char *doc = "tmp: private\nnestedSandbox: true\n";
+	cr_assert_eq(dsh_config_load_string(&c, doc, strlen(doc), "t.yml", &err), 0, "%s", err ? err->msg : "");
+	cr_expect_eq(c.tmp, DSH_TMP_PRIVATE);
+	cr_expect(c.nested_sandbox);
+	struct dsh_run_options o;
+	char *env[] = { NULL };
+	cr_assert_eq(dsh_run_options_init(&o, &c, env, &err), 0, "%s", err ? err->msg : "");
+	cr_expect(o.nested_sandbox);
+	dsh_run_options_clear(&o);
+	c.workspace = strdup("/srv/ws");
+	struct dsh_policy *p = NULL;
+	cr_assert_eq(dsh_policy_new(&c, env, "/", &p, &err), 0, "%s", err ? err->msg : "");
+	cr_expect_not(allowed(p, DSH_OP_WRITE, "/tmp/x"), "tmp: private: host /tmp is outside the roots");
+	cr_expect(allowed(p, DSH_OP_WRITE, "/srv/ws/x"));
+	dsh_policy_free(p);
+	dsh_config_clear(&c);
+	static const char *const bad[][2] = { { "tmp: shared\n", "tmp: expected host or private, got 'shared'" },
+					      { "nestedSandbox: yes\n", "nestedSandbox: expected true or false" } };
+	for (size_t i = 0; i < 2; i++) {
+		dsh_config_init(&c);
+		struct dsh_error *e = NULL;
+		cr_expect_lt(dsh_config_load_string(&c, bad[i][0], strlen(bad[i][0]), "t.yml", &e), 0, "%s", bad[i][0]);
+		cr_expect(e && strstr(e->msg, bad[i][1]), "%s: %s", bad[i][0], e ? e->msg : "(no error)");
+		dsh_error_free(e);
+		dsh_config_clear(&c);
+	}
+}
+
 Test(policy, rules_in_one_directory_resolve_a_symlink_as_the_last_component)
 {
 	char *tree = dsh_test_mkdtemp();
