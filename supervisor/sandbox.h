@@ -36,6 +36,7 @@ struct dsh_sandbox_spec {
 	const struct dsh_mount_plan *mounts;
 	const struct dsh_run_request *req;
 	bool new_net;           /* own network namespace, loopback only */
+	bool share_ipc;         /* keep the caller's IPC namespace (dshbox bwrap --dshbox-compat=strict) */
 	uid_t uid;              /* the caller's ids, mapped to themselves */
 	gid_t gid;
 	/* The landlock backend: a plain fork, the namespace stages skipped, and an init that is a
