@@ -158,7 +158,7 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 		printf("dshbox bwrap %s (bubblewrap's argv)\n", DSHBOX_VERSION);
 		goto out;
 	}
-	if (dsh_bwrap_validate(&a, &err) < 0) {
+	if (dsh_bwrap_validate(&a, getuid(), getgid(), &err) < 0) {
 		rc = fail(err);
 		goto out;
 	}

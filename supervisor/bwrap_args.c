@@ -517,14 +517,16 @@ void dsh_bwrap_args_clear(struct dsh_bwrap_args *a)
 	a->seccomp_fd = a->info_fd = a->json_status_fd = a->block_fd = a->sync_fd = -1;
 }
 
-int dsh_bwrap_validate(const struct dsh_bwrap_args *a, struct dsh_error **err)
+int dsh_bwrap_validate(const struct dsh_bwrap_args *a, uid_t uid, gid_t gid, struct dsh_error **err)
 {
-	bool userns = a->unshare_user || a->unshare_user_try;
 	if (a->disable_userns && !a->unshare_user)
 		return usage_err(err, "--disable-userns requires --unshare-user");
-	if (a->have_uid && !userns)
+	/* Not setuid, bubblewrap makes a user namespace for every caller but root (and for root with
+	   -try where the kernel has them): dshbox bwrap is never setuid. */
+	bool userns = a->unshare_user || a->unshare_user_try || uid != 0;
+	if (a->have_uid && !userns && a->uid != uid)
 		return usage_err(err, "Specifying --uid requires --unshare-user or --userns");
-	if (a->have_gid && !userns)
+	if (a->have_gid && !userns && a->gid != gid)
 		return usage_err(err, "Specifying --gid requires --unshare-user or --userns");
 	if (a->hostname && !a->unshare_uts)
 		return usage_err(err, "Specifying --hostname requires --unshare-uts");

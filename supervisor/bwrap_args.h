@@ -102,10 +102,11 @@ int dsh_bwrap_parse(int argc, char *const *argv, dsh_bwrap_read_fd_fn read_fd, v
 void dsh_bwrap_args_clear(struct dsh_bwrap_args *a);
 
 /*
- * bubblewrap's checks across options, after parsing (--uid needs --unshare-user, --hostname needs
- * --unshare-uts, --as-pid-1 needs --unshare-pid, --disable-userns needs --unshare-user).
+ * bubblewrap's checks across options, after parsing, for a caller with these ids (--uid needs a
+ * user namespace, which every caller but root gets anyway; --hostname needs --unshare-uts;
+ * --as-pid-1 needs --unshare-pid; --disable-userns needs an explicit --unshare-user).
  */
-int dsh_bwrap_validate(const struct dsh_bwrap_args *a, struct dsh_error **err);
+int dsh_bwrap_validate(const struct dsh_bwrap_args *a, uid_t uid, gid_t gid, struct dsh_error **err);
 
 /* The environment the command gets: envp with the --setenv/--unsetenv/--clearenv ops applied. */
 int dsh_bwrap_apply_env(const struct dsh_bwrap_args *a, char *const *envp, char ***ret, struct dsh_error **err);

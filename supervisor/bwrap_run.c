@@ -214,6 +214,10 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 unsupported:
 		return cannot(err, "%s: not applied by dshbox bwrap yet", why);
 	}
+	/* The lock stage writes the nested user namespace's id maps through /proc/self, which the
+	   read-only root covers unless a fresh procfs is mounted (SPEC 3.3's pitfall). */
+	if (!m->proc)
+		return cannot(err, "--ro-bind / / without --proc /proc is not applied by dshbox bwrap yet");
 	/* A private /tmp hides a writable root under it unless the root is bound inside it: done above
 	   by the tmpfs-first order check.  The mode follows from the binds. */
 	bp->config.mode = have_bind || m->tmp_writable ? DSH_MODE_WORKSPACE_WRITE : DSH_MODE_READ_ONLY;

@@ -202,7 +202,7 @@ Test(bwrap_args, namespaces_and_process_options)
 	cr_assert_str_eq(A.argv0, "zero");
 	cr_assert_str_eq(A.chdir, "/b");
 	cr_assert_null(A.cap_add);
-	cr_assert_eq(dsh_bwrap_validate(&A, &E), 0);
+	cr_assert_eq(dsh_bwrap_validate(&A, 0, 0, &E), 0);
 	cr_assert_eq(PARSE("--cap-add", "CAP_SETFCAP", "--cap-drop", "CAP_NET_RAW", "x"), 0);
 	cr_assert_eq(dsh_strv_len(A.cap_add), 2);
 }
@@ -250,22 +250,24 @@ Test(bwrap_args, help_and_version_stop_parsing)
 Test(bwrap_args, cross_option_checks)
 {
 	cr_assert_eq(PARSE("--uid", "5", "x"), 0);
-	cr_assert_lt(dsh_bwrap_validate(&A, &E), 0);
+	cr_assert_eq(dsh_bwrap_validate(&A, 1000, 1000, &E), 0, "a user namespace is implied for non-root");
+	cr_assert_eq(dsh_bwrap_validate(&A, 5, 0, &E), 0, "a caller whose uid is 5");
+	cr_assert_lt(dsh_bwrap_validate(&A, 0, 0, &E), 0);
 	cr_assert_str_eq(E->msg, "Specifying --uid requires --unshare-user or --userns");
 	dsh_error_free(E);
 	E = NULL;
 	cr_assert_eq(PARSE("--hostname", "h", "x"), 0);
-	cr_assert_lt(dsh_bwrap_validate(&A, &E), 0);
+	cr_assert_lt(dsh_bwrap_validate(&A, 1000, 1000, &E), 0);
 	cr_assert_str_eq(E->msg, "Specifying --hostname requires --unshare-uts");
 	dsh_error_free(E);
 	E = NULL;
 	cr_assert_eq(PARSE("--as-pid-1", "x"), 0);
-	cr_assert_lt(dsh_bwrap_validate(&A, &E), 0);
+	cr_assert_lt(dsh_bwrap_validate(&A, 1000, 1000, &E), 0);
 	cr_assert_str_eq(E->msg, "Specifying --as-pid-1 requires --unshare-pid");
 	dsh_error_free(E);
 	E = NULL;
 	cr_assert_eq(PARSE("--disable-userns", "x"), 0);
-	cr_assert_lt(dsh_bwrap_validate(&A, &E), 0);
+	cr_assert_lt(dsh_bwrap_validate(&A, 1000, 1000, &E), 0);
 	cr_assert_str_eq(E->msg, "--disable-userns requires --unshare-user");
 }
 
