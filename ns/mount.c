@@ -6,9 +6,13 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/strv.h"
 #include "ns/mount.h"
+#include "ns/ordered_mount.h"
 #include "ns/sys.h"
 
 /*
@@ -470,5 +474,272 @@ int dsh_mount_plan_apply(const struct dsh_mount_plan *plan, struct dsh_mount_out
 		if (a.clones[i] >= 0 && r >= 0)
 			close(a.clones[i]);
 	free(a.clones);
+	return r < 0 ? r : 0;
+}
+
+/* ---- operations in the order given (ns/ordered_mount.h): dshbox bwrap ---- */
+
+struct oapplier {
+	char **roots; /* tmpfs mounted by this run: where mount points and files may be made */
+};
+
+static bool beneath_root(const struct oapplier *o, const char *path)
+{
+	for (size_t i = 0; o->roots && o->roots[i]; i++)
+		if (dsh_path_is_beneath(path, o->roots[i]) && strcmp(path, o->roots[i]) != 0)
+			return true;
+	return false;
+}
+
+/* dest, made as a directory or an empty file when missing (only beneath a tmpfs of this run). */
+static int o_make_target(const struct oapplier *o, const char *dest, bool dir, struct dsh_error **err)
+{
+	struct stat st;
+	if (lstat(dest, &st) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return dsh_err_sys(err, errno, "stat '%s'", dest);
+	if (!beneath_root(o, dest)) {
+		/* bubblewrap's failure where the tree is read-only there; elsewhere the host's own
+		   writable tree, where bubblewrap would make the name and dshbox never does. */
+		_cleanup_free_ char *parent = strdup(dest);
+		char *slash = parent ? strrchr(parent, '/') : NULL;
+		struct statvfs sv;
+		if (slash)
+			*(slash == parent ? slash + 1 : slash) = 0;
+		if (parent && statvfs(parent, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+			return dsh_err(err, DSH_ERR_USAGE, EROFS, "Can't mkdir %s: Read-only file system", dest);
+		return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOENT,
+			       "Can't create '%s': it does not exist, and dshbox makes no mount point on the host", dest);
+	}
+	/* Parents first, each inside the tmpfs. */
+	_cleanup_free_ char *p = strdup(dest);
+	if (!p)
+		return dsh_err_sys(err, ENOMEM, "mount");
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (beneath_root(o, p) && mkdir(p, 0755) < 0 && errno != EEXIST)
+			return dsh_err_sys(err, errno, "Can't mkdir %s", p);
+		*s = '/';
+	}
+	if (dir ? mkdir(dest, 0755) < 0 && errno != EEXIST : mknod(dest, S_IFREG | 0444, 0) < 0 && errno != EEXIST)
+		return dsh_err_sys(err, errno, "Can't create %s", dest);
+	return 0;
+}
+
+static int o_move(int m, const char *dest, struct dsh_error **err)
+{
+	_cleanup_close_ int t = dsh_openat2(AT_FDCWD, dest, O_PATH | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS);
+	if (t < 0)
+		return dsh_err_sys(err, errno, "open '%s'", dest);
+	return m_move(m, t, "", err);
+}
+
+static int o_copy_fd(int from, int to, struct dsh_error **err)
+{
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(from, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return dsh_err_sys(err, errno, "read data");
+		if (n == 0)
+			return 0;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(to, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return dsh_err_sys(err, errno, "write data");
+			off += w;
+		}
+	}
+}
+
+static int o_bind(struct oapplier *o, const struct dsh_omount *op, int m, struct dsh_error **err)
+{
+	if (m < 0)
+		return 0; /* a -try source that does not exist */
+	struct stat st;
+	if (fstat(m, &st) < 0)
+		return dsh_err_sys(err, errno, "stat '%s'", op->source);
+	unsigned long long set = MOUNT_ATTR_NOSUID | (op->readonly ? MOUNT_ATTR_RDONLY : 0) |
+				 (op->devices ? 0 : MOUNT_ATTR_NODEV);
+	unsigned long long clr = (op->readonly ? 0 : MOUNT_ATTR_RDONLY) | (op->devices ? MOUNT_ATTR_NODEV : 0);
+	int r = m_setattr(m, "", true, set, clr, err);
+	if (r >= 0)
+		r = o_make_target(o, op->dest, S_ISDIR(st.st_mode), err);
+	return r < 0 ? r : o_move(m, op->dest, err);
+}
+
+int dsh_omounts_prepare(const struct dsh_omount *ops, size_t n, int **ret_fds, struct dsh_error **err)
+{
+	int *fds = malloc((n ? n : 1) * sizeof(int));
+	if (!fds)
+		return dsh_err_sys(err, ENOMEM, "mount");
+	for (size_t i = 0; i < n; i++)
+		fds[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		if (ops[i].kind != DSH_OMOUNT_BIND)
+			continue;
+		_cleanup_close_ int src = open(ops[i].source, O_PATH | O_CLOEXEC);
+		if (src < 0 && errno == ENOENT && ops[i].try_)
+			continue;
+		int r = src < 0 ? dsh_err(err, DSH_ERR_USAGE, errno, "Can't find source path %s: %s", ops[i].source,
+					  strerror(errno))
+				: m_open_tree(src, "", OPEN_TREE_CLONE | AT_RECURSIVE | AT_EMPTY_PATH, err);
+		if (r < 0) {
+			for (size_t k = 0; k < i; k++)
+				if (fds[k] >= 0)
+					close(fds[k]);
+			free(fds);
+			return src < 0 ? r : dsh_err_prefix(err, "%s", ops[i].why);
+		}
+		fds[i] = r;
+	}
+	*ret_fds = fds;
+	return 0;
+}
+
+static int o_tmpfs(struct oapplier *o, const struct dsh_omount *op, struct dsh_error **err)
+{
+	char mode[32], size[48];
+	snprintf(mode, sizeof(mode), "mode=0%o", (unsigned)op->perms);
+	snprintf(size, sizeof(size), "size=%llu", op->size);
+	const char *opts[] = { mode, op->size ? size : NULL, NULL };
+	_cleanup_close_ int m = m_fsmount("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
+	if (m < 0)
+		return m;
+	int r = o_make_target(o, op->dest, true, err);
+	if (r >= 0)
+		r = o_move(m, op->dest, err);
+	if (r >= 0 && dsh_strv_push(&o->roots, op->dest) < 0)
+		r = dsh_err_sys(err, ENOMEM, "mount");
+	return r;
+}
+
+static int o_bind_data(struct oapplier *o, const struct dsh_omount *op, struct dsh_error **err)
+{
+	static const char *const opts[] = { "mode=0700", NULL };
+	_cleanup_close_ int m = m_fsmount("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
+	if (m < 0)
+		return m;
+	_cleanup_close_ int f = openat(m, "data", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (f < 0)
+		return dsh_err_sys(err, errno, "Can't create file for %s", op->dest);
+	int r = o_copy_fd(op->fd, f, err);
+	if (r < 0)
+		return r;
+	if (fchmod(f, (mode_t)op->perms) < 0)
+		return dsh_err_sys(err, errno, "Can't set mode %#o on file to be used for %s", (unsigned)op->perms, op->dest);
+	_cleanup_close_ int c = m_open_tree(m, "data", OPEN_TREE_CLONE, err);
+	if (c < 0)
+		return c;
+	if (op->readonly && (r = m_setattr(c, "", false, MOUNT_ATTR_RDONLY, 0, err)) < 0)
+		return r;
+	if ((r = o_make_target(o, op->dest, false, err)) < 0)
+		return r;
+	return o_move(c, op->dest, err);
+}
+
+static int o_apply(struct oapplier *o, const struct dsh_omount *op, int fd, struct dsh_error **err)
+{
+	int r;
+	switch (op->kind) {
+	case DSH_OMOUNT_BIND:
+		return o_bind(o, op, fd, err);
+	case DSH_OMOUNT_TMPFS:
+		return o_tmpfs(o, op, err);
+	case DSH_OMOUNT_REMOUNT_RO:
+		return m_setattr(AT_FDCWD, op->dest, false, MOUNT_ATTR_RDONLY, 0, err);
+	case DSH_OMOUNT_DIR: {
+		struct stat st;
+		if (lstat(op->dest, &st) == 0 && S_ISDIR(st.st_mode))
+			return 0;
+		if ((r = o_make_target(o, op->dest, true, err)) < 0)
+			return r;
+		if (chmod(op->dest, (mode_t)op->perms) < 0)
+			return dsh_err_sys(err, errno, "Can't chmod %#o %s", (unsigned)op->perms, op->dest);
+		return 0;
+	}
+	case DSH_OMOUNT_SYMLINK: {
+		char have[4096];
+		ssize_t n = readlink(op->dest, have, sizeof(have) - 1);
+		if (n >= 0) {
+			have[n] = 0;
+			if (strcmp(have, op->source) == 0)
+				return 0;
+			return dsh_err(err, DSH_ERR_USAGE, EEXIST, "Can't make symlink at %s: existing destination is %s",
+				       op->dest, have);
+		}
+		if (!beneath_root(o, op->dest))
+			return dsh_err(err, DSH_ERR_UNSUPPORTED, EROFS,
+				       "Can't make symlink at %s: dshbox makes nothing on the host", op->dest);
+		_cleanup_free_ char *parent = strdup(op->dest);
+		if (!parent)
+			return dsh_err_sys(err, ENOMEM, "mount");
+		char *slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = 0;
+			if ((r = o_make_target(o, parent, true, err)) < 0)
+				return r;
+		}
+		if (symlink(op->source, op->dest) < 0)
+			return dsh_err_sys(err, errno, "Can't make symlink at %s", op->dest);
+		return 0;
+	}
+	case DSH_OMOUNT_FILE: {
+		if (!beneath_root(o, op->dest))
+			return dsh_err(err, DSH_ERR_UNSUPPORTED, EROFS,
+				       "Can't create file at %s: dshbox makes nothing on the host", op->dest);
+		_cleanup_free_ char *parent = strdup(op->dest);
+		if (!parent)
+			return dsh_err_sys(err, ENOMEM, "mount");
+		char *slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = 0;
+			if ((r = o_make_target(o, parent, true, err)) < 0)
+				return r;
+		}
+		_cleanup_close_ int f = open(op->dest, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (f < 0)
+			return dsh_err_sys(err, errno, "Can't create file at %s", op->dest);
+		if ((r = o_copy_fd(op->fd, f, err)) < 0)
+			return r;
+		if (fchmod(f, (mode_t)op->perms) < 0)
+			return dsh_err_sys(err, errno, "Can't chmod %#o %s", (unsigned)op->perms, op->dest);
+		return 0;
+	}
+	case DSH_OMOUNT_BIND_DATA:
+		return o_bind_data(o, op, err);
+	case DSH_OMOUNT_CHMOD:
+		if (chmod(op->dest, (mode_t)op->perms) < 0)
+			return dsh_err_sys(err, errno, "Can't chmod %#o %s", (unsigned)op->perms, op->dest);
+		return 0;
+	}
+	return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "unknown operation");
+}
+
+int dsh_omounts_apply(const struct dsh_omount *ops, size_t n, int *fds, char *const *creatable,
+		      struct dsh_error **err)
+{
+	struct oapplier o = { 0 };
+	int r = 0;
+	for (size_t i = 0; creatable && creatable[i] && r >= 0; i++)
+		if (dsh_strv_push(&o.roots, creatable[i]) < 0)
+			r = dsh_err_sys(err, ENOMEM, "mount");
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		r = o_apply(&o, &ops[i], fds ? fds[i] : -1, err);
+		/* bubblewrap's own messages stand alone; a system error gets the operation named. */
+		if (r < 0 && (*err)->kind != DSH_ERR_USAGE)
+			r = dsh_err_prefix(err, "%s", ops[i].why);
+	}
+	dsh_strv_free(o.roots);
+	for (size_t i = 0; fds && i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	return r < 0 ? r : 0;
 }

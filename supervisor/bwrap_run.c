@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -29,6 +30,10 @@ struct dsh_bwrap_plan {
 	struct dsh_seccomp_prog notify;
 	struct dsh_broker broker;
 	char **defaults;
+	struct dsh_omount *ordered;  /* after the plan, in argv order (strings owned by the args but why) */
+	size_t n_ordered;
+	char **creatable;            /* tmpfs roots of the plan where the ordered operations may make names */
+	bool any_writable;
 };
 
 static int cannot(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
@@ -89,138 +94,205 @@ static const char *opname(const struct dsh_bwrap_op *op)
 	return buf;
 }
 
-/* The canonical form of a bind's source, which must name the same place as its destination. */
-static int self_bind_path(const struct dsh_bwrap_op *op, char **ret, struct dsh_error **err)
+static bool is_bind(enum dsh_bwrap_op_kind k)
+{
+	return k == DSH_BWRAP_BIND || k == DSH_BWRAP_RO_BIND || k == DSH_BWRAP_DEV_BIND;
+}
+
+/* A bind's source must exist (bubblewrap's wording when it does not); a -try source is skipped. */
+static int check_source(const struct dsh_bwrap_op *op, struct dsh_error **err)
+{
+	struct stat st;
+	if (stat(op->source, &st) == 0)
+		return 0;
+	int e = errno;
+	if (e == ENOENT && op->try_)
+		return -ENOENT;
+	return dsh_err(err, DSH_ERR_USAGE, e, "Can't find source path %s: %s", op->source, strerror(e));
+}
+
+/* The canonical path of a bind of a path onto itself, or NULL (then it is not a plan entry). */
+static char *self_bind_path(const struct dsh_bwrap_op *op)
 {
 	char src[PATH_MAX], dst[PATH_MAX];
-	if (!realpath(op->source, src)) {
-		int e = errno;
-		if (e == ENOENT && op->try_)
-			return -ENOENT;
-		/* bubblewrap's wording for a missing source. */
-		return dsh_err(err, DSH_ERR_USAGE, e, "Can't find source path %s: %s", op->source, strerror(e));
+	if (!realpath(op->source, src) || !realpath(op->dest, dst) || strcmp(src, dst) != 0)
+		return NULL;
+	if (dsh_path_is_beneath(src, "/proc") || dsh_path_is_beneath(src, "/dev") || strcmp(src, "/") == 0)
+		return NULL;
+	return strdup(src);
+}
+
+/* A writable destination the policy (broker, Landlock) must agree is writable. */
+static int add_writable(struct dsh_bwrap_plan *bp, const char *dest, bool *have_ws, struct dsh_error **err)
+{
+	char real[PATH_MAX];
+	if (!realpath(dest, real))
+		return 0; /* made inside a tmpfs of the argv: that tmpfs's own root covers it */
+	if (!*have_ws) {
+		free(bp->config.workspace);
+		if (!(bp->config.workspace = strdup(real)))
+			return dsh_err_sys(err, ENOMEM, "bwrap plan");
+		*have_ws = true;
+		return 0;
 	}
-	if (!realpath(op->dest, dst) || strcmp(src, dst) != 0)
-		return cannot(err, "%s %s %s: dshbox bwrap binds a path onto itself only (its tree keeps every "
-				   "host path's name)", opname(op), op->source, op->dest);
-	if (!(*ret = strdup(src)))
+	if (dsh_strv_pushf(&bp->config.access, "rw %s", real) < 0)
 		return dsh_err_sys(err, ENOMEM, "bwrap plan");
 	return 0;
 }
 
-/* bubblewrap applies in argv order and a later mount covers an earlier one; dshbox applies parents
-   first.  The two agree unless a later operation lands on a parent of (or on) an earlier one. */
-static int check_order(const struct dsh_bwrap_args *a, struct dsh_error **err)
+static int add_ordered(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_op *op, const char *why,
+		       struct dsh_error **err)
 {
-	for (size_t j = 1; j < a->n_ops; j++)
-		for (size_t i = 1; i < j; i++)
-			if (dsh_path_is_beneath(a->ops[i].dest, a->ops[j].dest))
-				return cannot(err, "%s %s after %s %s: a later mount over an earlier one's parent is not "
-						   "applied by dshbox bwrap yet",
-					      opname(&a->ops[j]), a->ops[j].dest, dsh_bwrap_op_to_string(a->ops[i].kind),
-					      a->ops[i].dest);
+	struct dsh_omount om = { .source = op->source, .dest = op->dest, .fd = op->fd, .perms = op->perms,
+				 .size = op->size, .try_ = op->try_ };
+	switch (op->kind) {
+	case DSH_BWRAP_RO_BIND:
+		om.readonly = true;
+		om.kind = DSH_OMOUNT_BIND;
+		break;
+	case DSH_BWRAP_BIND:
+		om.kind = DSH_OMOUNT_BIND;
+		break;
+	case DSH_BWRAP_DEV_BIND:
+		om.devices = true;
+		om.kind = DSH_OMOUNT_BIND;
+		break;
+	case DSH_BWRAP_TMPFS:
+		om.kind = DSH_OMOUNT_TMPFS;
+		break;
+	case DSH_BWRAP_REMOUNT_RO:
+		om.kind = DSH_OMOUNT_REMOUNT_RO;
+		break;
+	case DSH_BWRAP_DIR:
+		om.kind = DSH_OMOUNT_DIR;
+		break;
+	case DSH_BWRAP_SYMLINK:
+		om.kind = DSH_OMOUNT_SYMLINK;
+		break;
+	case DSH_BWRAP_FILE:
+		om.kind = DSH_OMOUNT_FILE;
+		break;
+	case DSH_BWRAP_RO_BIND_DATA:
+		om.readonly = true;
+		om.kind = DSH_OMOUNT_BIND_DATA;
+		break;
+	case DSH_BWRAP_BIND_DATA:
+		om.kind = DSH_OMOUNT_BIND_DATA;
+		break;
+	case DSH_BWRAP_CHMOD:
+		om.kind = DSH_OMOUNT_CHMOD;
+		break;
+	case DSH_BWRAP_PROC:
+	case DSH_BWRAP_DEV:
+	case DSH_BWRAP_MQUEUE:
+	default:
+		return cannot(err, "%s: not applied by dshbox bwrap yet", why);
+	}
+	struct dsh_omount *v = realloc(bp->ordered, (bp->n_ordered + 1) * sizeof(*v));
+	if (!v)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	bp->ordered = v;
+	if (!(om.why = strdup(why)))
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	v[bp->n_ordered++] = om;
 	return 0;
 }
 
+/*
+ * bubblewrap applies operations in argv order, a later mount covering an earlier one; dshbox's plan
+ * is applied parents first.  An operation becomes a plan entry when it is one (the table in
+ * docs/bwrap.md) and nothing before it in the plan lies beneath its destination, so that sorting
+ * cannot change the result; from the first one that is not, the rest are applied in argv order
+ * after the plan (ns/ordered_mount.h).  --dev /dev and --proc /proc are always plan entries,
+ * refused after an ordered operation beneath them.
+ */
 static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, struct dsh_error **err)
 {
 	if (a->n_ops == 0 || a->ops[0].kind != DSH_BWRAP_RO_BIND || strcmp(a->ops[0].source, "/") != 0 ||
 	    strcmp(a->ops[0].dest, "/") != 0)
 		return cannot(err, "the first operation must be --ro-bind / /: a root built from nothing is not "
 				   "supported by dshbox bwrap yet (its tree is the host's, path-transparent)");
-	int r = check_order(a, err);
-	if (r < 0)
-		return r;
 	struct dsh_mount_plan *m = bp->mounts;
 	m->ro_root = true;
-	if ((r = dsh_mount_plan_push(m, "/", DSH_MOUNT_RO_ROOT, "--ro-bind / /", err)) < 0)
+	int r = dsh_mount_plan_push(m, "/", DSH_MOUNT_RO_ROOT, "--ro-bind / /", err);
+	if (r < 0)
 		return r;
-	bool have_bind = false;
+	bool have_ws = false, ordered = false;
 	for (size_t i = 1; i < a->n_ops; i++) {
 		const struct dsh_bwrap_op *op = &a->ops[i];
 		_cleanup_free_ char *why = NULL, *path = NULL;
 		if (asprintf(&why, "%s %s%s%s", opname(op), op->source ? op->source : "", op->source ? " " : "",
 			     op->dest) < 0)
 			return dsh_err_sys(err, ENOMEM, "bwrap plan");
-		switch (op->kind) {
-		case DSH_BWRAP_DEV:
-			if (strcmp(op->dest, "/dev") != 0)
-				goto unsupported;
-			m->dev = true;
-			r = dsh_mount_plan_push(m, "/dev", DSH_MOUNT_DEV, why, err);
-			break;
-		case DSH_BWRAP_PROC:
-			if (strcmp(op->dest, "/proc") != 0)
-				goto unsupported;
-			m->proc = true;
-			r = dsh_mount_plan_push(m, "/proc", DSH_MOUNT_PROC, why, err);
-			break;
-		case DSH_BWRAP_TMPFS:
-			if (strcmp(op->dest, "/tmp") != 0 || op->size)
-				goto unsupported;
-			m->private_tmp = m->tmp_writable = true;
-			r = dsh_mount_plan_push(m, "/tmp", DSH_MOUNT_TMP, why, err);
-			if (r >= 0 && op->perms != 01777)
-				r = dsh_mount_plan_note(m, "the private /tmp has mode 1777 (the argv asks for a tmpfs of "
-							   "its own mode; only the caller's uid exists inside either way)");
-			break;
-		case DSH_BWRAP_BIND:
-		case DSH_BWRAP_RO_BIND:
-			r = self_bind_path(op, &path, err);
-			if (r == -ENOENT) {
-				_cleanup_free_ char *n = NULL;
-				if (asprintf(&n, "skipped %s: the source does not exist", why) < 0)
-					return dsh_err_sys(err, ENOMEM, "bwrap plan");
-				r = dsh_mount_plan_note(m, n);
-				break;
-			}
+		if (op->dest[0] != '/')
+			return cannot(err, "%s: a relative destination is not applied by dshbox bwrap", why);
+		if (is_bind(op->kind) && (r = check_source(op, err)) < 0) {
+			if (r != -ENOENT)
+				return r;
+			_cleanup_free_ char *n = NULL;
+			if (asprintf(&n, "skipped %s: the source does not exist", why) < 0 || dsh_mount_plan_note(m, n) < 0)
+				return dsh_err_sys(err, ENOMEM, "bwrap plan");
+			continue;
+		}
+		bool writable = (op->kind == DSH_BWRAP_BIND || op->kind == DSH_BWRAP_DEV_BIND ||
+				 op->kind == DSH_BWRAP_TMPFS || op->kind == DSH_BWRAP_BIND_DATA);
+		if ((op->kind == DSH_BWRAP_DEV && strcmp(op->dest, "/dev") == 0) ||
+		    (op->kind == DSH_BWRAP_PROC && strcmp(op->dest, "/proc") == 0)) {
+			for (size_t k = 0; k < bp->n_ordered; k++)
+				if (dsh_path_is_beneath(bp->ordered[k].dest, op->dest))
+					return cannot(err, "%s after %s: not applied by dshbox bwrap yet", why, bp->ordered[k].why);
+			bool dev = op->kind == DSH_BWRAP_DEV;
+			if (dev ? m->dev : m->proc)
+				continue; /* twice: the same fresh instance */
+			*(dev ? &m->dev : &m->proc) = true;
+			r = dsh_mount_plan_push(m, op->dest, dev ? DSH_MOUNT_DEV : DSH_MOUNT_PROC, why, err);
 			if (r < 0)
 				return r;
-			if (dsh_path_is_beneath(path, "/proc") || dsh_path_is_beneath(path, "/dev"))
-				goto unsupported;
-			if (op->kind == DSH_BWRAP_RO_BIND) {
-				r = dsh_mount_plan_push(m, path, DSH_MOUNT_BIND_RO, why, err);
-			} else {
-				bool in_tmp = m->private_tmp && dsh_path_is_beneath(path, "/tmp");
-				if (strcmp(path, "/tmp") == 0 && m->private_tmp)
-					goto unsupported;
-				r = dsh_mount_plan_push(m, path, in_tmp ? DSH_MOUNT_BIND_RW_TMP : DSH_MOUNT_BIND_RW, why, err);
-				if (r >= 0 && !have_bind) {
-					free(bp->config.workspace);
-					if (!(bp->config.workspace = strdup(path)))
-						return dsh_err_sys(err, ENOMEM, "bwrap plan");
-					have_bind = true;
-				} else if (r >= 0 && dsh_strv_pushf(&bp->config.access, "rw %s", path) < 0)
+			continue;
+		}
+		/* Could it be a plan entry, and does the plan order keep the argv's result? */
+		enum dsh_mount_action act = DSH_MOUNT_RO_ROOT;
+		if (!ordered && op->kind == DSH_BWRAP_TMPFS && strcmp(op->dest, "/tmp") == 0 && !op->size && !m->private_tmp)
+			act = DSH_MOUNT_TMP;
+		else if (!ordered && (op->kind == DSH_BWRAP_BIND || op->kind == DSH_BWRAP_RO_BIND) &&
+			 (path = self_bind_path(op)) && !(m->private_tmp && strcmp(path, "/tmp") == 0))
+			act = op->kind == DSH_BWRAP_RO_BIND ? DSH_MOUNT_BIND_RO
+			      : m->private_tmp && dsh_path_is_beneath(path, "/tmp") ? DSH_MOUNT_BIND_RW_TMP
+										    : DSH_MOUNT_BIND_RW;
+		const char *target = path ? path : op->dest;
+		for (size_t k = 1; act != DSH_MOUNT_RO_ROOT && k < m->n; k++)
+			if (m->entries[k].action != DSH_MOUNT_DEV && m->entries[k].action != DSH_MOUNT_PROC &&
+			    dsh_path_is_beneath(m->entries[k].path, target))
+				act = DSH_MOUNT_RO_ROOT;
+		if (act == DSH_MOUNT_RO_ROOT) {
+			ordered = true;
+			if ((r = add_ordered(bp, op, why, err)) < 0)
+				return r;
+		} else {
+			if (act == DSH_MOUNT_TMP) {
+				m->private_tmp = m->tmp_writable = true;
+				if (op->perms != 01777 && dsh_mount_plan_note(m, "the private /tmp has mode 1777 (the argv "
+										 "asks for its own mode; only the caller's uid exists inside either way)") < 0)
 					return dsh_err_sys(err, ENOMEM, "bwrap plan");
 			}
-			if (r == -ENOENT) /* gone between realpath and lstat */
-				r = dsh_err_sys(err, ENOENT, "Can't find source path %s", op->source);
-			break;
-		case DSH_BWRAP_DEV_BIND:
-		case DSH_BWRAP_REMOUNT_RO:
-		case DSH_BWRAP_MQUEUE:
-		case DSH_BWRAP_DIR:
-		case DSH_BWRAP_FILE:
-		case DSH_BWRAP_BIND_DATA:
-		case DSH_BWRAP_RO_BIND_DATA:
-		case DSH_BWRAP_SYMLINK:
-		case DSH_BWRAP_CHMOD:
-		default:
-			goto unsupported;
+			if ((r = dsh_mount_plan_push(m, target, act, why, err)) < 0)
+				return r == -ENOENT ? dsh_err_sys(err, ENOENT, "Can't find source path %s", op->source) : r;
 		}
-		if (r < 0)
+		if (writable && op->kind != DSH_BWRAP_TMPFS && (r = add_writable(bp, op->dest, &have_ws, err)) < 0)
 			return r;
-		continue;
-unsupported:
-		return cannot(err, "%s: not applied by dshbox bwrap yet", why);
+		if (op->kind == DSH_BWRAP_TMPFS && strcmp(op->dest, "/tmp") != 0 &&
+		    (r = add_writable(bp, op->dest, &have_ws, err)) < 0)
+			return r;
+		if (writable)
+			bp->any_writable = true;
 	}
 	/* The lock stage writes the nested user namespace's id maps through /proc/self, which the
 	   read-only root covers unless a fresh procfs is mounted (SPEC 3.3's pitfall). */
 	if (!m->proc)
 		return cannot(err, "--ro-bind / / without --proc /proc is not applied by dshbox bwrap yet");
-	/* A private /tmp hides a writable root under it unless the root is bound inside it: done above
-	   by the tmpfs-first order check.  The mode follows from the binds. */
-	bp->config.mode = have_bind || m->tmp_writable ? DSH_MODE_WORKSPACE_WRITE : DSH_MODE_READ_ONLY;
+	if (m->private_tmp && dsh_strv_push(&bp->creatable, "/tmp") < 0)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	bp->config.mode = bp->any_writable ? DSH_MODE_WORKSPACE_WRITE : DSH_MODE_READ_ONLY;
 	return 0;
 }
 
@@ -352,6 +424,10 @@ char *dsh_bwrap_plan_render(const struct dsh_bwrap_plan *bp)
 	if (m)
 		dsh_buf_add(&b, m);
 	free(m);
+	if (bp->n_ordered)
+		dsh_buf_addf(&b, "then in argv order: %zu\n", bp->n_ordered);
+	for (size_t i = 0; i < bp->n_ordered; i++)
+		dsh_buf_addf(&b, "%3zu  %s\n", i + 1, bp->ordered[i].why);
 	return dsh_buf_steal(&b);
 }
 
@@ -372,6 +448,9 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		.seccomp = bp->seccomp.insns ? &bp->seccomp : NULL,
 		.notify = bp->notify.insns ? &bp->notify : NULL,
 		.broker = &bp->broker,
+		.ordered = bp->ordered,
+		.n_ordered = bp->n_ordered,
+		.ordered_creatable = bp->creatable,
 	};
 	return dsh_sandbox_run(&spec, ret, err);
 }
@@ -385,6 +464,10 @@ void dsh_bwrap_plan_free(struct dsh_bwrap_plan *bp)
 	dsh_seccomp_prog_clear(&bp->seccomp);
 	dsh_seccomp_prog_clear(&bp->notify);
 	dsh_strv_free(bp->defaults);
+	for (size_t i = 0; i < bp->n_ordered; i++)
+		free((char *)bp->ordered[i].why);
+	free(bp->ordered);
+	dsh_strv_free(bp->creatable);
 	dsh_policy_free(bp->policy);
 	dsh_run_options_clear(&bp->opts);
 	dsh_config_clear(&bp->config);

@@ -24,6 +24,7 @@
 
 #include "dshbox/backend.h"
 #include "ns/mount.h"
+#include "ns/ordered_mount.h"
 #include "landlock/landlock.h"
 #include "ns/plan.h"
 #include "policy/policy.h"
@@ -37,6 +38,11 @@ struct dsh_sandbox_spec {
 	const struct dsh_run_request *req;
 	bool new_net;           /* own network namespace, loopback only */
 	bool share_ipc;         /* keep the caller's IPC namespace (dshbox bwrap --dshbox-compat=strict) */
+	/* dshbox bwrap: operations applied in argv order after the mount plan, before the lock; mount
+	   points made only beneath the tmpfs roots listed in ordered_creatable and those it mounts. */
+	const struct dsh_omount *ordered;
+	size_t n_ordered;
+	char *const *ordered_creatable;
 	uid_t uid;              /* the caller's ids, mapped to themselves */
 	gid_t gid;
 	/* The landlock backend: a plain fork, the namespace stages skipped, and an init that is a
@@ -65,6 +71,7 @@ struct dsh_stage_ctx {
 	int exec_errno;             /* set by the exec stage when every candidate failed */
 	int broker_sock;            /* the command's end: the listener goes to init through it, or -1 */
 	int exec_exit;              /* 126 or 127 */
+	int *ordered_sources;       /* dshbox bwrap: bind sources cloned before the plan is applied */
 };
 
 struct dsh_stage {

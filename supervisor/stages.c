@@ -42,7 +42,26 @@ static int st_network(struct dsh_stage_ctx *c, struct dsh_error **err)
 
 static int st_mounts(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
+	/* dshbox bwrap: bubblewrap binds from the host's tree, so the sources are taken before the plan
+	   changes it. */
+	if (c->spec->n_ordered) {
+		int r = dsh_omounts_prepare(c->spec->ordered, c->spec->n_ordered, &c->ordered_sources, err);
+		if (r < 0)
+			return r;
+	}
 	return dsh_mount_plan_apply(c->spec->mounts, &c->mount_outcome, err);
+}
+
+/* dshbox bwrap's operations that must keep bubblewrap's argv order (none for dshbox run). */
+static int st_ordered_mounts(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (c->spec->n_ordered == 0)
+		return 0;
+	int r = dsh_omounts_apply(c->spec->ordered, c->spec->n_ordered, c->ordered_sources,
+				  c->spec->ordered_creatable, err);
+	free(c->ordered_sources);
+	c->ordered_sources = NULL;
+	return r;
 }
 
 /*
@@ -181,6 +200,7 @@ const struct dsh_stage dsh_stages[] = {
 	{ "propagation", DSH_STAGE_INIT, true, st_propagation },
 	{ "network", DSH_STAGE_INIT, true, st_network },
 	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
+	{ "ordered mounts", DSH_STAGE_INIT, true, st_ordered_mounts },
 	{ "lock", DSH_STAGE_INIT, true, st_lock },
 	/* Taken by init, which the command inherits them from: init is the broker, and the broker has
 	   exactly the command's rights (SPEC 3.12) — no capability, the same Landlock domain. */
