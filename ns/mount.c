@@ -719,6 +719,8 @@ static int o_apply(struct oapplier *o, const struct dsh_omount *op, int fd, stru
 		if (chmod(op->dest, (mode_t)op->perms) < 0)
 			return dsh_err_sys(err, errno, "Can't chmod %#o %s", (unsigned)op->perms, op->dest);
 		return 0;
+	case DSH_OMOUNT_ATTR:
+		return m_setattr(AT_FDCWD, op->dest, true, op->attr_set, op->attr_clr, err);
 	}
 	return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "unknown operation");
 }

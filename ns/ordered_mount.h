@@ -24,6 +24,7 @@ enum dsh_omount_kind {
 	DSH_OMOUNT_FILE,        /* a file at dest with fd's data (perms) */
 	DSH_OMOUNT_BIND_DATA,   /* fd's data in a file of a private tmpfs, bound onto dest */
 	DSH_OMOUNT_CHMOD,       /* chmod dest perms */
+	DSH_OMOUNT_ATTR,        /* mount attributes set/cleared on dest, recursively (MOUNT_ATTR_*) */
 };
 
 struct dsh_omount {
@@ -37,6 +38,7 @@ struct dsh_omount {
 	int fd;                 /* file, bind-data */
 	int perms;
 	unsigned long long size;
+	unsigned long long attr_set, attr_clr;
 };
 
 /*

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -198,6 +199,21 @@ static int add_ordered(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_op *op,
 	return 0;
 }
 
+static int add_attr(struct dsh_bwrap_plan *bp, const char *dest, unsigned long long set, unsigned long long clr,
+		    const char *why, struct dsh_error **err)
+{
+	struct dsh_omount *v = realloc(bp->ordered, (bp->n_ordered + 1) * sizeof(*v));
+	if (!v)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	bp->ordered = v;
+	v[bp->n_ordered] = (struct dsh_omount){ .kind = DSH_OMOUNT_ATTR, .dest = dest, .attr_set = set,
+						.attr_clr = clr, .why = strdup(why), .fd = -1 };
+	if (!v[bp->n_ordered].why)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	bp->n_ordered++;
+	return 0;
+}
+
 /*
  * bubblewrap applies operations in argv order, a later mount covering an earlier one; dshbox's plan
  * is applied parents first.  An operation becomes a plan entry when it is one (the table in
@@ -216,6 +232,11 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 	m->ro_root = true;
 	int r = dsh_mount_plan_push(m, "/", DSH_MOUNT_RO_ROOT, "--ro-bind / /", err);
 	if (r < 0)
+		return r;
+	/* bubblewrap's --ro-bind / / is nodev (and nosuid) all the way down: device nodes of the host
+	   tree cannot be opened, only those of --dev and --dev-bind.  First of the ordered operations,
+	   with the plan's minimal /dev given its devices back right after. */
+	if ((r = add_attr(bp, "/", MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID, 0, "--ro-bind / / (nodev)", err)) < 0)
 		return r;
 	bool have_ws = false, ordered = false;
 	for (size_t i = 1; i < a->n_ops; i++) {
@@ -252,7 +273,10 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 		}
 		/* Could it be a plan entry, and does the plan order keep the argv's result? */
 		enum dsh_mount_action act = DSH_MOUNT_RO_ROOT;
-		if (!ordered && op->kind == DSH_BWRAP_TMPFS && strcmp(op->dest, "/tmp") == 0 && !op->size && !m->private_tmp)
+		/* The plan's private /tmp has mode 1777; bubblewrap's tmpfs has the argv's mode (0755 by
+		   default), so only a --perms 1777 /tmp is that entry, any other one is applied in order. */
+		if (!ordered && op->kind == DSH_BWRAP_TMPFS && strcmp(op->dest, "/tmp") == 0 && !op->size &&
+		    op->perms == 01777 && !m->private_tmp)
 			act = DSH_MOUNT_TMP;
 		else if (!ordered && (op->kind == DSH_BWRAP_BIND || op->kind == DSH_BWRAP_RO_BIND) &&
 			 (path = self_bind_path(op)) && !(m->private_tmp && strcmp(path, "/tmp") == 0))
@@ -269,12 +293,8 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 			if ((r = add_ordered(bp, op, why, err)) < 0)
 				return r;
 		} else {
-			if (act == DSH_MOUNT_TMP) {
+			if (act == DSH_MOUNT_TMP)
 				m->private_tmp = m->tmp_writable = true;
-				if (op->perms != 01777 && dsh_mount_plan_note(m, "the private /tmp has mode 1777 (the argv "
-										 "asks for its own mode; only the caller's uid exists inside either way)") < 0)
-					return dsh_err_sys(err, ENOMEM, "bwrap plan");
-			}
 			if ((r = dsh_mount_plan_push(m, target, act, why, err)) < 0)
 				return r == -ENOENT ? dsh_err_sys(err, ENOENT, "Can't find source path %s", op->source) : r;
 		}
@@ -290,6 +310,14 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 	   read-only root covers unless a fresh procfs is mounted (SPEC 3.3's pitfall). */
 	if (!m->proc)
 		return cannot(err, "--ro-bind / / without --proc /proc is not applied by dshbox bwrap yet");
+	if (m->dev) {
+		/* Right after the nodev pass, before the operations in argv order. */
+		if ((r = add_attr(bp, "/dev", 0, MOUNT_ATTR_NODEV, "--dev /dev (its devices)", err)) < 0)
+			return r;
+		struct dsh_omount last = bp->ordered[bp->n_ordered - 1];
+		memmove(&bp->ordered[2], &bp->ordered[1], (bp->n_ordered - 2) * sizeof(*bp->ordered));
+		bp->ordered[1] = last;
+	}
 	if (m->private_tmp && dsh_strv_push(&bp->creatable, "/tmp") < 0)
 		return dsh_err_sys(err, ENOMEM, "bwrap plan");
 	bp->config.mode = bp->any_writable ? DSH_MODE_WORKSPACE_WRITE : DSH_MODE_READ_ONLY;

@@ -231,8 +231,9 @@ Test(bwrap, dry_run_lists_additions_and_strict_drops_them)
 	cr_expect(strstr(r.out, "dshbox adds: runtime broker"), "%s", r.out);
 	cr_expect(strstr(r.out, "dshbox adds: namespace: ipc"), "%s", r.out);
 	cr_expect(strstr(r.out, "ro-root      /"), "%s", r.out);
-	cr_expect(strstr(r.out, "bind-rw"), "%s", r.out);
-	cr_expect(strstr(r.out, "tmpfs-tmp    /tmp"), "%s", r.out);
+	cr_expect(strstr(r.out, "--bind "), "%s", r.out);
+	cr_expect(strstr(r.out, "then in argv order:"), "%s", r.out);
+	cr_expect(strstr(r.out, "--tmpfs /tmp\n"), "a 0755 tmpfs, as bubblewrap's, in argv order: %s", r.out);
 	dsh_proc_clear(&r);
 	char *strict[] = { "--dry-run", "--dshbox-compat=strict", "--ro-bind", "/", "/", "--unshare-pid", "--proc", "/proc",
 			   "true", NULL };
@@ -269,16 +270,48 @@ static char *probe_script(void)
 {
 	char *s = NULL;
 	cr_assert(asprintf(&s,
-			   "for p in '%s' '%s/sub' '%s/file' '%s' '%s/file' /etc /etc/passwd /tmp /var/tmp /dev/null "
-			   "/dev/shm /proc/self /; do r=-; w=-;"
+			   "for p in '%s' '%s/sub' '%s/sub/deeper' '%s/file' '%s' '%s/file' '%s/d' '%s/l' /etc /etc/passwd "
+			   "/tmp /var/tmp /dev/null /dev/shm /proc/self /; do r=-; w=-;"
 			   " if [ -d \"$p\" ]; then ls \"$p\" >/dev/null 2>&1 && r=r;"
 			   "  f=\"$p/.dshbox-bwrap-probe.$$\"; if ( : > \"$f\" ) 2>/dev/null; then w=w; rm -f \"$f\"; fi;"
-			   " else cat \"$p\" >/dev/null 2>&1 && r=r; ( : >> \"$p\" ) 2>/dev/null && w=w; fi;"
-			   " echo \"$p $r$w\"; done;"
-			   " echo net $(grep -c : /proc/net/dev); echo pid1 $(ps -o comm= 1 2>/dev/null | wc -l);"
+			   " elif [ -e \"$p\" ]; then cat \"$p\" >/dev/null 2>&1 && r=r; ( : >> \"$p\" ) 2>/dev/null && w=w; fi;"
+			   " m=$(stat -c %%A \"$p\" 2>/dev/null); l=;"
+			   " case \"$p\" in /dev/shm) m=;; /proc/self) ;; *) l=$(readlink \"$p\");; esac;"
+			   " echo \"$p $r$w $m $l\"; done;"
+			   " echo net $(grep -c : /proc/net/dev);"
 			   " exit 5",
-			   ws, ws, ws, out, out) > 0);
+			   ws, ws, ws, ws, out, out, out, out) > 0);
 	return s;
+}
+
+/* Run argv (ws and out substituted for the words WS and OUT) under both, and compare. */
+static void compare_argv(const char *const *words)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	_cleanup_free_ char *script = probe_script();
+	_cleanup_strv_ char **args = NULL;
+	for (size_t i = 0; words[i]; i++) {
+		if (strncmp(words[i], "WS", 2) == 0)
+			dsh_strv_pushf(&args, "%s%s", ws, words[i] + 2);
+		else if (strncmp(words[i], "OUT", 3) == 0)
+			dsh_strv_pushf(&args, "%s%s", out, words[i] + 3);
+		else
+			dsh_strv_push(&args, words[i]);
+	}
+	dsh_strv_push(&args, "--");
+	dsh_strv_push(&args, "/bin/sh");
+	dsh_strv_push(&args, "-c");
+	dsh_strv_push(&args, script);
+	struct dsh_proc theirs, ours;
+	run_args(bw, args, &theirs);
+	run_args(NULL, args, &ours);
+	cr_expect_eq(ours.exit_code, theirs.exit_code, "exit: dshbox %d, bwrap %d (%s)", ours.exit_code,
+		     theirs.exit_code, ours.err);
+	cr_expect_str_eq(ours.out, theirs.out, "probe differs:\n--- bwrap\n%s--- dshbox bwrap\n%s", theirs.out, ours.out);
+	cr_expect_str_eq(ours.err, theirs.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
 }
 
 static void compare_shape(enum shape s, bool net_off)
@@ -343,4 +376,49 @@ Test(bwrap_vs_bubblewrap, failure_lines_and_exit_codes)
 		dsh_proc_clear(&theirs);
 		dsh_proc_clear(&ours);
 	}
+}
+
+/* sandbox-runtime's shape: writable workspace, a denied directory as an empty tmpfs, a denied file
+   covered by /dev/null, a new session. */
+Test(bwrap_vs_bubblewrap, deny_read_with_tmpfs_and_dev_null)
+{
+	const char *argv[] = { "--new-session", "--die-with-parent", "--ro-bind", "/", "/", "--bind", "WS", "WS",
+			       "--tmpfs", "OUT", "--ro-bind", "/dev/null", "WS/file", "--dev", "/dev", "--unshare-pid",
+			       "--proc", "/proc", "--unshare-net", NULL };
+	compare_argv(argv);
+}
+
+/* Codex's shape: read-only root, writable roots, read-only subpaths inside them. */
+Test(bwrap_vs_bubblewrap, writable_root_with_read_only_subpath)
+{
+	const char *argv[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--bind", "WS", "WS", "--ro-bind", "WS/sub",
+			       "WS/sub", "--unshare-user", "--unshare-pid", "--proc", "/proc", "--unshare-net", NULL };
+	compare_argv(argv);
+}
+
+/* Order: a later bind over an earlier one's parent uncovers it, as in bubblewrap. */
+Test(bwrap_vs_bubblewrap, later_mount_over_earlier_parent)
+{
+	const char *argv[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--ro-bind", "WS/sub", "WS/sub", "--bind",
+			       "WS", "WS", "--ro-bind", "WS/sub/deeper", "WS/sub/deeper", NULL };
+	compare_argv(argv);
+}
+
+/* Names made inside a tmpfs: --perms for the next operation only, --dir, --symlink, --chmod,
+   --size, then --remount-ro. */
+Test(bwrap_vs_bubblewrap, names_inside_a_tmpfs)
+{
+	const char *argv[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--size", "1048576", "--perms", "0750",
+			       "--tmpfs", "OUT", "--perms", "0700", "--dir", "OUT/d", "--dir", "OUT/d2",
+			       "--symlink", "/etc/passwd", "OUT/l", "--chmod", "0711", "OUT/d2", "--remount-ro", "OUT",
+			       NULL };
+	compare_argv(argv);
+}
+
+/* A bind from another source, and --dev-bind. */
+Test(bwrap_vs_bubblewrap, bind_from_another_source)
+{
+	const char *argv[] = { "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--bind",
+			       "WS", "OUT", "--ro-bind", "WS/sub", "OUT/sub", NULL };
+	compare_argv(argv);
 }
