@@ -25,6 +25,9 @@ enum dsh_omount_kind {
 	DSH_OMOUNT_BIND_DATA,   /* fd's data in a file of a private tmpfs, bound onto dest */
 	DSH_OMOUNT_CHMOD,       /* chmod dest perms */
 	DSH_OMOUNT_ATTR,        /* mount attributes set/cleared on dest, recursively (MOUNT_ATTR_*) */
+	DSH_OMOUNT_NEWROOT,     /* a fresh tmpfs (mode 0755) becomes "/": pivot_root, the old tree detached */
+	DSH_OMOUNT_PROC,        /* a fresh procfs on dest */
+	DSH_OMOUNT_DEV,         /* a minimal /dev on dest (only "/dev"), as the plan's dev entry */
 };
 
 struct dsh_omount {
@@ -43,8 +46,8 @@ struct dsh_omount {
 
 /*
  * Before the plan is applied: clone every bind's source as the host shows it (bubblewrap binds
- * from the old root, never from what the argv already mounted).  *ret_fds has n entries, -1 for
- * operations that are not binds and for a -try source that does not exist.
+ * from the old root, never from what the argv already mounted), and the host's device nodes when
+ * a dev operation needs them.  *ret_fds is owned by the caller until dsh_omounts_apply.
  */
 int dsh_omounts_prepare(const struct dsh_omount *ops, size_t n, int **ret_fds, struct dsh_error **err);
 /* Apply ops in order; fds from dsh_omounts_prepare (closed here). */

@@ -35,6 +35,9 @@ struct dsh_bwrap_plan {
 	size_t n_ordered;
 	char **creatable;            /* tmpfs roots of the plan where the ordered operations may make names */
 	bool any_writable;
+	char **writable;             /* the argv's writable destinations (Landlock grants, opened inside) */
+	bool new_root;               /* a root built from nothing */
+	bool chdir_given;            /* --chdir: no fallback when it is missing inside */
 };
 
 static int cannot(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
@@ -199,18 +202,82 @@ static int add_ordered(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_op *op,
 	return 0;
 }
 
-static int add_attr(struct dsh_bwrap_plan *bp, const char *dest, unsigned long long set, unsigned long long clr,
-		    const char *why, struct dsh_error **err)
+static int push_omount(struct dsh_bwrap_plan *bp, struct dsh_omount om, const char *why, struct dsh_error **err)
 {
 	struct dsh_omount *v = realloc(bp->ordered, (bp->n_ordered + 1) * sizeof(*v));
 	if (!v)
 		return dsh_err_sys(err, ENOMEM, "bwrap plan");
 	bp->ordered = v;
-	v[bp->n_ordered] = (struct dsh_omount){ .kind = DSH_OMOUNT_ATTR, .dest = dest, .attr_set = set,
-						.attr_clr = clr, .why = strdup(why), .fd = -1 };
-	if (!v[bp->n_ordered].why)
+	if (!(om.why = strdup(why)))
 		return dsh_err_sys(err, ENOMEM, "bwrap plan");
-	bp->n_ordered++;
+	v[bp->n_ordered++] = om;
+	return 0;
+}
+
+static int add_attr(struct dsh_bwrap_plan *bp, const char *dest, unsigned long long set, unsigned long long clr,
+		    const char *why, struct dsh_error **err)
+{
+	return push_omount(bp, (struct dsh_omount){ .kind = DSH_OMOUNT_ATTR, .dest = dest, .attr_set = set,
+						    .attr_clr = clr, .fd = -1 },
+			   why, err);
+}
+
+/* A writable destination: Landlock's grant is opened inside the finished tree. */
+static int note_writable(struct dsh_bwrap_plan *bp, const char *dest, struct dsh_error **err)
+{
+	bp->any_writable = true;
+	return dsh_strv_push(&bp->writable, dest) < 0 ? dsh_err_sys(err, ENOMEM, "bwrap plan") : 0;
+}
+
+/*
+ * A root built from nothing, as bubblewrap does: a fresh tmpfs becomes "/" (pivot_root), then
+ * every operation in argv order inside it — binds from the host's tree (cloned before), names
+ * made only inside tmpfs mounts of this run.  The mount plan stays empty.
+ */
+static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, struct dsh_error **err)
+{
+	struct dsh_mount_plan *m = bp->mounts;
+	int r = push_omount(bp, (struct dsh_omount){ .kind = DSH_OMOUNT_NEWROOT, .dest = "/", .fd = -1 },
+			    "new root (tmpfs, pivot_root)", err);
+	/* bubblewrap's new root is a tmpfs its owner may write: Landlock leaves that to the mounts. */
+	if (r >= 0)
+		r = note_writable(bp, "/", err);
+	for (size_t i = 0; i < a->n_ops && r >= 0; i++) {
+		const struct dsh_bwrap_op *op = &a->ops[i];
+		_cleanup_free_ char *why = NULL;
+		if (asprintf(&why, "%s %s%s%s", opname(op), op->source ? op->source : "", op->source ? " " : "",
+			     op->dest) < 0)
+			return dsh_err_sys(err, ENOMEM, "bwrap plan");
+		if (op->dest[0] != '/')
+			return cannot(err, "%s: a relative destination is not applied by dshbox bwrap", why);
+		if (is_bind(op->kind) && (r = check_source(op, err)) < 0) {
+			if (r != -ENOENT)
+				return r;
+			r = 0;
+			continue;
+		}
+		if (op->kind == DSH_BWRAP_PROC || op->kind == DSH_BWRAP_DEV) {
+			bool dev = op->kind == DSH_BWRAP_DEV;
+			if (strcmp(op->dest, dev ? "/dev" : "/proc") != 0)
+				return cannot(err, "%s: not applied by dshbox bwrap yet (only %s)", why, dev ? "/dev" : "/proc");
+			*(dev ? &m->dev : &m->proc) = true;
+			r = push_omount(bp, (struct dsh_omount){ .kind = dev ? DSH_OMOUNT_DEV : DSH_OMOUNT_PROC,
+								 .dest = op->dest, .fd = -1 },
+					why, err);
+			continue;
+		}
+		if ((r = add_ordered(bp, op, why, err)) < 0)
+			return r;
+		if (op->kind == DSH_BWRAP_BIND || op->kind == DSH_BWRAP_DEV_BIND || op->kind == DSH_BWRAP_TMPFS ||
+		    op->kind == DSH_BWRAP_BIND_DATA)
+			r = note_writable(bp, op->dest, err);
+	}
+	if (r < 0)
+		return r;
+	if (!m->proc)
+		return cannot(err, "a new root without --proc /proc is not applied by dshbox bwrap yet");
+	bp->new_root = true;
+	bp->config.mode = bp->any_writable ? DSH_MODE_WORKSPACE_WRITE : DSH_MODE_READ_ONLY;
 	return 0;
 }
 
@@ -226,8 +293,7 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 {
 	if (a->n_ops == 0 || a->ops[0].kind != DSH_BWRAP_RO_BIND || strcmp(a->ops[0].source, "/") != 0 ||
 	    strcmp(a->ops[0].dest, "/") != 0)
-		return cannot(err, "the first operation must be --ro-bind / /: a root built from nothing is not "
-				   "supported by dshbox bwrap yet (its tree is the host's, path-transparent)");
+		return translate_new_root(a, bp, err);
 	struct dsh_mount_plan *m = bp->mounts;
 	m->ro_root = true;
 	int r = dsh_mount_plan_push(m, "/", DSH_MOUNT_RO_ROOT, "--ro-bind / /", err);
@@ -303,8 +369,8 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 		if (op->kind == DSH_BWRAP_TMPFS && strcmp(op->dest, "/tmp") != 0 &&
 		    (r = add_writable(bp, op->dest, &have_ws, err)) < 0)
 			return r;
-		if (writable)
-			bp->any_writable = true;
+		if (writable && (r = note_writable(bp, target, err)) < 0)
+			return r;
 	}
 	/* The lock stage writes the nested user namespace's id maps through /proc/self, which the
 	   read-only root covers unless a fresh procfs is mounted (SPEC 3.3's pitfall). */
@@ -358,6 +424,7 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	if (!bp)
 		return dsh_err_sys(err, ENOMEM, "bwrap plan");
 	bp->strict = s->strict;
+	bp->chdir_given = a->chdir != NULL;
 	dsh_config_init(&bp->config);
 	if (!(bp->mounts = dsh_mount_plan_new())) {
 		r = dsh_err_sys(err, ENOMEM, "bwrap plan");
@@ -384,7 +451,8 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	if ((r = dsh_policy_new(c, s->envp, s->cwd, &bp->policy, err)) < 0 ||
 	    (r = dsh_run_options_init(&bp->opts, c, s->envp, err)) < 0)
 		goto fail;
-	if (!s->strict && (r = add_socket_masks(bp, a, err)) < 0)
+	/* A new root shows only what the argv binds: no host socket is there to mask. */
+	if (!s->strict && !bp->new_root && (r = add_socket_masks(bp, a, err)) < 0)
 		goto fail;
 	dsh_mount_plan_sort(bp->mounts);
 	bp->new_net = a->unshare_net;
@@ -395,6 +463,10 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	    (r = dsh_landlock_spec_for_sandbox(bp->policy, abi, bp->mounts->dev ? DSH_LANDLOCK_PRIVATE_DEV_SHM : 0,
 					       &bp->ll, err)) < 0)
 		goto fail;
+	/* Landlock follows the argv: every writable destination, as the finished tree shows it. */
+	for (size_t i = 0; bp->landlock && bp->writable && bp->writable[i]; i++)
+		if ((r = dsh_landlock_spec_add(&bp->ll, bp->writable[i], -1, dsh_landlock_fs_rw(abi), err)) < 0)
+			goto fail;
 	if (!s->strict || a->disable_userns || a->assert_userns_disabled || a->new_session)
 		if ((r = dsh_seccomp_compile(NULL, &bp->seccomp, err)) < 0)
 			goto fail;
@@ -421,7 +493,7 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 		r |= dsh_strv_push(d, "host daemon sockets masked (docker, podman, the session bus, ssh and gpg "
 				      "agents), except those the argv binds");
 	if (bp->landlock)
-		r |= dsh_strv_push(d, "Landlock (second wall): writes beneath the argv's writable binds, /tmp and $TMPDIR");
+		r |= dsh_strv_push(d, "Landlock (second wall): writes beneath the argv's writable destinations (and the policy's /tmp and $TMPDIR)");
 	r |= dsh_strv_push(d, "capabilities: all dropped; no_new_privs; mounts locked in a nested user namespace");
 	if (r < 0) {
 		r = dsh_err_sys(err, ENOMEM, "bwrap plan");
@@ -479,6 +551,7 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		.ordered = bp->ordered,
 		.n_ordered = bp->n_ordered,
 		.ordered_creatable = bp->creatable,
+		.cwd_fallback = !bp->chdir_given,
 	};
 	return dsh_sandbox_run(&spec, ret, err);
 }
@@ -496,6 +569,7 @@ void dsh_bwrap_plan_free(struct dsh_bwrap_plan *bp)
 		free((char *)bp->ordered[i].why);
 	free(bp->ordered);
 	dsh_strv_free(bp->creatable);
+	dsh_strv_free(bp->writable);
 	dsh_policy_free(bp->policy);
 	dsh_run_options_clear(&bp->opts);
 	dsh_config_clear(&bp->config);

@@ -43,6 +43,9 @@ struct dsh_sandbox_spec {
 	const struct dsh_omount *ordered;
 	size_t n_ordered;
 	char *const *ordered_creatable;
+	/* dshbox bwrap without --chdir: when the current directory does not exist inside (a new root),
+	   $HOME of the command's environment, then "/", as bubblewrap does. */
+	bool cwd_fallback;
 	uid_t uid;              /* the caller's ids, mapped to themselves */
 	gid_t gid;
 	/* The landlock backend: a plain fork, the namespace stages skipped, and an init that is a

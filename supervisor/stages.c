@@ -87,8 +87,15 @@ static int st_chdir(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	/* Always by name, after the mounts: the old cwd may lie on a mount now covered by a clone. */
 	const char *cwd = c->spec->policy->cwd ? c->spec->policy->cwd : "/";
-	if (chdir(cwd) < 0)
-		return dsh_err_sys(err, errno, "chdir '%s'", cwd);
+	if (chdir(cwd) < 0) {
+		int e = errno;
+		if (c->spec->cwd_fallback) {
+			const char *home = dsh_env_get(c->spec->req->envp, "HOME");
+			if ((home && chdir(home) == 0) || chdir("/") == 0)
+				return 0;
+		}
+		return dsh_err_sys(err, e, "chdir '%s'", cwd);
+	}
 	return 0;
 }
 

@@ -171,7 +171,7 @@ Test(bwrap, dshbox_failures_are_one_bwrap_line_and_exit_1)
 		{ "--bind", "/a", NULL },
 		{ "--ro-bind", "/", "/", "--hostname", "h", "--unshare-uts", "true", NULL },
 		{ "--ro-bind", "/", "/", "--cap-add", "CAP_SETFCAP", "true", NULL },
-		{ "--tmpfs", "/", "true", NULL },
+		{ "--ro-bind", "/", "/", "--mqueue", "/dev/mqueue", "true", NULL },
 		{ "--ro-bind", "/", "/", "--bind", "/nonexistent-dshbox", "/nonexistent-dshbox", "true", NULL },
 		{ "--perms", "0700", "--bind", "/", "/", "true", NULL },
 	};
@@ -421,4 +421,40 @@ Test(bwrap_vs_bubblewrap, bind_from_another_source)
 	const char *argv[] = { "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--bind",
 			       "WS", "OUT", "--ro-bind", "WS/sub", "OUT/sub", NULL };
 	compare_argv(argv);
+}
+
+/* bubblewrap's manual's shape: a root built from nothing, /usr bound read-only, the usual symlinks,
+   a tmpfs /tmp and the workspace bound at another name. */
+Test(bwrap_vs_bubblewrap, new_root_from_nothing)
+{
+	const char *argv[] = { "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/lib",
+			       "/lib", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin", "--proc", "/proc",
+			       "--dev", "/dev", "--tmpfs", "/tmp", "--bind", "WS", "WS", "--ro-bind", "OUT", "OUT",
+			       "--unshare-pid", "--unshare-net", "--chdir", "/", NULL };
+	compare_argv(argv);
+}
+
+/* The same, with the current directory absent inside and no --chdir: $HOME or "/", as bubblewrap. */
+Test(bwrap_vs_bubblewrap, new_root_without_the_current_directory)
+{
+	const char *argv[] = { "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib",
+			       "/lib", "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev", NULL };
+	char *args[40];
+	size_t n = 0;
+	for (; argv[n]; n++)
+		args[n] = (char *)argv[n];
+	char *tail[] = { "--", "/bin/sh", "-c", "pwd; ls /; exit 8", NULL };
+	for (size_t k = 0; tail[k]; k++)
+		args[n++] = tail[k];
+	args[n] = NULL;
+	const char *bw = real_bwrap();
+	require_sandbox();
+	struct dsh_proc theirs, ours;
+	run_args(bw, args, &theirs);
+	run_args(NULL, args, &ours);
+	cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+	cr_expect_str_eq(ours.out, theirs.out);
+	cr_expect_str_eq(ours.err, theirs.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
 }
