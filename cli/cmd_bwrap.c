@@ -141,6 +141,11 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 		return BWRAP_EXIT_FAILURE;
 	}
 
+	/* bubblewrap prefixes its messages from the moment it reads --level-prefix: a parse error after
+	   it is prefixed too. */
+	for (int k = i; k < argc && strcmp(argv[k], "--") != 0; k++)
+		if (strcmp(argv[k], "--level-prefix") == 0)
+			level_prefix = true;
 	struct dsh_bwrap_args a;
 	_cleanup_error_ struct dsh_error *err = NULL;
 	if (dsh_bwrap_parse(argc - i, argv + i, read_fd, NULL, &a, &err) < 0)
