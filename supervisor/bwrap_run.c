@@ -483,8 +483,8 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 		r |= dsh_strv_push(d, "seccomp: dshbox's deny list (mount family, new user namespaces, keyctl, bpf, "
 				      "TIOCSTI, ...; refusals are EPERM)");
 	if (bp->notify.insns)
-		r |= dsh_strv_push(d, "runtime broker: creations, renames, metadata changes and pathname-socket "
-				      "connects checked against the plan");
+		r |= dsh_strv_push(d, "runtime broker (SPEC 3.12): creations, renames, removals and metadata changes "
+				      "carried out by the broker");
 	if (!s->strict)
 		r |= dsh_strv_push(d, "namespace: ipc");
 	if (!a->unshare_pid)
