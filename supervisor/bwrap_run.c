@@ -250,6 +250,10 @@ static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_p
 			return dsh_err_sys(err, ENOMEM, "bwrap plan");
 		if (op->dest[0] != '/')
 			return cannot(err, "%s: a relative destination is not applied by dshbox bwrap", why);
+		/* A mount stacked on the new root would not be seen (lookups start below it). */
+		if (strcmp(op->dest, "/") == 0)
+			return cannot(err, "%s: a mount on / itself is not applied by dshbox bwrap yet (only --ro-bind / / "
+					   "first)", why);
 		if (is_bind(op->kind) && (r = check_source(op, err)) < 0) {
 			if (r != -ENOENT)
 				return r;
@@ -313,6 +317,10 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 			return dsh_err_sys(err, ENOMEM, "bwrap plan");
 		if (op->dest[0] != '/')
 			return cannot(err, "%s: a relative destination is not applied by dshbox bwrap", why);
+		/* A mount stacked on / would not be seen (lookups start below it). */
+		if (strcmp(op->dest, "/") == 0)
+			return cannot(err, "%s: a mount on / itself is not applied by dshbox bwrap yet (only --ro-bind / / "
+					   "first)", why);
 		if (is_bind(op->kind) && (r = check_source(op, err)) < 0) {
 			if (r != -ENOENT)
 				return r;

@@ -172,6 +172,9 @@ Test(bwrap, dshbox_failures_are_one_bwrap_line_and_exit_1)
 		{ "--ro-bind", "/", "/", "--hostname", "h", "--unshare-uts", "true", NULL },
 		{ "--ro-bind", "/", "/", "--cap-add", "CAP_SETFCAP", "true", NULL },
 		{ "--ro-bind", "/", "/", "--mqueue", "/dev/mqueue", "true", NULL },
+		{ "--dev-bind", "/", "/", "--proc", "/proc", "true", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--bind", "/var/tmp", "/", "true", NULL },
+		{ "--ro-bind", "/", "/", "true", NULL },
 		{ "--ro-bind", "/", "/", "--bind", "/nonexistent-dshbox", "/nonexistent-dshbox", "true", NULL },
 		{ "--perms", "0700", "--bind", "/", "/", "true", NULL },
 	};
