@@ -166,7 +166,7 @@ Test(bwrap, exit_status_and_signal_pass_through)
 
 Test(bwrap, dshbox_failures_are_one_bwrap_line_and_exit_1)
 {
-	char *cases[][8] = {
+	char *cases[][10] = {
 		{ "--frobnicate", "true", NULL },
 		{ "--bind", "/a", NULL },
 		{ "--ro-bind", "/", "/", "--hostname", "h", "--unshare-uts", "true", NULL },
