@@ -73,5 +73,7 @@ static int entry_cmp(const void *a, const void *b)
 
 void dsh_mount_plan_sort(struct dsh_mount_plan *plan)
 {
+	if (plan->n < 2)
+		return; /* an empty plan (a new root) has no array at all */
 	qsort(plan->entries, plan->n, sizeof(*plan->entries), entry_cmp);
 }
