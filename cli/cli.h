@@ -31,6 +31,9 @@ int cmd_serve(int argc, char **argv, char **envp);
 int cmd_explain(int argc, char **argv, char **envp);
 int cmd_probe(int argc, char **argv, char **envp);
 int cmd_doctor(int argc, char **argv, char **envp);
+/* bubblewrap's argv (SPEC 8); also dshbox's main when invoked under the name "bwrap".  Exit codes are
+   bubblewrap's: 1 and one "bwrap: " line when dshbox failed, else the command's own status. */
+int cmd_bwrap(int argc, char **argv, char **envp);
 
 /* Print "dshbox: error: MSG" and, when present, "dshbox: hint: HINT"; returns 125. */
 int cli_fail(const struct dsh_error *e);

@@ -16,6 +16,7 @@ static const struct {
 	{ "explain", cmd_explain, "show the effective policy and what each backend enforces" },
 	{ "probe", cmd_probe, "report what this kernel can enforce" },
 	{ "doctor", cmd_doctor, "check dsh host patch files for assembly mistakes" },
+	{ "bwrap", cmd_bwrap, "run bubblewrap's argv, enforced by dshbox" },
 };
 
 static void usage(FILE *f)
@@ -30,6 +31,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv, char **envp)
 {
+	/* Invoked as "bwrap" (a symlink first on PATH): hosts that emit bubblewrap's argv run dshbox. */
+	const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+	base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "";
+	if (strcmp(base, "bwrap") == 0)
+		return cmd_bwrap(argc, argv, envp);
 	if (argc < 2) {
 		usage(stderr);
 		return cli_usage_error(NULL, "no command given");

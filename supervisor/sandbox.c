@@ -487,7 +487,8 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	}
 	struct init_arg arg = { &ctx, report[0], status[0], status[1] };
 	unsigned long flags = spec->no_namespaces ? 0
-			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (spec->new_net ? CLONE_NEWNET : 0);
+			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (spec->share_ipc ? 0 : CLONE_NEWIPC) |
+				(spec->new_net ? CLONE_NEWNET : 0);
 	dsh_timing_mark(g.timing, "prepare", g.timing ? dsh_timing_now() : 0);
 	r = dsh_child_spawn(&ch, flags, init_fn, &arg, err);
 	if (r < 0) {

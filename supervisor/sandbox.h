@@ -24,6 +24,7 @@
 
 #include "dshbox/backend.h"
 #include "ns/mount.h"
+#include "ns/ordered_mount.h"
 #include "landlock/landlock.h"
 #include "ns/plan.h"
 #include "policy/policy.h"
@@ -36,6 +37,15 @@ struct dsh_sandbox_spec {
 	const struct dsh_mount_plan *mounts;
 	const struct dsh_run_request *req;
 	bool new_net;           /* own network namespace, loopback only */
+	bool share_ipc;         /* keep the caller's IPC namespace (dshbox bwrap --dshbox-compat=strict) */
+	/* dshbox bwrap: operations applied in argv order after the mount plan, before the lock; mount
+	   points made only beneath the tmpfs roots listed in ordered_creatable and those it mounts. */
+	const struct dsh_omount *ordered;
+	size_t n_ordered;
+	char *const *ordered_creatable;
+	/* dshbox bwrap without --chdir: when the current directory does not exist inside (a new root),
+	   $HOME of the command's environment, then "/", as bubblewrap does. */
+	bool cwd_fallback;
 	uid_t uid;              /* the caller's ids, mapped to themselves */
 	gid_t gid;
 	/* The landlock backend: a plain fork, the namespace stages skipped, and an init that is a
@@ -73,6 +83,7 @@ struct dsh_stage_ctx {
 		long long end_ns;
 	} clock[32];
 	int fg_tty;                 /* the terminal whose foreground init takes for the sandbox, or -1 */
+	int *ordered_sources;       /* dshbox bwrap: bind sources cloned before the plan is applied */
 };
 
 struct dsh_stage {

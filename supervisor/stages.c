@@ -51,7 +51,26 @@ static int st_network(struct dsh_stage_ctx *c, struct dsh_error **err)
 
 static int st_mounts(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
+	/* dshbox bwrap: bubblewrap binds from the host's tree, so the sources are taken before the plan
+	   changes it. */
+	if (c->spec->n_ordered) {
+		int r = dsh_omounts_prepare(c->spec->ordered, c->spec->n_ordered, &c->ordered_sources, err);
+		if (r < 0)
+			return r;
+	}
 	return dsh_mount_plan_apply(c->spec->mounts, &c->mount_outcome, err);
+}
+
+/* dshbox bwrap's operations that must keep bubblewrap's argv order (none for dshbox run). */
+static int st_ordered_mounts(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (c->spec->n_ordered == 0)
+		return 0;
+	int r = dsh_omounts_apply(c->spec->ordered, c->spec->n_ordered, c->ordered_sources,
+				  c->spec->ordered_creatable, err);
+	free(c->ordered_sources);
+	c->ordered_sources = NULL;
+	return r;
 }
 
 /*
@@ -105,8 +124,15 @@ static int st_chdir(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	/* Always by name, after the mounts: the old cwd may lie on a mount now covered by a clone. */
 	const char *cwd = c->spec->policy->cwd ? c->spec->policy->cwd : "/";
-	if (chdir(cwd) < 0)
-		return dsh_err_sys(err, errno, "chdir '%s'", cwd);
+	if (chdir(cwd) < 0) {
+		int e = errno;
+		if (c->spec->cwd_fallback) {
+			const char *home = dsh_env_get(c->spec->req->envp, "HOME");
+			if ((home && chdir(home) == 0) || chdir("/") == 0)
+				return 0;
+		}
+		return dsh_err_sys(err, e, "chdir '%s'", cwd);
+	}
 	return 0;
 }
 
@@ -252,6 +278,7 @@ const struct dsh_stage dsh_stages[] = {
 	{ "propagation", DSH_STAGE_INIT, true, st_propagation },
 	{ "network", DSH_STAGE_INIT, true, st_network },
 	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
+	{ "ordered mounts", DSH_STAGE_INIT, true, st_ordered_mounts },
 	{ "lock", DSH_STAGE_INIT, true, st_lock },
 	{ "keeper", DSH_STAGE_INIT, true, st_keeper },
 	/* Taken by init, which the command inherits them from: init is the broker, and the broker has

@@ -1,0 +1,586 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/strbuf.h"
+#include "common/strv.h"
+#include "ns/plan_entries.h"
+#include "supervisor/bwrap_run.h"
+#include "supervisor/probe.h"
+#include "supervisor/sandbox.h"
+
+/* `dshbox bwrap`: bubblewrap's operations as a dshbox mount plan (supervisor/bwrap_run.h). */
+
+struct dsh_bwrap_plan {
+	bool strict;
+	struct dsh_config config;
+	struct dsh_policy *policy;
+	struct dsh_run_options opts;
+	struct dsh_mount_plan *mounts;
+	bool new_net;
+	bool landlock;
+	struct dsh_landlock_spec ll;
+	struct dsh_seccomp_prog seccomp;
+	struct dsh_seccomp_prog notify;
+	struct dsh_broker broker;
+	char **defaults;
+	struct dsh_omount *ordered;  /* after the plan, in argv order (strings owned by the args but why) */
+	size_t n_ordered;
+	char **creatable;            /* tmpfs roots of the plan where the ordered operations may make names */
+	bool any_writable;
+	char **writable;             /* the argv's writable destinations (Landlock grants, opened inside) */
+	bool new_root;               /* a root built from nothing */
+	bool chdir_given;            /* --chdir: no fallback when it is missing inside */
+};
+
+static int cannot(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
+static int cannot(struct dsh_error **err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	_cleanup_free_ char *m = NULL;
+	int r = vasprintf(&m, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	return dsh_err(err, DSH_ERR_UNSUPPORTED, EOPNOTSUPP, "%s", m);
+}
+
+/* What dshbox cannot carry out of the process options, each refused by name. */
+static int check_options(const struct dsh_bwrap_args *a, bool strict, struct dsh_error **err)
+{
+	if (a->unsupported)
+		return cannot(err, "%s: not supported by dshbox bwrap", a->unsupported[0]);
+	if (a->cap_add)
+		return cannot(err, "%s: dshbox bwrap runs the command with no capabilities", a->cap_add[0]);
+	if (a->have_uid && a->uid != getuid())
+		return cannot(err, "--uid %u: dshbox bwrap maps the caller's uid (%u) to itself", (unsigned)a->uid,
+			      (unsigned)getuid());
+	if (a->have_gid && a->gid != getgid())
+		return cannot(err, "--gid %u: dshbox bwrap maps the caller's gid (%u) to itself", (unsigned)a->gid,
+			      (unsigned)getgid());
+	if (a->hostname)
+		return cannot(err, "--hostname: dshbox bwrap makes no UTS namespace");
+	if (a->unshare_cgroup)
+		return cannot(err, "--unshare-cgroup: dshbox bwrap makes no cgroup namespace");
+	if (a->as_pid_1)
+		return cannot(err, "--as-pid-1: dshbox runs its own init as pid 1 (it reaps and forwards signals)");
+	if (a->argv0)
+		return cannot(err, "--argv0: not supported by dshbox bwrap yet");
+	if (a->seccomp_fd >= 0 || a->n_add_seccomp_fds)
+		return cannot(err, "%s: loading a caller's seccomp program is not supported by dshbox bwrap yet",
+			      a->seccomp_fd >= 0 ? "--seccomp" : "--add-seccomp-fd");
+	if (a->info_fd >= 0)
+		return cannot(err, "--info-fd: not supported by dshbox bwrap yet");
+	if (a->json_status_fd >= 0)
+		return cannot(err, "--json-status-fd: not supported by dshbox bwrap yet");
+	/* New user namespaces inside are refused by dshbox's seccomp list: the ask is met only with it. */
+	if (strict && (a->disable_userns || a->assert_userns_disabled))
+		return cannot(err, "%s: needs dshbox's seccomp list, which --dshbox-compat=strict turns off",
+			      a->disable_userns ? "--disable-userns" : "--assert-userns-disabled");
+	if (strict && a->new_session)
+		return cannot(err, "--new-session: dshbox keeps the session and refuses TIOCSTI with its seccomp "
+				   "list, which --dshbox-compat=strict turns off");
+	return 0;
+}
+
+static const char *opname(const struct dsh_bwrap_op *op)
+{
+	static char buf[32];
+	snprintf(buf, sizeof(buf), "--%s%s", dsh_bwrap_op_to_string(op->kind), op->try_ ? "-try" : "");
+	return buf;
+}
+
+static bool is_bind(enum dsh_bwrap_op_kind k)
+{
+	return k == DSH_BWRAP_BIND || k == DSH_BWRAP_RO_BIND || k == DSH_BWRAP_DEV_BIND;
+}
+
+/* A bind's source must exist (bubblewrap's wording when it does not); a -try source is skipped. */
+static int check_source(const struct dsh_bwrap_op *op, struct dsh_error **err)
+{
+	struct stat st;
+	if (stat(op->source, &st) == 0)
+		return 0;
+	int e = errno;
+	if (e == ENOENT && op->try_)
+		return -ENOENT;
+	return dsh_err(err, DSH_ERR_USAGE, e, "Can't find source path %s: %s", op->source, strerror(e));
+}
+
+/* The canonical path of a bind of a path onto itself, or NULL (then it is not a plan entry). */
+static char *self_bind_path(const struct dsh_bwrap_op *op)
+{
+	char src[PATH_MAX], dst[PATH_MAX];
+	if (!realpath(op->source, src) || !realpath(op->dest, dst) || strcmp(src, dst) != 0)
+		return NULL;
+	if (dsh_path_is_beneath(src, "/proc") || dsh_path_is_beneath(src, "/dev") || strcmp(src, "/") == 0)
+		return NULL;
+	return strdup(src);
+}
+
+/* A writable destination the policy (broker, Landlock) must agree is writable. */
+static int add_writable(struct dsh_bwrap_plan *bp, const char *dest, bool *have_ws, struct dsh_error **err)
+{
+	char real[PATH_MAX];
+	if (!realpath(dest, real))
+		return 0; /* made inside a tmpfs of the argv: that tmpfs's own root covers it */
+	if (!*have_ws) {
+		free(bp->config.workspace);
+		if (!(bp->config.workspace = strdup(real)))
+			return dsh_err_sys(err, ENOMEM, "bwrap plan");
+		*have_ws = true;
+		return 0;
+	}
+	if (dsh_strv_pushf(&bp->config.access, "rw %s", real) < 0)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	return 0;
+}
+
+static int add_ordered(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_op *op, const char *why,
+		       struct dsh_error **err)
+{
+	struct dsh_omount om = { .source = op->source, .dest = op->dest, .fd = op->fd, .perms = op->perms,
+				 .size = op->size, .try_ = op->try_ };
+	switch (op->kind) {
+	case DSH_BWRAP_RO_BIND:
+		om.readonly = true;
+		om.kind = DSH_OMOUNT_BIND;
+		break;
+	case DSH_BWRAP_BIND:
+		om.kind = DSH_OMOUNT_BIND;
+		break;
+	case DSH_BWRAP_DEV_BIND:
+		om.devices = true;
+		om.kind = DSH_OMOUNT_BIND;
+		break;
+	case DSH_BWRAP_TMPFS:
+		om.kind = DSH_OMOUNT_TMPFS;
+		break;
+	case DSH_BWRAP_REMOUNT_RO:
+		om.kind = DSH_OMOUNT_REMOUNT_RO;
+		break;
+	case DSH_BWRAP_DIR:
+		om.kind = DSH_OMOUNT_DIR;
+		break;
+	case DSH_BWRAP_SYMLINK:
+		om.kind = DSH_OMOUNT_SYMLINK;
+		break;
+	case DSH_BWRAP_FILE:
+		om.kind = DSH_OMOUNT_FILE;
+		break;
+	case DSH_BWRAP_RO_BIND_DATA:
+		om.readonly = true;
+		om.kind = DSH_OMOUNT_BIND_DATA;
+		break;
+	case DSH_BWRAP_BIND_DATA:
+		om.kind = DSH_OMOUNT_BIND_DATA;
+		break;
+	case DSH_BWRAP_CHMOD:
+		om.kind = DSH_OMOUNT_CHMOD;
+		break;
+	case DSH_BWRAP_PROC:
+	case DSH_BWRAP_DEV:
+	case DSH_BWRAP_MQUEUE:
+	default:
+		return cannot(err, "%s: not applied by dshbox bwrap yet", why);
+	}
+	struct dsh_omount *v = realloc(bp->ordered, (bp->n_ordered + 1) * sizeof(*v));
+	if (!v)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	bp->ordered = v;
+	if (!(om.why = strdup(why)))
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	v[bp->n_ordered++] = om;
+	return 0;
+}
+
+static int push_omount(struct dsh_bwrap_plan *bp, struct dsh_omount om, const char *why, struct dsh_error **err)
+{
+	struct dsh_omount *v = realloc(bp->ordered, (bp->n_ordered + 1) * sizeof(*v));
+	if (!v)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	bp->ordered = v;
+	if (!(om.why = strdup(why)))
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	v[bp->n_ordered++] = om;
+	return 0;
+}
+
+static int add_attr(struct dsh_bwrap_plan *bp, const char *dest, unsigned long long set, unsigned long long clr,
+		    const char *why, struct dsh_error **err)
+{
+	return push_omount(bp, (struct dsh_omount){ .kind = DSH_OMOUNT_ATTR, .dest = dest, .attr_set = set,
+						    .attr_clr = clr, .fd = -1 },
+			   why, err);
+}
+
+/* A writable destination: Landlock's grant is opened inside the finished tree. */
+static int note_writable(struct dsh_bwrap_plan *bp, const char *dest, struct dsh_error **err)
+{
+	bp->any_writable = true;
+	return dsh_strv_push(&bp->writable, dest) < 0 ? dsh_err_sys(err, ENOMEM, "bwrap plan") : 0;
+}
+
+/*
+ * A root built from nothing, as bubblewrap does: a fresh tmpfs becomes "/" (pivot_root), then
+ * every operation in argv order inside it — binds from the host's tree (cloned before), names
+ * made only inside tmpfs mounts of this run.  The mount plan stays empty.
+ */
+static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, struct dsh_error **err)
+{
+	struct dsh_mount_plan *m = bp->mounts;
+	int r = push_omount(bp, (struct dsh_omount){ .kind = DSH_OMOUNT_NEWROOT, .dest = "/", .fd = -1 },
+			    "new root (tmpfs, pivot_root)", err);
+	/* bubblewrap's new root is a tmpfs its owner may write: Landlock leaves that to the mounts. */
+	if (r >= 0)
+		r = note_writable(bp, "/", err);
+	for (size_t i = 0; i < a->n_ops && r >= 0; i++) {
+		const struct dsh_bwrap_op *op = &a->ops[i];
+		_cleanup_free_ char *why = NULL;
+		if (asprintf(&why, "%s %s%s%s", opname(op), op->source ? op->source : "", op->source ? " " : "",
+			     op->dest) < 0)
+			return dsh_err_sys(err, ENOMEM, "bwrap plan");
+		if (op->dest[0] != '/')
+			return cannot(err, "%s: a relative destination is not applied by dshbox bwrap", why);
+		/* A mount stacked on the new root would not be seen (lookups start below it). */
+		if (strcmp(op->dest, "/") == 0)
+			return cannot(err, "%s: a mount on / itself is not applied by dshbox bwrap yet (only --ro-bind / / "
+					   "first)", why);
+		if (is_bind(op->kind) && (r = check_source(op, err)) < 0) {
+			if (r != -ENOENT)
+				return r;
+			r = 0;
+			continue;
+		}
+		if (op->kind == DSH_BWRAP_PROC || op->kind == DSH_BWRAP_DEV) {
+			bool dev = op->kind == DSH_BWRAP_DEV;
+			if (strcmp(op->dest, dev ? "/dev" : "/proc") != 0)
+				return cannot(err, "%s: not applied by dshbox bwrap yet (only %s)", why, dev ? "/dev" : "/proc");
+			*(dev ? &m->dev : &m->proc) = true;
+			r = push_omount(bp, (struct dsh_omount){ .kind = dev ? DSH_OMOUNT_DEV : DSH_OMOUNT_PROC,
+								 .dest = op->dest, .fd = -1 },
+					why, err);
+			continue;
+		}
+		if ((r = add_ordered(bp, op, why, err)) < 0)
+			return r;
+		if (op->kind == DSH_BWRAP_BIND || op->kind == DSH_BWRAP_DEV_BIND || op->kind == DSH_BWRAP_TMPFS ||
+		    op->kind == DSH_BWRAP_BIND_DATA)
+			r = note_writable(bp, op->dest, err);
+	}
+	if (r < 0)
+		return r;
+	if (!m->proc)
+		return cannot(err, "a new root without --proc /proc is not applied by dshbox bwrap yet");
+	bp->new_root = true;
+	bp->config.mode = bp->any_writable ? DSH_MODE_WORKSPACE_WRITE : DSH_MODE_READ_ONLY;
+	return 0;
+}
+
+/*
+ * bubblewrap applies operations in argv order, a later mount covering an earlier one; dshbox's plan
+ * is applied parents first.  An operation becomes a plan entry when it is one (the table in
+ * docs/bwrap.md) and nothing before it in the plan lies beneath its destination, so that sorting
+ * cannot change the result; from the first one that is not, the rest are applied in argv order
+ * after the plan (ns/ordered_mount.h).  --dev /dev and --proc /proc are always plan entries,
+ * refused after an ordered operation beneath them.
+ */
+static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, struct dsh_error **err)
+{
+	if (a->n_ops == 0 || a->ops[0].kind != DSH_BWRAP_RO_BIND || strcmp(a->ops[0].source, "/") != 0 ||
+	    strcmp(a->ops[0].dest, "/") != 0)
+		return translate_new_root(a, bp, err);
+	struct dsh_mount_plan *m = bp->mounts;
+	m->ro_root = true;
+	int r = dsh_mount_plan_push(m, "/", DSH_MOUNT_RO_ROOT, "--ro-bind / /", err);
+	if (r < 0)
+		return r;
+	/* bubblewrap's --ro-bind / / is nodev (and nosuid) all the way down: device nodes of the host
+	   tree cannot be opened, only those of --dev and --dev-bind.  First of the ordered operations,
+	   with the plan's minimal /dev given its devices back right after. */
+	if ((r = add_attr(bp, "/", MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID, 0, "--ro-bind / / (nodev)", err)) < 0)
+		return r;
+	bool have_ws = false, ordered = false;
+	for (size_t i = 1; i < a->n_ops; i++) {
+		const struct dsh_bwrap_op *op = &a->ops[i];
+		_cleanup_free_ char *why = NULL, *path = NULL;
+		if (asprintf(&why, "%s %s%s%s", opname(op), op->source ? op->source : "", op->source ? " " : "",
+			     op->dest) < 0)
+			return dsh_err_sys(err, ENOMEM, "bwrap plan");
+		if (op->dest[0] != '/')
+			return cannot(err, "%s: a relative destination is not applied by dshbox bwrap", why);
+		/* A mount stacked on / would not be seen (lookups start below it). */
+		if (strcmp(op->dest, "/") == 0)
+			return cannot(err, "%s: a mount on / itself is not applied by dshbox bwrap yet (only --ro-bind / / "
+					   "first)", why);
+		if (is_bind(op->kind) && (r = check_source(op, err)) < 0) {
+			if (r != -ENOENT)
+				return r;
+			_cleanup_free_ char *n = NULL;
+			if (asprintf(&n, "skipped %s: the source does not exist", why) < 0 || dsh_mount_plan_note(m, n) < 0)
+				return dsh_err_sys(err, ENOMEM, "bwrap plan");
+			continue;
+		}
+		bool writable = (op->kind == DSH_BWRAP_BIND || op->kind == DSH_BWRAP_DEV_BIND ||
+				 op->kind == DSH_BWRAP_TMPFS || op->kind == DSH_BWRAP_BIND_DATA);
+		if ((op->kind == DSH_BWRAP_DEV && strcmp(op->dest, "/dev") == 0) ||
+		    (op->kind == DSH_BWRAP_PROC && strcmp(op->dest, "/proc") == 0)) {
+			for (size_t k = 0; k < bp->n_ordered; k++)
+				if (dsh_path_is_beneath(bp->ordered[k].dest, op->dest))
+					return cannot(err, "%s after %s: not applied by dshbox bwrap yet", why, bp->ordered[k].why);
+			bool dev = op->kind == DSH_BWRAP_DEV;
+			if (dev ? m->dev : m->proc)
+				continue; /* twice: the same fresh instance */
+			*(dev ? &m->dev : &m->proc) = true;
+			r = dsh_mount_plan_push(m, op->dest, dev ? DSH_MOUNT_DEV : DSH_MOUNT_PROC, why, err);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		/* Could it be a plan entry, and does the plan order keep the argv's result? */
+		enum dsh_mount_action act = DSH_MOUNT_RO_ROOT;
+		/* The plan's private /tmp has mode 1777; bubblewrap's tmpfs has the argv's mode (0755 by
+		   default), so only a --perms 1777 /tmp is that entry, any other one is applied in order. */
+		if (!ordered && op->kind == DSH_BWRAP_TMPFS && strcmp(op->dest, "/tmp") == 0 && !op->size &&
+		    op->perms == 01777 && !m->private_tmp)
+			act = DSH_MOUNT_TMP;
+		else if (!ordered && (op->kind == DSH_BWRAP_BIND || op->kind == DSH_BWRAP_RO_BIND) &&
+			 (path = self_bind_path(op)) && !(m->private_tmp && strcmp(path, "/tmp") == 0))
+			act = op->kind == DSH_BWRAP_RO_BIND ? DSH_MOUNT_BIND_RO
+			      : m->private_tmp && dsh_path_is_beneath(path, "/tmp") ? DSH_MOUNT_BIND_RW_TMP
+										    : DSH_MOUNT_BIND_RW;
+		const char *target = path ? path : op->dest;
+		for (size_t k = 1; act != DSH_MOUNT_RO_ROOT && k < m->n; k++)
+			if (m->entries[k].action != DSH_MOUNT_DEV && m->entries[k].action != DSH_MOUNT_PROC &&
+			    dsh_path_is_beneath(m->entries[k].path, target))
+				act = DSH_MOUNT_RO_ROOT;
+		if (act == DSH_MOUNT_RO_ROOT) {
+			ordered = true;
+			if ((r = add_ordered(bp, op, why, err)) < 0)
+				return r;
+		} else {
+			if (act == DSH_MOUNT_TMP)
+				m->private_tmp = m->tmp_writable = true;
+			if ((r = dsh_mount_plan_push(m, target, act, why, err)) < 0)
+				return r == -ENOENT ? dsh_err_sys(err, ENOENT, "Can't find source path %s", op->source) : r;
+		}
+		if (writable && op->kind != DSH_BWRAP_TMPFS && (r = add_writable(bp, op->dest, &have_ws, err)) < 0)
+			return r;
+		if (op->kind == DSH_BWRAP_TMPFS && strcmp(op->dest, "/tmp") != 0 &&
+		    (r = add_writable(bp, op->dest, &have_ws, err)) < 0)
+			return r;
+		if (writable && (r = note_writable(bp, target, err)) < 0)
+			return r;
+	}
+	/* The lock stage writes the nested user namespace's id maps through /proc/self, which the
+	   read-only root covers unless a fresh procfs is mounted (SPEC 3.3's pitfall). */
+	if (!m->proc)
+		return cannot(err, "--ro-bind / / without --proc /proc is not applied by dshbox bwrap yet");
+	if (m->dev) {
+		/* Right after the nodev pass, before the operations in argv order. */
+		if ((r = add_attr(bp, "/dev", 0, MOUNT_ATTR_NODEV, "--dev /dev (its devices)", err)) < 0)
+			return r;
+		struct dsh_omount last = bp->ordered[bp->n_ordered - 1];
+		memmove(&bp->ordered[2], &bp->ordered[1], (bp->n_ordered - 2) * sizeof(*bp->ordered));
+		bp->ordered[1] = last;
+	}
+	if (m->private_tmp && dsh_strv_push(&bp->creatable, "/tmp") < 0)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	bp->config.mode = bp->any_writable ? DSH_MODE_WORKSPACE_WRITE : DSH_MODE_READ_ONLY;
+	return 0;
+}
+
+static int add_socket_masks(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_args *a, struct dsh_error **err)
+{
+	char *const *socks = dsh_policy_host_sockets(bp->policy);
+	for (size_t i = 0; socks && socks[i]; i++) {
+		char real[PATH_MAX];
+		if (!realpath(socks[i], real))
+			continue; /* absent: nothing to mask */
+		/* A socket the argv binds in stays reachable: an addition never takes what the argv gives. */
+		bool bound = false;
+		for (size_t k = 1; k < a->n_ops; k++)
+			if ((a->ops[k].kind == DSH_BWRAP_BIND || a->ops[k].kind == DSH_BWRAP_RO_BIND) &&
+			    strcmp(a->ops[k].dest, "/") != 0 &&
+			    (dsh_path_is_beneath(real, a->ops[k].dest) || dsh_path_is_beneath(socks[i], a->ops[k].dest)))
+				bound = true;
+		if (bound || (bp->mounts->private_tmp && dsh_path_is_beneath(real, "/tmp")))
+			continue;
+		int r = dsh_mount_plan_push(bp->mounts, real, DSH_MOUNT_MASK_FILE, "dshbox default: host daemon socket",
+					    err);
+		if (r < 0 && r != -ENOENT)
+			return r;
+	}
+	return 0;
+}
+
+int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_settings *s,
+			 struct dsh_bwrap_plan **ret, struct dsh_error **err)
+{
+	int r = check_options(a, s->strict, err);
+	if (r < 0)
+		return r;
+	struct dsh_bwrap_plan *bp = calloc(1, sizeof(*bp));
+	if (!bp)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	bp->strict = s->strict;
+	bp->chdir_given = a->chdir != NULL;
+	dsh_config_init(&bp->config);
+	if (!(bp->mounts = dsh_mount_plan_new())) {
+		r = dsh_err_sys(err, ENOMEM, "bwrap plan");
+		goto fail;
+	}
+	if ((r = translate(a, bp, err)) < 0)
+		goto fail;
+
+	/* The policy behind the plan: what the broker and Landlock ask about.  The tree itself comes
+	   from the argv; the policy agrees with it (its writable roots are the argv's binds). */
+	struct dsh_config *c = &bp->config;
+	c->protect_defaults = false;          /* bubblewrap protects no names of its own */
+	c->network = !a->unshare_net;
+	c->protect_sockets = !s->strict;
+	c->runtime_broker = !s->strict;
+	c->backend = DSH_BACKEND_LINUX_NS;
+	if (a->chdir) {
+		free(c->cwd);
+		if (!(c->cwd = strdup(a->chdir))) {
+			r = dsh_err_sys(err, ENOMEM, "bwrap plan");
+			goto fail;
+		}
+	}
+	if ((r = dsh_policy_new(c, s->envp, s->cwd, &bp->policy, err)) < 0 ||
+	    (r = dsh_run_options_init(&bp->opts, c, s->envp, err)) < 0)
+		goto fail;
+	/* A new root shows only what the argv binds: no host socket is there to mask. */
+	if (!s->strict && !bp->new_root && (r = add_socket_masks(bp, a, err)) < 0)
+		goto fail;
+	dsh_mount_plan_sort(bp->mounts);
+	bp->new_net = a->unshare_net;
+
+	int abi = s->strict ? 0 : dsh_landlock_abi();
+	bp->landlock = abi >= 1;
+	if (bp->landlock &&
+	    (r = dsh_landlock_spec_for_sandbox(bp->policy, abi, bp->mounts->dev ? DSH_LANDLOCK_PRIVATE_DEV_SHM : 0,
+					       &bp->ll, err)) < 0)
+		goto fail;
+	/* Landlock follows the argv: every writable destination, as the finished tree shows it. */
+	for (size_t i = 0; bp->landlock && bp->writable && bp->writable[i]; i++)
+		if ((r = dsh_landlock_spec_add(&bp->ll, bp->writable[i], -1, dsh_landlock_fs_rw(abi), err)) < 0)
+			goto fail;
+	if (!s->strict || a->disable_userns || a->assert_userns_disabled || a->new_session)
+		if ((r = dsh_seccomp_compile(NULL, &bp->seccomp, err)) < 0)
+			goto fail;
+	if (bp->opts.runtime_broker) {
+		bp->broker = (struct dsh_broker){ .policy = bp->policy };
+		/* Sockets the argv binds in (a proxy's) stay reachable: the broker leaves sockets alone here. */
+		if ((r = dsh_seccomp_compile_notify(&bp->notify, false, err)) < 0)
+			goto fail;
+	}
+
+	/* What dshbox adds on top of the argv (SPEC 8), said in --dry-run. */
+	char ***d = &bp->defaults;
+	r = 0;
+	if (bp->seccomp.insns)
+		r |= dsh_strv_push(d, "seccomp: dshbox's deny list (mount family, new user namespaces, keyctl, bpf, "
+				      "TIOCSTI, ...; refusals are EPERM)");
+	if (bp->notify.insns)
+		r |= dsh_strv_push(d, "runtime broker (SPEC 3.12): creations, renames, removals and metadata changes "
+				      "carried out by the broker");
+	if (!s->strict)
+		r |= dsh_strv_push(d, "namespace: ipc");
+	if (!a->unshare_pid)
+		r |= dsh_strv_push(d, "namespace: pid (always: dshbox's init reaps and forwards signals)");
+	if (bp->opts.protect_sockets)
+		r |= dsh_strv_push(d, "host daemon sockets masked (docker, podman, the session bus, ssh and gpg "
+				      "agents), except those the argv binds");
+	if (bp->landlock)
+		r |= dsh_strv_push(d, "Landlock (second wall): writes beneath the argv's writable destinations (and the policy's /tmp and $TMPDIR)");
+	r |= dsh_strv_push(d, "capabilities: all dropped; no_new_privs; mounts locked in a nested user namespace");
+	if (r < 0) {
+		r = dsh_err_sys(err, ENOMEM, "bwrap plan");
+		goto fail;
+	}
+	*ret = bp;
+	return 0;
+fail:
+	dsh_bwrap_plan_free(bp);
+	return r;
+}
+
+char *const *dsh_bwrap_plan_defaults(const struct dsh_bwrap_plan *plan)
+{
+	return plan->defaults;
+}
+
+char *dsh_bwrap_plan_render(const struct dsh_bwrap_plan *bp)
+{
+	struct dsh_buf b = { 0 };
+	dsh_buf_addf(&b, "backend: linux-ns (dshbox bwrap%s)\n", bp->strict ? ", --dshbox-compat=strict" : "");
+	dsh_buf_addf(&b, "namespaces: user mount pid%s%s\n", bp->strict ? "" : " ipc",
+		     bp->new_net ? " net (loopback only)" : "");
+	for (size_t i = 0; bp->defaults && bp->defaults[i]; i++)
+		dsh_buf_addf(&b, "dshbox adds: %s\n", bp->defaults[i]);
+	dsh_buf_addf(&b, "mounts: %zu\n", bp->mounts->n);
+	char *m = dsh_mount_plan_render(bp->mounts);
+	if (m)
+		dsh_buf_add(&b, m);
+	free(m);
+	if (bp->n_ordered)
+		dsh_buf_addf(&b, "then in argv order: %zu\n", bp->n_ordered);
+	for (size_t i = 0; i < bp->n_ordered; i++)
+		dsh_buf_addf(&b, "%3zu  %s\n", i + 1, bp->ordered[i].why);
+	return dsh_buf_steal(&b);
+}
+
+int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const *envp,
+		       struct dsh_run_result *ret, struct dsh_error **err)
+{
+	struct dsh_run_request req = { .argv = argv, .envp = envp };
+	struct dsh_sandbox_spec spec = {
+		.policy = bp->policy,
+		.opts = &bp->opts,
+		.mounts = bp->mounts,
+		.req = &req,
+		.new_net = bp->new_net,
+		.share_ipc = bp->strict,
+		.uid = getuid(),
+		.gid = getgid(),
+		.landlock = bp->landlock ? &bp->ll : NULL,
+		.seccomp = bp->seccomp.insns ? &bp->seccomp : NULL,
+		.notify = bp->notify.insns ? &bp->notify : NULL,
+		.broker = &bp->broker,
+		.ordered = bp->ordered,
+		.n_ordered = bp->n_ordered,
+		.ordered_creatable = bp->creatable,
+		.cwd_fallback = !bp->chdir_given,
+	};
+	return dsh_sandbox_run(&spec, ret, err);
+}
+
+void dsh_bwrap_plan_free(struct dsh_bwrap_plan *bp)
+{
+	if (!bp)
+		return;
+	dsh_mount_plan_free(bp->mounts);
+	dsh_landlock_spec_clear(&bp->ll);
+	dsh_seccomp_prog_clear(&bp->seccomp);
+	dsh_seccomp_prog_clear(&bp->notify);
+	dsh_strv_free(bp->defaults);
+	for (size_t i = 0; i < bp->n_ordered; i++)
+		free((char *)bp->ordered[i].why);
+	free(bp->ordered);
+	dsh_strv_free(bp->creatable);
+	dsh_strv_free(bp->writable);
+	dsh_policy_free(bp->policy);
+	dsh_run_options_clear(&bp->opts);
+	dsh_config_clear(&bp->config);
+	free(bp);
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Ways out of what a bubblewrap argv sets up, tried from inside `dshbox bwrap` and judged on the
+ * host: the argv's read-only binds and tmpfs masks cannot be undone (remount, mount_setattr,
+ * umount, the new mount API, nested user namespaces), a root built from nothing gives no way back
+ * to the host's tree, and dshbox bwrap never makes a name on the host to place a mount.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "tests/lib/harness.h"
+
+static char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "HOME=/nonexistent", NULL };
+static char *ws, *attack;
+
+static char *at(const char *rel)
+{
+	char *s = NULL;
+	cr_assert(asprintf(&s, "%s/%s", ws, rel) > 0);
+	return s;
+}
+
+static void setup(void)
+{
+	ws = dsh_test_mkdtemp();
+	attack = dsh_test_helper("esc_attack");
+	_cleanup_free_ char *ro = at("ro/file"), *secret = at("secret/key");
+	dsh_test_write_file(ro, "read-only\n");
+	dsh_test_write_file(secret, "the secret\n");
+	/* the unprivileged run needs to reach its helper and tree */
+	chmod(ws, 0755);
+}
+
+static void teardown(void)
+{
+	dsh_test_rmtree(ws);
+	free(ws);
+	free(attack);
+}
+
+TestSuite(bwrap_escape, .init = setup, .fini = teardown);
+
+/* dshbox bwrap ARGV (words WS... become the workspace path) -- esc_attack NAME ARGS... (NULL-ended). */
+static void run(struct dsh_proc *r, const char *const *words, const char *name, ...)
+{
+	_cleanup_strv_ char **argv = NULL;
+	dsh_strv_push(&argv, dsh_test_dshbox());
+	dsh_strv_push(&argv, "bwrap");
+	for (size_t i = 0; words[i]; i++) {
+		if (strncmp(words[i], "WS", 2) == 0)
+			dsh_strv_pushf(&argv, "%s%s", ws, words[i] + 2);
+		else
+			dsh_strv_push(&argv, words[i]);
+	}
+	dsh_strv_push(&argv, "--");
+	dsh_strv_push(&argv, attack);
+	dsh_strv_push(&argv, name);
+	va_list ap;
+	va_start(ap, name);
+	for (const char *a; (a = va_arg(ap, const char *));) {
+		if (strncmp(a, "WS", 2) == 0)
+			dsh_strv_pushf(&argv, "%s%s", ws, a + 2);
+		else
+			dsh_strv_push(&argv, a);
+	}
+	va_end(ap);
+	cr_assert_eq(dsh_proc_run(argv, env, NULL, r), 0);
+	if (r->exit_code == 1 && strncmp(r->err, "bwrap: ", 7) == 0 &&
+	    (strstr(r->err, "user namespace") || strstr(r->err, "Operation not permitted")))
+		DSH_SKIP("dshbox bwrap cannot build a sandbox here: %s", r->err);
+}
+
+#define EXPECT(r, ...)                                                                         \
+	do {                                                                                   \
+		const char *want_[] = { __VA_ARGS__, NULL };                                  \
+		cr_assert_eq((r)->exit_code, 0, "attack did not run: %s", (r)->err);          \
+		for (size_t i_ = 0; want_[i_]; i_++)                                          \
+			cr_expect(strstr((r)->out, want_[i_]), "want %s in:\n%s", want_[i_], (r)->out); \
+	} while (0)
+
+static void host_unchanged(void)
+{
+	_cleanup_free_ char *ro = at("ro/file"), *secret = at("secret/key");
+	_cleanup_free_ char *a = dsh_test_read_file(ro), *b = dsh_test_read_file(secret);
+	cr_expect_str_eq(a, "read-only\n");
+	cr_expect_str_eq(b, "the secret\n");
+}
+
+static const char *const shape[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
+				     "--bind", "WS", "WS", "--ro-bind", "WS/ro", "WS/ro", "--tmpfs", "WS/secret",
+				     NULL };
+
+Test(bwrap_escape, remount_a_read_only_bind_writable)
+{
+	struct dsh_proc r;
+	run(&r, shape, "remount", "WS/ro", "WS/ro/file", NULL);
+	EXPECT(&r, "remount_rw=EPERM", "remount_rw_plain=EPERM", "setattr_rw=EPERM", "write_after=EROFS");
+	dsh_proc_clear(&r);
+	host_unchanged();
+}
+
+Test(bwrap_escape, umount_a_tmpfs_over_a_secret)
+{
+	struct dsh_proc r;
+	run(&r, shape, "umount", "WS/secret", "WS/secret/key", NULL);
+	EXPECT(&r, "umount=EPERM", "umount_detach=EPERM", "read_after=ENOENT");
+	cr_expect_null(strstr(r.out, "the secret"), "%s", r.out);
+	dsh_proc_clear(&r);
+	host_unchanged();
+}
+
+Test(bwrap_escape, new_mount_api_and_nested_user_namespaces)
+{
+	struct dsh_proc r;
+	run(&r, shape, "mountapi", NULL);
+	EXPECT(&r, "fsopen=EPERM", "fsmount=EPERM", "open_tree=EPERM", "mount_setattr=EPERM", "pivot_root=EPERM",
+	       "mount=EPERM");
+	dsh_proc_clear(&r);
+	run(&r, shape, "userns", NULL);
+	EXPECT(&r, "unshare_user=EPERM", "unshare_mnt=EPERM", "clone_newuser=EPERM");
+	dsh_proc_clear(&r);
+	host_unchanged();
+}
+
+/* A new root: only what the argv binds is there; the host's tree cannot be reached again. */
+Test(bwrap_escape, new_root_gives_no_way_back)
+{
+	const char *const nr[] = { "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink",
+				   "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev",
+				   "/dev", "--ro-bind", attack, attack, "--unshare-pid", NULL };
+	struct dsh_proc r;
+	run(&r, nr, "mountapi", NULL);
+	EXPECT(&r, "open_tree=EPERM", "pivot_root=EPERM", "mount=EPERM");
+	dsh_proc_clear(&r);
+	_cleanup_free_ char *secret = at("secret/key");
+	/* pid 1 is dshbox's init, inside the same new root: its root and cwd lead nowhere else. */
+	run(&r, nr, "procroot", "1", secret + 1, NULL);
+	cr_expect_null(strstr(r.out, "the secret"), "the host's tree through /proc: %s", r.out);
+	dsh_proc_clear(&r);
+}
+
+/* A mount point the argv needs on the host's writable tree: refused, nothing made there. */
+Test(bwrap_escape, no_name_is_made_on_the_host)
+{
+	const char *const argv[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--bind", "WS", "WS", "--tmpfs",
+				     "WS/made-by-bwrap", "--dir", "WS/dir-by-bwrap", NULL };
+	_cleanup_strv_ char **args = NULL;
+	dsh_strv_push(&args, dsh_test_dshbox());
+	dsh_strv_push(&args, "bwrap");
+	for (size_t i = 0; argv[i]; i++)
+		if (strncmp(argv[i], "WS", 2) == 0)
+			dsh_strv_pushf(&args, "%s%s", ws, argv[i] + 2);
+		else
+			dsh_strv_push(&args, argv[i]);
+	dsh_strv_push(&args, "true");
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(args, env, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 1, "%s", r.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "bwrap: "), 1, "%s", r.err);
+	dsh_proc_clear(&r);
+	struct stat st;
+	_cleanup_free_ char *a = at("made-by-bwrap"), *b = at("dir-by-bwrap");
+	cr_expect(lstat(a, &st) < 0 && errno == ENOENT, "a mount point was made on the host");
+	cr_expect(lstat(b, &st) < 0 && errno == ENOENT, "a directory was made on the host");
+}

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `dshbox bwrap` as a host sees it (SPEC 8): the dsh host's read-only and workspace-write argv,
+ * run through dshbox — writes outside the workspace fail with "Read-only file system", the
+ * command's exit status passes through, "bwrap: " appears only when dshbox itself failed — and the
+ * same argv under the real bubblewrap: the same paths readable and writable, the same exit codes
+ * and the same failure lines.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "tests/lib/harness.h"
+
+static char *env[] = { "PATH=/usr/bin:/bin", NULL };
+
+static char *ws, *out;
+
+static void setup(void)
+{
+	ws = dsh_test_mkdtemp();
+	out = dsh_test_mkdtemp();
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/file", ws);
+	dsh_test_write_file(p, "in the workspace\n");
+	snprintf(p, sizeof(p), "%s/sub/deeper", ws);
+	dsh_test_write_file(p, "below\n");
+	snprintf(p, sizeof(p), "%s/file", out);
+	dsh_test_write_file(p, "outside\n");
+}
+
+static void teardown(void)
+{
+	dsh_test_rmtree(ws);
+	dsh_test_rmtree(out);
+	free(ws);
+	free(out);
+}
+
+TestSuite(bwrap, .init = setup, .fini = teardown);
+
+enum shape { READ_ONLY, WORKSPACE_WRITE };
+
+/*
+ * The dsh host's argv: --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent
+ * [--tmpfs /tmp --bind WS WS] [--unshare-net] -- sh -c SCRIPT.  runner NULL: dshbox bwrap.
+ */
+static void run_shape(const char *runner, enum shape s, bool net_off, const char *script, struct dsh_proc *r)
+{
+	_cleanup_strv_ char **argv = NULL;
+	if (runner)
+		dsh_strv_push(&argv, runner);
+	else {
+		dsh_strv_push(&argv, dsh_test_dshbox());
+		dsh_strv_push(&argv, "bwrap");
+	}
+	const char *fixed[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
+				"--die-with-parent" };
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		dsh_strv_push(&argv, fixed[i]);
+	if (s == WORKSPACE_WRITE) {
+		dsh_strv_push(&argv, "--tmpfs");
+		dsh_strv_push(&argv, "/tmp");
+		dsh_strv_push(&argv, "--bind");
+		dsh_strv_push(&argv, ws);
+		dsh_strv_push(&argv, ws);
+	}
+	if (net_off)
+		dsh_strv_push(&argv, "--unshare-net");
+	dsh_strv_push(&argv, "--");
+	dsh_strv_push(&argv, "/bin/sh");
+	dsh_strv_push(&argv, "-c");
+	dsh_strv_push(&argv, script);
+	cr_assert_eq(dsh_proc_run(argv, env, NULL, r), 0);
+}
+
+static void run_args(const char *runner, char *const *args, struct dsh_proc *r)
+{
+	_cleanup_strv_ char **argv = NULL;
+	if (runner)
+		dsh_strv_push(&argv, runner);
+	else {
+		dsh_strv_push(&argv, dsh_test_dshbox());
+		dsh_strv_push(&argv, "bwrap");
+	}
+	for (size_t i = 0; args[i]; i++)
+		dsh_strv_push(&argv, args[i]);
+	cr_assert_eq(dsh_proc_run(argv, env, NULL, r), 0);
+}
+
+/* Whether this machine can build a linux-ns sandbox at all (dshbox probe says). */
+static void require_sandbox(void)
+{
+	struct dsh_proc r;
+	char *argv[] = { (char *)dsh_test_dshbox(), "bwrap", "--ro-bind", "/", "/", "--proc", "/proc", "--",
+			 "/bin/true", NULL };
+	cr_assert_eq(dsh_proc_run(argv, env, NULL, &r), 0);
+	bool ok = r.exit_code == 0;
+	_cleanup_free_ char *why = strdup(r.err);
+	dsh_proc_clear(&r);
+	if (!ok)
+		DSH_SKIP("dshbox bwrap cannot build a sandbox here: %s", why);
+}
+
+Test(bwrap, workspace_write_argv)
+{
+	require_sandbox();
+	char script[8192], tmpname[64];
+	snprintf(tmpname, sizeof(tmpname), "/tmp/dshbox-bwrap-probe.%d", (int)getpid());
+	snprintf(script, sizeof(script),
+		 "echo new > '%s/new' && echo ws-ok; echo x > '%s/file' || echo out-refused;"
+		 "echo x > /etc/dshbox-bwrap-probe || echo etc-refused; echo t > %s && echo tmp-ok; exit 42",
+		 ws, out, tmpname);
+	struct dsh_proc r;
+	run_shape(NULL, WORKSPACE_WRITE, false, script, &r);
+	cr_expect_eq(r.exit_code, 42, "exit status %d, stderr: %s", r.exit_code, r.err);
+	cr_expect(strstr(r.out, "ws-ok\n"), "the workspace is writable: %s / %s", r.out, r.err);
+	cr_expect(strstr(r.out, "out-refused\n") && strstr(r.out, "etc-refused\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "tmp-ok\n"), "the private /tmp is writable: %s", r.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "/bin/sh:"), 2, "two refusals: %s", r.err);
+	cr_expect(strstr(r.err, "Read-only file system"), "%s", r.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "bwrap: "), 0, "%s", r.err);
+	dsh_proc_clear(&r);
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/new", ws);
+	_cleanup_free_ char *got = dsh_test_read_file(p);
+	cr_expect_str_eq(got, "new\n");
+	snprintf(p, sizeof(p), "%s/file", out);
+	_cleanup_free_ char *kept = dsh_test_read_file(p);
+	cr_expect_str_eq(kept, "outside\n");
+	struct stat st;
+	cr_expect(stat(tmpname, &st) < 0 && errno == ENOENT, "a write to the private /tmp reached the host");
+}
+
+Test(bwrap, read_only_argv)
+{
+	require_sandbox();
+	char script[8192];
+	snprintf(script, sizeof(script), "cat '%s/file'; echo x > '%s/file' || echo ws-refused; exit 3", ws, ws);
+	struct dsh_proc r;
+	run_shape(NULL, READ_ONLY, true, script, &r);
+	cr_expect_eq(r.exit_code, 3, "exit status %d, stderr: %s", r.exit_code, r.err);
+	cr_expect_str_eq(r.out, "in the workspace\nws-refused\n");
+	cr_expect(strstr(r.err, "Read-only file system"), "%s", r.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "bwrap: "), 0, "%s", r.err);
+	dsh_proc_clear(&r);
+}
+
+Test(bwrap, exit_status_and_signal_pass_through)
+{
+	require_sandbox();
+	static const char *scripts[] = { "exit 0", "exit 1", "exit 125", "kill -TERM $$", "kill -KILL $$" };
+	static const int want[] = { 0, 1, 125, 128 + 15, 128 + 9 };
+	for (size_t i = 0; i < 5; i++) {
+		struct dsh_proc r;
+		run_shape(NULL, WORKSPACE_WRITE, false, scripts[i], &r);
+		cr_expect_eq(r.exit_code, want[i], "%s: exit %d signal %d (%s)", scripts[i], r.exit_code, r.signal, r.err);
+		cr_expect_str_eq(r.err, "", "%s: nothing of dshbox's own", scripts[i]);
+		dsh_proc_clear(&r);
+	}
+}
+
+Test(bwrap, dshbox_failures_are_one_bwrap_line_and_exit_1)
+{
+	char *cases[][10] = {
+		{ "--frobnicate", "true", NULL },
+		{ "--bind", "/a", NULL },
+		{ "--ro-bind", "/", "/", "--hostname", "h", "--unshare-uts", "true", NULL },
+		{ "--ro-bind", "/", "/", "--cap-add", "CAP_SETFCAP", "true", NULL },
+		{ "--ro-bind", "/", "/", "--mqueue", "/dev/mqueue", "true", NULL },
+		{ "--dev-bind", "/", "/", "--proc", "/proc", "true", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--bind", "/var/tmp", "/", "true", NULL },
+		{ "--ro-bind", "/", "/", "true", NULL },
+		{ "--ro-bind", "/", "/", "--bind", "/nonexistent-dshbox", "/nonexistent-dshbox", "true", NULL },
+		{ "--perms", "0700", "--bind", "/", "/", "true", NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct dsh_proc r;
+		run_args(NULL, cases[i], &r);
+		cr_expect_eq(r.exit_code, 1, "case %zu: exit %d (%s)", i, r.exit_code, r.err);
+		cr_expect_eq(dsh_count_lines_with_prefix(r.err, "bwrap: "), 1, "case %zu: %s", i, r.err);
+		cr_expect_eq(strchr(r.err, '\n') - r.err + 1, (long)strlen(r.err), "case %zu: one line: %s", i, r.err);
+		cr_expect_str_eq(r.out, "");
+		dsh_proc_clear(&r);
+	}
+}
+
+Test(bwrap, command_not_found_is_bwraps_line)
+{
+	require_sandbox();
+	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "dshbox-no-such-command", NULL };
+	struct dsh_proc r;
+	run_args(NULL, args, &r);
+	cr_expect_eq(r.exit_code, 1);
+	cr_expect_str_eq(r.err, "bwrap: execvp dshbox-no-such-command: No such file or directory\n");
+	dsh_proc_clear(&r);
+}
+
+Test(bwrap, invoked_as_bwrap)
+{
+	require_sandbox();
+	char link[4096];
+	snprintf(link, sizeof(link), "%s/bwrap", out);
+	cr_assert_eq(symlink(dsh_test_dshbox(), link), 0);
+	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--", "/bin/sh", "-c", "exit 9", NULL };
+	struct dsh_proc r;
+	run_args(link, args, &r);
+	cr_expect_eq(r.exit_code, 9, "%s", r.err);
+	dsh_proc_clear(&r);
+	char *bad[] = { "--frob", NULL };
+	run_args(link, bad, &r);
+	cr_expect_eq(r.exit_code, 1);
+	cr_expect_str_eq(r.err, "bwrap: Unknown option --frob\n");
+	dsh_proc_clear(&r);
+	char *none[] = { NULL };
+	run_args(link, none, &r);
+	cr_expect_eq(r.exit_code, 1, "no command: bubblewrap's usage and exit 1");
+	cr_expect(strncmp(r.err, "usage: bwrap", 12) == 0, "%s", r.err);
+	dsh_proc_clear(&r);
+}
+
+Test(bwrap, dry_run_lists_additions_and_strict_drops_them)
+{
+	char *args[] = { "--dry-run", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
+			 "--tmpfs", "/tmp", "--bind", ws, ws, "--", "true", NULL };
+	struct dsh_proc r;
+	run_args(NULL, args, &r);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "dshbox adds: seccomp"), "%s", r.out);
+	cr_expect(strstr(r.out, "dshbox adds: runtime broker"), "%s", r.out);
+	cr_expect(strstr(r.out, "dshbox adds: namespace: ipc"), "%s", r.out);
+	cr_expect(strstr(r.out, "ro-root      /"), "%s", r.out);
+	cr_expect(strstr(r.out, "--bind "), "%s", r.out);
+	cr_expect(strstr(r.out, "then in argv order:"), "%s", r.out);
+	cr_expect(strstr(r.out, "--tmpfs /tmp\n"), "a 0755 tmpfs, as bubblewrap's, in argv order: %s", r.out);
+	dsh_proc_clear(&r);
+	char *strict[] = { "--dry-run", "--dshbox-compat=strict", "--ro-bind", "/", "/", "--unshare-pid", "--proc", "/proc",
+			   "true", NULL };
+	run_args(NULL, strict, &r);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_null(strstr(r.out, "dshbox adds: seccomp"), "%s", r.out);
+	cr_expect_null(strstr(r.out, "dshbox adds: runtime broker"), "%s", r.out);
+	cr_expect_null(strstr(r.out, " ipc"), "%s", r.out);
+	cr_expect_null(strstr(r.out, "Landlock"), "%s", r.out);
+	dsh_proc_clear(&r);
+}
+
+/* ---- the differential test: the same argv under the real bubblewrap ---- */
+
+TestSuite(bwrap_vs_bubblewrap, .init = setup, .fini = teardown);
+
+static const char *real_bwrap(void)
+{
+	if (access("/usr/bin/bwrap", X_OK) != 0)
+		DSH_SKIP("bubblewrap is not installed (tools/install-deps.sh installs it)");
+	struct dsh_proc r;
+	char *argv[] = { "/usr/bin/bwrap", "--ro-bind", "/", "/", "/bin/true", NULL };
+	cr_assert_eq(dsh_proc_run(argv, env, NULL, &r), 0);
+	bool ok = r.exit_code == 0;
+	dsh_proc_clear(&r);
+	if (!ok)
+		DSH_SKIP("bubblewrap cannot run here (no unprivileged user namespaces?)");
+	return "/usr/bin/bwrap";
+}
+
+/* A probe set: for each path, r when it can be read (listed), w when a new file can be made in it
+   (a directory) or it can be opened for appending (a file); then the loopback-only check. */
+static char *probe_script(void)
+{
+	char *s = NULL;
+	cr_assert(asprintf(&s,
+			   "for p in '%s' '%s/sub' '%s/sub/deeper' '%s/file' '%s' '%s/file' '%s/d' '%s/l' /etc /etc/passwd "
+			   "/tmp /var/tmp /dev/null /dev/shm /proc/self /; do r=-; w=-;"
+			   " if [ -d \"$p\" ]; then ls \"$p\" >/dev/null 2>&1 && r=r;"
+			   "  f=\"$p/.dshbox-bwrap-probe.$$\"; if ( : > \"$f\" ) 2>/dev/null; then w=w; rm -f \"$f\"; fi;"
+			   " elif [ -e \"$p\" ]; then cat \"$p\" >/dev/null 2>&1 && r=r; ( : >> \"$p\" ) 2>/dev/null && w=w; fi;"
+			   " m=$(stat -c %%A \"$p\" 2>/dev/null); l=;"
+			   " case \"$p\" in /dev/shm) m=;; /proc/self) ;; *) l=$(readlink \"$p\");; esac;"
+			   " echo \"$p $r$w $m $l\"; done;"
+			   " echo net $(grep -c : /proc/net/dev);"
+			   " exit 5",
+			   ws, ws, ws, ws, out, out, out, out) > 0);
+	return s;
+}
+
+/* Run argv (ws and out substituted for the words WS and OUT) under both, and compare. */
+static void compare_argv(const char *const *words)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	_cleanup_free_ char *script = probe_script();
+	_cleanup_strv_ char **args = NULL;
+	for (size_t i = 0; words[i]; i++) {
+		if (strncmp(words[i], "WS", 2) == 0)
+			dsh_strv_pushf(&args, "%s%s", ws, words[i] + 2);
+		else if (strncmp(words[i], "OUT", 3) == 0)
+			dsh_strv_pushf(&args, "%s%s", out, words[i] + 3);
+		else
+			dsh_strv_push(&args, words[i]);
+	}
+	dsh_strv_push(&args, "--");
+	dsh_strv_push(&args, "/bin/sh");
+	dsh_strv_push(&args, "-c");
+	dsh_strv_push(&args, script);
+	struct dsh_proc theirs, ours;
+	run_args(bw, args, &theirs);
+	run_args(NULL, args, &ours);
+	cr_expect_eq(ours.exit_code, theirs.exit_code, "exit: dshbox %d, bwrap %d (%s)", ours.exit_code,
+		     theirs.exit_code, ours.err);
+	cr_expect_str_eq(ours.out, theirs.out, "probe differs:\n--- bwrap\n%s--- dshbox bwrap\n%s", theirs.out, ours.out);
+	cr_expect_str_eq(ours.err, theirs.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
+}
+
+static void compare_shape(enum shape s, bool net_off)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	_cleanup_free_ char *script = probe_script();
+	struct dsh_proc theirs, ours;
+	run_shape(bw, s, net_off, script, &theirs);
+	run_shape(NULL, s, net_off, script, &ours);
+	cr_expect_eq(ours.exit_code, theirs.exit_code, "exit: dshbox %d, bwrap %d", ours.exit_code, theirs.exit_code);
+	cr_expect_str_eq(ours.out, theirs.out, "probe differs:\n--- bwrap\n%s--- dshbox bwrap\n%s", theirs.out, ours.out);
+	cr_expect_str_eq(ours.err, theirs.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
+}
+
+Test(bwrap_vs_bubblewrap, read_only)
+{
+	compare_shape(READ_ONLY, false);
+}
+
+Test(bwrap_vs_bubblewrap, read_only_network_off)
+{
+	compare_shape(READ_ONLY, true);
+}
+
+Test(bwrap_vs_bubblewrap, workspace_write)
+{
+	compare_shape(WORKSPACE_WRITE, false);
+}
+
+Test(bwrap_vs_bubblewrap, workspace_write_network_off)
+{
+	compare_shape(WORKSPACE_WRITE, true);
+}
+
+Test(bwrap_vs_bubblewrap, failure_lines_and_exit_codes)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	char *cases[][12] = {
+		{ "--frobnicate", "true", NULL },
+		{ "--bind", "/a", NULL },
+		{ "--perms", "0700", "--bind", "/", "/", "true", NULL },
+		{ "--size", "0", "--tmpfs", "/tmp", "true", NULL },
+		{ "--ro-bind", "/", "/", "--bind", "/nonexistent-dshbox", "/nonexistent-dshbox", "true", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "dshbox-no-such-command", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--bind-try", "/nonexistent-dshbox", "/nonexistent-dshbox",
+		  "/bin/sh", "-c", "exit 4", NULL },
+		{ "--ro-bind", "/", "/", "--hostname", "h", "true", NULL },
+		{ "--ro-bind", "/", "/", "--as-pid-1", "true", NULL },
+		{ "--ro-bind", "/", "/", "--chmod", "99", "/x", "true", NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct dsh_proc theirs, ours;
+		run_args(bw, cases[i], &theirs);
+		run_args(NULL, cases[i], &ours);
+		cr_expect_eq(ours.exit_code, theirs.exit_code, "case %zu: dshbox %d, bwrap %d", i, ours.exit_code,
+			     theirs.exit_code);
+		cr_expect_str_eq(ours.err, theirs.err, "case %zu", i);
+		dsh_proc_clear(&theirs);
+		dsh_proc_clear(&ours);
+	}
+}
+
+/* sandbox-runtime's shape: writable workspace, a denied directory as an empty tmpfs, a denied file
+   covered by /dev/null, a new session. */
+Test(bwrap_vs_bubblewrap, deny_read_with_tmpfs_and_dev_null)
+{
+	const char *argv[] = { "--new-session", "--die-with-parent", "--ro-bind", "/", "/", "--bind", "WS", "WS",
+			       "--tmpfs", "OUT", "--ro-bind", "/dev/null", "WS/file", "--dev", "/dev", "--unshare-pid",
+			       "--proc", "/proc", "--unshare-net", NULL };
+	compare_argv(argv);
+}
+
+/* Codex's shape: read-only root, writable roots, read-only subpaths inside them. */
+Test(bwrap_vs_bubblewrap, writable_root_with_read_only_subpath)
+{
+	const char *argv[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--bind", "WS", "WS", "--ro-bind", "WS/sub",
+			       "WS/sub", "--unshare-user", "--unshare-pid", "--proc", "/proc", "--unshare-net", NULL };
+	compare_argv(argv);
+}
+
+/* Order: a later bind over an earlier one's parent uncovers it, as in bubblewrap. */
+Test(bwrap_vs_bubblewrap, later_mount_over_earlier_parent)
+{
+	const char *argv[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--ro-bind", "WS/sub", "WS/sub", "--bind",
+			       "WS", "WS", "--ro-bind", "WS/sub/deeper", "WS/sub/deeper", NULL };
+	compare_argv(argv);
+}
+
+/* Names made inside a tmpfs: --perms for the next operation only, --dir, --symlink, --chmod,
+   --size, then --remount-ro. */
+Test(bwrap_vs_bubblewrap, names_inside_a_tmpfs)
+{
+	const char *argv[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--size", "1048576", "--perms", "0750",
+			       "--tmpfs", "OUT", "--perms", "0700", "--dir", "OUT/d", "--dir", "OUT/d2",
+			       "--symlink", "/etc/passwd", "OUT/l", "--chmod", "0711", "OUT/d2", "--remount-ro", "OUT",
+			       NULL };
+	compare_argv(argv);
+}
+
+/* A bind from another source, and --dev-bind. */
+Test(bwrap_vs_bubblewrap, bind_from_another_source)
+{
+	const char *argv[] = { "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--bind",
+			       "WS", "OUT", "--ro-bind", "WS/sub", "OUT/sub", NULL };
+	compare_argv(argv);
+}
+
+/* bubblewrap's manual's shape: a root built from nothing, /usr bound read-only, the usual symlinks,
+   a tmpfs /tmp and the workspace bound at another name. */
+Test(bwrap_vs_bubblewrap, new_root_from_nothing)
+{
+	const char *argv[] = { "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/lib",
+			       "/lib", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin", "--proc", "/proc",
+			       "--dev", "/dev", "--tmpfs", "/tmp", "--bind", "WS", "WS", "--ro-bind", "OUT", "OUT",
+			       "--unshare-pid", "--unshare-net", "--chdir", "/", NULL };
+	compare_argv(argv);
+}
+
+/* The same, with the current directory absent inside and no --chdir: $HOME or "/", as bubblewrap. */
+Test(bwrap_vs_bubblewrap, new_root_without_the_current_directory)
+{
+	const char *argv[] = { "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib",
+			       "/lib", "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev", NULL };
+	char *args[40];
+	size_t n = 0;
+	for (; argv[n]; n++)
+		args[n] = (char *)argv[n];
+	char *tail[] = { "--", "/bin/sh", "-c", "pwd; ls /; exit 8", NULL };
+	for (size_t k = 0; tail[k]; k++)
+		args[n++] = tail[k];
+	args[n] = NULL;
+	const char *bw = real_bwrap();
+	require_sandbox();
+	struct dsh_proc theirs, ours;
+	run_args(bw, args, &theirs);
+	run_args(NULL, args, &ours);
+	cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+	cr_expect_str_eq(ours.out, theirs.out);
+	cr_expect_str_eq(ours.err, theirs.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
+}
