@@ -226,8 +226,8 @@ deb:
 # (realpath.c).  compat_win.h supplies the GNU string functions mingw's C library lacks.
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 WIN_POSIX_ONLY := policy/config.c policy/doctor.c policy/glob_regex.c policy/realpath.c
-# Kernel-tight resolution (openat2, /proc/self/fd): the fence's and the broker's, Linux only.
-WIN_COMMON_LINUX_ONLY := common/resolve.c
+# Linux only: kernel-tight resolution (openat2, /proc/self/fd), descriptor passing, the timing clock.
+WIN_COMMON_LINUX_ONLY := common/resolve.c common/fdpass.c common/timing.c
 WIN_SRCS := $(wildcard winacl/*_win.c) winacl/plan.c winacl/compile.c \
 	$(filter-out $(WIN_POSIX_ONLY),$(wildcard policy/*.c)) $(filter-out $(WIN_COMMON_LINUX_ONLY),$(wildcard common/*.c))
 WIN_CFLAGS := -std=gnu11 -D_GNU_SOURCE -D__USE_MINGW_ANSI_STDIO=1 -include common/compat_win.h -municode \

@@ -725,7 +725,7 @@ static int o_dev(struct oapplier *o, const struct dsh_omount *op, struct dsh_err
 	int r = o_make_target(o, op, true, err);
 	if (r < 0)
 		return r;
-	struct applier a = { .proc_clone = -1, .mask_file = -1, .mask_dir = -1 };
+	struct applier a = { .proc_clone = -1, .mask_file = -1, .mask_dir = -1, .console = -1 };
 	for (size_t k = 0; k < ARRAY_SIZE(a.dev_nodes); k++)
 		a.dev_nodes[k] = o->dev_nodes ? o->dev_nodes[k] : -1;
 	struct dsh_mount_entry e = { .path = (char *)op->dest, .action = DSH_MOUNT_DEV };
