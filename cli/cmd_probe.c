@@ -83,6 +83,8 @@ int cmd_probe(int argc, char **argv, char **envp)
 	struct dsh_config config;
 	struct dsh_policy *policy = NULL;
 	struct dsh_run_options ro;
+	/* Before any goto: the cleanup runs at the end of the function whatever path led there. */
+	_cleanup_error_ struct dsh_error *auto_err = NULL;
 	bool json = false;
 	int c, rc;
 
@@ -136,7 +138,6 @@ int cmd_probe(int argc, char **argv, char **envp)
 		available |= rows[i].ok;
 	}
 	/* auto, by the selection code `dshbox run` calls: never a formula of its own here. */
-	_cleanup_error_ struct dsh_error *auto_err = NULL;
 	const struct dsh_backend *chosen = NULL;
 	if (dsh_backend_select(policy, &ro, &chosen, &auto_err) < 0)
 		chosen = NULL;

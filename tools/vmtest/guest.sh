@@ -139,7 +139,7 @@ fi
 
 kernel=$(uname -r)
 say "kernel $kernel, $(nproc) cpu, $(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo) MiB"
-"$D" probe > /run/probe.txt 2>&1
+(cd /run && "$D" probe) > /run/probe.txt 2>&1
 probe_rc=$?
 sed 's/^/VMTEST: probe: /' /run/probe.txt
 field() { sed -n "s/^$1  *//Ip" /run/probe.txt | head -n 1; }
