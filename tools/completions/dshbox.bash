@@ -38,7 +38,7 @@ _dshbox()
 		if [[ $cur == -* ]]; then
 			_dshbox_words -W '--help --version' -- "$cur"
 		else
-			_dshbox_words -W 'run check fs serve explain probe doctor' -- "$cur"
+			_dshbox_words -W 'run check fs serve explain probe doctor bwrap' -- "$cur"
 		fi
 		return
 	fi
@@ -97,7 +97,7 @@ _dshbox()
 
 	local opts files=
 	case $cmd in
-	run) opts="$policy --dry-run --report --preserve-fd --" ;;
+	run) opts="$policy --dry-run --timing --report --preserve-fd --" ;;
 	check) opts="$policy --read --write --json" files=-f ;;
 	fs)
 		opts="$policy --offset --limit --old --new --all --expect-version --version-fd"
