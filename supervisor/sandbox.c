@@ -26,6 +26,21 @@
 #include "supervisor/sandbox.h"
 #include "supervisor/terminal.h"
 
+/*
+ * Under AddressSanitizer the command's own stack (below) is announced as a fiber switch: ASan
+ * otherwise takes the static array for a main stack gigabytes long and, at the first noreturn
+ * call, prints a warning on the command's stderr that a user of the sanitizer build would see.
+ * In every other build these are nothing.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define stack_switch_start(bottom, size) __sanitizer_start_switch_fiber(NULL, (bottom), (size))
+#define stack_switch_finish(old_bottom, old_size) __sanitizer_finish_switch_fiber(NULL, (old_bottom), (old_size))
+#else
+#define stack_switch_start(bottom, size) ((void)(bottom), (void)(size))
+#define stack_switch_finish(old_bottom, old_size) ((void)(old_bottom), (void)(old_size))
+#endif
+
 /* What the child side tells the supervisor: one record, one write (< PIPE_BUF, so atomic). */
 enum { REC_SETUP = 1, REC_EXEC = 2, REC_WARN = 3, REC_TIMING = 4 };
 struct record {
@@ -141,11 +156,14 @@ static _Noreturn void command_main(struct dsh_stage_ctx *c)
 struct command_arg {
 	struct dsh_stage_ctx *c;
 	int sfd, status_fd;
+	const void *init_stack; /* init's stack, for the switch back (sanitizer builds) */
+	size_t init_stack_size;
 };
 
 static int command_fn(void *p)
 {
 	struct command_arg *a = p;
+	stack_switch_finish(&a->init_stack, &a->init_stack_size);
 	close(a->sfd);
 	close(a->status_fd);
 	clock_note(a->c, "fork");
@@ -259,7 +277,12 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		}
 		c->broker_sock = bsock[1];
 	}
+	stack_switch_start(stack, sizeof(stack));
 	pid_t cmd = clone(command_fn, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &arg);
+	if (cmd > 0) { /* back on init's own stack, which the command told us */
+		stack_switch_start(arg.init_stack, arg.init_stack_size);
+		stack_switch_finish(NULL, NULL);
+	}
 	if (cmd < 0) {
 		struct dsh_error *e = NULL;
 		dsh_err_sys(&e, errno, "clone");
