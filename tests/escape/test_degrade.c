@@ -96,9 +96,21 @@ static void expect_degraded_run(const struct dsh_proc *r)
 {
 	cr_expect_eq(r->exit_code, 0, "%s", r->err);
 	cr_expect(strstr(r->out, KEY), "the command did not run: %s", r->out);
-	/* one warning, for the one lost rule, and nothing else of dshbox's own */
-	cr_expect_eq(dsh_count_lines_with_prefix(r->err, "dshbox: warning: "), 1, "%s", r->err);
-	cr_expect_eq(dsh_count_lines_with_prefix(r->err, "dshbox: "), 1, "%s", r->err);
+	/*
+	 * One warning for the one lost rule, and nothing else of dshbox's own, but for the truncation
+	 * that Landlock below ABI 3 loses on every r- rule (dshbox's own configuration is one): on such
+	 * a kernel each of those is a loss too and must be said.
+	 */
+	int lines = dsh_count_lines_with_prefix(r->err, "dshbox: ");
+	int truncation = 0;
+	for (const char *l = r->err; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *end = strchr(l, '\n');
+		size_t len = end ? (size_t)(end - l) : strlen(l);
+		if (strncmp(l, "dshbox: warning: ", 17) == 0 && memmem(l, len, "does not govern truncation (ABI 3+)", 35))
+			truncation++;
+	}
+	cr_expect_eq(dsh_count_lines_with_prefix(r->err, "dshbox: warning: rule \"" RULE "\""), 1, "%s", r->err);
+	cr_expect_eq(lines - truncation, 1, "%s", r->err);
 	cr_expect(strstr(r->err, "dshbox: warning: rule \"" RULE "\"") && strstr(r->err, "k.pem"), "%s", r->err);
 }
 
