@@ -1129,16 +1129,22 @@ static int defer(struct call *c, deferred_fn fn, struct sock_op *o, char **data,
 	return 0;
 }
 
+/* connect and bind's socket (a copy of the caller's descriptor) and address: the copy, or -errno. */
+static int sock_args(struct call *c, struct sock_op *o)
+{
+	int r = read_addr(c, ARG(1), ARG(2), &o->ss, &o->len);
+	if (r < 0)
+		return r;
+	return o->fd = caller_fd(c, (int)ARG(0));
+}
+
 static int do_connect(struct call *c)
 {
 	struct sock_op o = { .fd = -1 };
-	int r = read_addr(c, ARG(1), ARG(2), &o.ss, &o.len);
-	if (r < 0)
-		return answer(c, r);
-	_cleanup_close_ int fd = caller_fd(c, (int)ARG(0));
+	_cleanup_close_ int fd = sock_args(c, &o);
 	if (fd < 0)
 		return answer(c, fd);
-	o.fd = fd;
+	int r;
 	const char *path = unix_path(&o.ss, o.len);
 	if (path) {
 		/* Done here, between two notifications: no rename of the command's can swap the name
@@ -1180,13 +1186,10 @@ static int record_bound(struct dsh_broker *b, const char *canonical)
 static int do_bind(struct call *c)
 {
 	struct sock_op o = { .fd = -1 };
-	int r = read_addr(c, ARG(1), ARG(2), &o.ss, &o.len);
-	if (r < 0)
-		return answer(c, r);
-	_cleanup_close_ int fd = caller_fd(c, (int)ARG(0));
+	_cleanup_close_ int fd = sock_args(c, &o);
 	if (fd < 0)
 		return answer(c, fd);
-	o.fd = fd;
+	int r;
 	const char *path = unix_path(&o.ss, o.len);
 	if (!path)
 		return answer(c, op_bind(&o) < 0 ? -errno : 0);
