@@ -497,6 +497,41 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+static long long ts_ns(const struct timespec *t)
+{
+	return (long long)t->tv_sec * 1000000000ll + t->tv_nsec;
+}
+
+/*
+ * fstat, answered only once the kernel's coarse clock has passed the mtime it returns.  Before
+ * 6.13 a change is stamped with that clock, so a same-size change within the tick of the one a
+ * version describes would keep SIZE:MTIME_NS:INODE equal and a stale expectVersion would pass.
+ * Checking the clock after the stat makes any later change's stamp later than this mtime.  The
+ * wait is at most about two ticks (a few ms), and only for a file changed within the last tick;
+ * an mtime far ahead of the clock (touch -d) cannot be waited out and needs no wait either: the
+ * next change stamps the present.  Filesystems with whole-second stamps keep the limit
+ * (docs/serve.md).
+ */
+static int fstat_settled(int fd, struct stat *st)
+{
+	struct timespec res;
+	long long tick = clock_getres(CLOCK_REALTIME_COARSE, &res) == 0 ? ts_ns(&res) : 0;
+	for (int tries = 0;; tries++) {
+		if (fstat(fd, st) < 0)
+			return -errno;
+		struct timespec now;
+		if (tick <= 0 || clock_gettime(CLOCK_REALTIME_COARSE, &now) < 0)
+			return 0;
+		long long ahead = ts_ns(&st->st_mtim) - ts_ns(&now);
+		if (ahead < 0 || ahead > 2 * tick || tries == 16)
+			return 0;
+		/* Sleep into the next tick; the loop re-checks, since sleeps end early. */
+		long long d = ahead + tick / 4 + 1;
+		struct timespec sl = { (time_t)(d / 1000000000ll), (long)(d % 1000000000ll) };
+		(void)nanosleep(&sl, NULL);
+	}
+}
+
 int dsh_fence_version(const struct stat *st, char *buf, size_t size)
 {
 	unsigned long long mtime_ns = (unsigned long long)st->st_mtim.tv_sec * 1000000000ull +
@@ -555,8 +590,9 @@ int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset
 	if (r < 0)
 		return r;
 	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return fail_sys(&c, canon, errno, "stat");
+	r = fstat_settled(fd, &st);
+	if (r < 0)
+		return fail_sys(&c, canon, -r, "stat");
 	if (!S_ISREG(st.st_mode))
 		return fail(&c, DSH_ERR_NOT_REGULAR, canon, 0, NULL, "%s",
 			    S_ISDIR(st.st_mode) ? "is a directory (use list)" : "is not a regular file");
@@ -815,8 +851,8 @@ static int write_in_place(struct ctx *c, const struct target *t, const char *dat
 		r = -errno;
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
-	if (r == 0 && fstat(fd, ret_st) < 0)
-		r = -errno;
+	if (r == 0)
+		r = fstat_settled(fd, ret_st);
 	if (r < 0)
 		return fail_sys(c, t->path, -r, "write in place");
 	return 0;
@@ -890,8 +926,8 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 	if (r == 0 && fsync(tfd) < 0)
 		r = -errno;
 	/* The written file's version: the link and the rename change neither its mtime nor inode. */
-	if (r == 0 && fstat(tfd, ret_st) < 0)
-		r = -errno;
+	if (r == 0)
+		r = fstat_settled(tfd, ret_st);
 	if (r < 0) {
 		if (!anonymous)
 			(void)unlinkat(t->pfd, tmpname, 0);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <grp.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -621,6 +623,87 @@ Test(fence_contract, reads_carry_a_version_and_stale_writes_conflict)
 	cr_expect_lt(write_v(p, f, "y\n", "1:2:3:4", &r, &k), 0);
 	cr_expect_eq(k, DSH_ERR_INVALID);
 	dsh_policy_free(p);
+}
+
+/*
+ * Coarse timestamps: a filesystem that stamps changes with the kernel's coarse clock (every
+ * filesystem before 6.13; ramfs still) must not let a same-size change made right after the
+ * fence's answer keep the version.  ramfs, mounted in a private user and mount namespace, shows
+ * it on any kernel.  In a child: unshare needs a single-threaded process.
+ */
+static bool write_proc(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok;
+}
+
+static int coarse_child(void)
+{
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return 10;
+	char map[64];
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (!write_proc("/proc/self/uid_map", map) || !write_proc("/proc/self/setgroups", "deny\n"))
+		return 11;
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	if (!write_proc("/proc/self/gid_map", map))
+		return 11;
+	if (mount("none", ws, "ramfs", 0, "mode=0755") < 0)
+		return 12;
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = P("%s/coarse.txt", ws);
+	struct dsh_fence_write_result r;
+	enum dsh_err_kind k;
+	char v[DSH_FENCE_VERSION_MAX];
+	for (int i = 0; i < 20; i++) {
+		/* The write's own answer, then another writer in place, at once. */
+		if (write_v(p, f, "aaaa\n", NULL, &r, &k) < 0)
+			return 20;
+		snprintf(v, sizeof(v), "%s", r.version);
+		dsh_fence_write_result_clear(&r);
+		int fd = open(f, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || pwrite(fd, "BBBB", 4, 0) != 4)
+			return 21;
+		close(fd);
+		if (write_v(p, f, "mine\n", v, &r, &k) == 0 || k != DSH_ERR_CONFLICT)
+			return 22; /* the stale write went through */
+		/* A read's answer, the same. */
+		read_version(p, f, v);
+		fd = open(f, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || pwrite(fd, "CCCC", 4, 0) != 4)
+			return 21;
+		close(fd);
+		if (write_v(p, f, "mine\n", v, &r, &k) == 0 || k != DSH_ERR_CONFLICT)
+			return 23;
+		_cleanup_free_ char *c = dsh_test_read_file(f);
+		if (strcmp(c, "CCCC\n") != 0)
+			return 24;
+	}
+	dsh_policy_free(p);
+	return 0;
+}
+
+Test(fence_contract, versions_hold_on_a_filesystem_with_coarse_timestamps)
+{
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(coarse_child());
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "the child died: status %d", status);
+	int rc = WEXITSTATUS(status);
+	if (rc == 10 || rc == 11 || rc == 12)
+		DSH_SKIP("no private user and mount namespace with ramfs here (step %d): cannot make coarse timestamps", rc);
+	cr_assert_neq(rc, 22, "a write with the version of the fence's own write passed after a same-size change");
+	cr_assert_neq(rc, 23, "a write with the version of a read passed after a same-size change");
+	cr_assert_eq(rc, 0, "coarse-timestamp check failed at step %d", rc);
 }
 
 /* The other writer, between the edit's read (with the expected version) and its rename. */
