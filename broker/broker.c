@@ -46,6 +46,9 @@
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
 #endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
 #ifndef __NR_pidfd_getfd
 #define __NR_pidfd_getfd 438
 #endif
@@ -142,11 +145,38 @@ static int read_path(struct call *c, uint64_t addr, char *buf)
 	return read_string(c, addr, buf, PATH_MAX, ENAMETOOLONG);
 }
 
+/* The thread group of a thread, from its /proc entry; 0 when it cannot be read. */
+static pid_t thread_group(pid_t tid)
+{
+	char p[64], line[128];
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
+	_cleanup_fclose_ FILE *f = fopen(p, "re");
+	int tgid = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	return (pid_t)tgid;
+}
+
+/*
+ * The notification names the calling thread.  A thread that does not lead its group has a pidfd
+ * of its own only with PIDFD_THREAD (6.9+); before that the group's leader stands for it: threads
+ * share the descriptor table pidfd_getfd reads (one that unshared it is not served exactly there).  The id check afterwards proves the caller was blocked in
+ * this call throughout, so the thread, and the group read from it, are the caller's.
+ */
 static int caller_pidfd(struct call *c)
 {
 	if (c->pidfd >= 0)
 		return c->pidfd;
-	c->pidfd = (int)syscall(__NR_pidfd_open, c->req->pid, 0);
+	pid_t pid = (pid_t)c->req->pid;
+	c->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+	if (c->pidfd < 0 && (errno == EINVAL || errno == ENOENT))
+		c->pidfd = (int)syscall(__NR_pidfd_open, pid, PIDFD_THREAD);
+	if (c->pidfd < 0 && (errno == EINVAL || errno == ENOENT)) {
+		pid_t tgid = thread_group(pid);
+		if (tgid > 0 && tgid != pid)
+			c->pidfd = (int)syscall(__NR_pidfd_open, tgid, 0);
+	}
 	if (c->pidfd < 0)
 		return -errno;
 	return id_valid(c) < 0 ? -ENOENT : c->pidfd;
