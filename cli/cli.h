@@ -40,6 +40,7 @@ int cli_fail(const struct dsh_error *e);
 /* Print a usage error (one line) with a hint pointing at --help; returns 125. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * POLICY OPTIONS, shared by run, check, fs, serve and explain.  A subcommand appends

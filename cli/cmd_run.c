@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "common/cleanup.h"
+#include "common/strbuf.h"
 #include "common/strv.h"
 #include "dshbox/backend.h"
 
@@ -102,6 +103,28 @@ static int reproduce_signal(int sig)
 	sigprocmask(SIG_UNBLOCK, &s, NULL);
 	raise(sig);
 	return 128 + sig;
+}
+
+/*
+ * A command that failed on a path the run hides saw only the kernel's EACCES ("error: open(".env"):
+ * Permission denied" from git): one line names what the run hides and the rules, so the user and
+ * the agent see it is the policy.  Only after a failure (a successful run prints nothing of
+ * dshbox's own), and never in the words of a denial signature, which would make a host take any
+ * failure for a denial.
+ */
+static void name_hidden(int status, char *const *hidden)
+{
+	size_t n = dsh_strv_len(hidden);
+	if (n == 0)
+		return;
+	struct dsh_buf b = { 0 };
+	for (size_t i = 0; i < n && i < 3; i++)
+		dsh_buf_addf(&b, "%s%s", i ? "; " : "", hidden[i]);
+	if (n > 3)
+		dsh_buf_addf(&b, "; and %zu more (dshbox run --dry-run lists them)", n - 3);
+	_cleanup_free_ char *list = dsh_buf_steal(&b);
+	if (list)
+		cli_note("the command exited %d; this run hides from it: %s", status, list);
 }
 
 int cmd_run(int argc, char **argv, char **envp)
@@ -311,6 +334,8 @@ int cmd_run(int argc, char **argv, char **envp)
 		sig = res.signal;
 	} else {
 		rc = res.exit_code;
+		if (rc != 0 && !res.message)
+			name_hidden(rc, setup.description.hidden);
 	}
 out_plan:
 	dsh_run_setup_clear(&setup);

@@ -45,3 +45,13 @@ void cli_warn(const char *fmt, ...)
 	va_end(ap);
 	put_line("dshbox: warning: ", msg);
 }
+
+void cli_note(const char *fmt, ...)
+{
+	char msg[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	put_line("dshbox: note: ", msg);
+}

@@ -15,5 +15,6 @@ void dsh_description_clear(struct dsh_description *d)
 	dsh_strv_free(d->warnings);
 	dsh_strv_free(d->notes);
 	dsh_strv_free(d->denial_signatures);
+	dsh_strv_free(d->hidden);
 	memset(d, 0, sizeof(*d));
 }

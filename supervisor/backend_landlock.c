@@ -319,6 +319,13 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 		r = dsh_strv_push(&d.warnings, abstract_lost);
 	if (dsh_strv_len(d.warnings) > before)
 		d.overall = DSH_ENFORCE_PARTIAL;
+	/* What a failed run names: existing -- targets outside the writable roots get no grant. */
+	for (size_t i = 0; r >= 0 && i < p->n_rules; i++) {
+		const struct dsh_rule *rule = &p->rules[i];
+		if (rule->kind == DSH_RULE_DENY && !rule->glob && !danger(p) && !live_root_holding(p, rule->canonical) &&
+		    exists_now(rule->canonical))
+			r = dsh_strv_pushf(&d.hidden, "%s (rule \"%s\")", rule->canonical, rule->text);
+	}
 	if (r >= 0 && !plan->opts->network)
 		r = dsh_strv_push(&d.notes, "network off: every socket but AF_UNIX is refused (seccomp) and TCP "
 					    "bind/connect are denied (Landlock ABI 4+); there is no loopback");

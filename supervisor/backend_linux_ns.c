@@ -292,6 +292,12 @@ static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 	for (size_t i = 0; lp && lp->mounts->notes && lp->mounts->notes[i]; i++)
 		if (dsh_strv_push(&ret->notes, lp->mounts->notes[i]) < 0)
 			goto oom;
+	for (size_t i = 0; lp && i < lp->mounts->n; i++) {
+		const struct dsh_mount_entry *e = &lp->mounts->entries[i];
+		if ((e->action == DSH_MOUNT_MASK_DIR || e->action == DSH_MOUNT_MASK_FILE) && e->rule &&
+		    dsh_strv_pushf(&ret->hidden, "%s (%s)", e->path, e->why) < 0)
+			goto oom;
+	}
 	return 0;
 oom:
 	dsh_description_clear(ret);

@@ -38,6 +38,9 @@ struct dsh_description {
 	char **warnings;           /* one per degradation: names the rule, the backend, what is lost */
 	char **notes;              /* facts worth telling (e.g. files created later are not masked) */
 	char **denial_signatures;  /* stderr substrings a kernel denial produces under this backend */
+	/* What the run hides from the command, each "PATH (rule \"-- KEY\")": a command that fails on
+	   one sees only the kernel's EACCES, so a failed run names them (SPEC 2, 3.3). */
+	char **hidden;
 };
 void dsh_description_clear(struct dsh_description *d);
 
