@@ -189,11 +189,24 @@ const char *dsh_test_conformance_dir(void)
 	return DSH_TOP "/tests/conformance";
 }
 
+/*
+ * Scratch trees live under /var/tmp: outside the sandbox's default writable roots, so a test can
+ * make the workspace whatever it needs.  Where /var/tmp is read-only (these tests run inside a
+ * sandbox, as an agent runs them), the build directory serves: it is in the workspace, and unlike
+ * /tmp holds nothing of other users' that a walk from / would trip on.
+ */
+#define SCRATCH_FALLBACK DSH_BUILD "/scratch"
+
 char *dsh_test_mkdtemp(void)
 {
-	char *p = strdup("/var/tmp/dshbox-test.XXXXXX");
-	cr_assert_not_null(p);
-	cr_assert_not_null(mkdtemp(p), "mkdtemp: %s", strerror(errno));
+	char *p = NULL;
+	cr_assert(asprintf(&p, "/var/tmp/dshbox-test.XXXXXX%*s", (int)strlen(SCRATCH_FALLBACK), "") > 0);
+	p[strlen("/var/tmp/dshbox-test.XXXXXX")] = '\0';
+	if (!mkdtemp(p)) {
+		(void)mkdir(SCRATCH_FALLBACK, 0755);
+		strcpy(p, SCRATCH_FALLBACK "/dshbox-test.XXXXXX");
+		cr_assert_not_null(mkdtemp(p), "mkdtemp: %s", strerror(errno));
+	}
 	/* The sandbox maps the caller's uid to itself; the tree must be reachable by it. */
 	chmod(p, 0755);
 	return p;
@@ -212,7 +225,8 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 
 void dsh_test_rmtree(const char *path)
 {
-	if (path && strncmp(path, "/var/tmp/dshbox-test.", 21) == 0)
+	static const char fallback[] = SCRATCH_FALLBACK "/dshbox-test.";
+	if (path && (strncmp(path, "/var/tmp/dshbox-test.", 21) == 0 || strncmp(path, fallback, sizeof(fallback) - 1) == 0))
 		nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS);
 }
 

@@ -63,8 +63,11 @@ Test(landlock_walk, grants_siblings_only)
 	cr_assert(granted(&s, "/usr"));
 	cr_assert(!granted(&s, t.secret));
 	cr_assert(!granted(&s, t.link), "a symlink gets no grant");
-	cr_assert(!granted(&s, t.a) && !granted(&s, t.top) && !granted(&s, "/var/tmp") && !granted(&s, "/var") &&
-		  !granted(&s, "/"));
+	cr_assert(!granted(&s, t.a) && !granted(&s, "/"));
+	/* Nothing on the way to the path: every ancestor of the scratch tree, wherever it is. */
+	_cleanup_free_ char *up = strdup(t.top);
+	for (char *slash; up && (slash = strrchr(up, '/')) && slash != up; *slash = '\0')
+		cr_assert(!granted(&s, up), "%s, on the way to the path, is granted", up);
 	for (size_t i = 0; i < s.n_grants; i++)
 		cr_assert(s.grants[i].no_symlinks);
 	dsh_landlock_spec_clear(&s);
