@@ -403,6 +403,16 @@ static bool create_denied(struct dsh_broker *b, const struct target *t)
 	return !v.allow && v.rule;
 }
 
+/*
+ * Whether a symlink may not take the name t: one on the way to an r-/-- target (an absent .git
+ * under the default r- .git/config, b under -- b/secret, the literal directory of a glob) would
+ * lead the target's path, for whoever follows it later, to a tree the command chose.
+ */
+static bool symlink_denied(struct dsh_broker *b, mode_t mode, const struct target *t)
+{
+	return S_ISLNK(mode) && guard(b, t->canonical, t->spelled);
+}
+
 /* ---- answers ---- */
 
 static int respond(struct call *c, int64_t val, int error)
@@ -560,7 +570,8 @@ static int do_make(struct call *c, enum make what, int dirfd, uint64_t path_addr
 	r = resolve(c, dirfd, path, false, 0, &t);
 	if (r >= 0 && t.exists)
 		r = -EEXIST;
-	if (r >= 0 && create_denied(c->b, &t) && !kernel_refuses_name(&t))
+	if (r >= 0 && (create_denied(c->b, &t) || (what == MAKE_SYMLINK && symlink_denied(c->b, S_IFLNK, &t))) &&
+	    !kernel_refuses_name(&t))
 		r = -EACCES;
 	if (r >= 0) {
 		mode_t old = umask(um);
@@ -626,6 +637,8 @@ static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_
 		r = -EACCES;
 	if (r >= 0 && !kernel && (flags & RENAME_EXCHANGE) && create_denied(c->b, &o))
 		r = -EACCES;
+	if (r >= 0 && !kernel && symlink_denied(c->b, o.st.st_mode, &n))
+		r = -EACCES;
 	/* A directory brings its descendants to new names as well (subtree.c: why no call of the
 	   command can add one between this walk and the rename); an exchange moves both trees. */
 	if (r >= 0 && !kernel && S_ISDIR(o.st.st_mode))
@@ -672,6 +685,11 @@ static int do_link(struct call *c, int odir, uint64_t opath, int ndir, uint64_t 
 	if (r >= 0 && n.exists)
 		r = -EEXIST;
 	if (r >= 0 && !kernel && create_denied(c->b, &n))
+		r = -EACCES;
+	/* A symlink's second name is a new symlink (an unknown type fails closed). */
+	struct stat sst;
+	mode_t src_mode = src < 0 ? o.st.st_mode : fstat(src, &sst) == 0 ? sst.st_mode : S_IFLNK;
+	if (r >= 0 && !kernel && symlink_denied(c->b, src_mode, &n))
 		r = -EACCES;
 	if (r >= 0 && src >= 0) {
 		char p[64];

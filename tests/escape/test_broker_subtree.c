@@ -197,6 +197,31 @@ Test(broker_subtree, a_symlink_is_a_name_too)
 	dsh_proc_clear(&r);
 }
 
+/*
+ * A symlink on the way to a protected target leads the target's path into a tree the command
+ * chose, for every later reader (the default r- .git/config of a workspace without .git: git on
+ * the host would read a config the command wrote).  Made, renamed or linked there: refused.
+ */
+Test(broker_subtree, a_symlink_on_the_way_to_a_protected_target)
+{
+	dsh_test_write_file(at("elsewhere/secret"), "planted\n");
+	dsh_test_write_file(at("elsewhere/config"), "[core]\n\tfsmonitor = evil\n");
+	struct dsh_proc r;
+	run_sh(&r,
+	       "\"$ATTACK\" symlink-to elsewhere b; \"$ATTACK\" symlink-to elsewhere .git; "
+	       "\"$ATTACK\" symlink-to elsewhere l; \"$ATTACK\" rename-dir l b; \"$ATTACK\" link-to l .git; "
+	       "\"$ATTACK\" rename-dir l c",
+	       "-- b/secret", NULL);
+	cr_expect_str_eq(r.out, "symlink=EACCES\nsymlink=EACCES\nsymlink=ok\nrename=EACCES\nlink=EACCES\nrename=ok\n",
+			 "stderr: %s", r.err);
+	expect_absent("b");
+	expect_absent(".git");
+	_cleanup_free_ char *c = at("c");
+	struct stat st;
+	cr_expect(lstat(c, &st) == 0 && S_ISLNK(st.st_mode), "an ordinary symlink did not move");
+	dsh_proc_clear(&r);
+}
+
 /* A directory the broker cannot read where a rule may reach: it cannot tell, so it refuses. */
 Test(broker_subtree, an_unreadable_directory_fails_closed)
 {
