@@ -3,13 +3,13 @@
  * A directory's descendants under the name a rename would give it (subtree.h).
  *
  * Why the walk and the rename cannot be separated: the broker serves one notification at a time
- * (dsh_broker_serve_one), and its threads only finish socket calls that change no name (broker.c,
- * defer).  Every call of the command that makes a name is sent to it — open/openat with O_CREAT or
- * O_TMPFILE, openat2, creat, mkdir(at), mknod(at), symlink(at), link(at), rename(at,at2)
- * (supervisor/seccomp.c, notify_always) — so while the broker walks and then renames, no call of
- * the command can add a name below the directory.  One exception: bind() of a pathname socket is
- * sent only with protectSockets (notify_sockets); without it a socket can be bound under any name,
- * rename or not (docs/security.md says so).
+ * (dsh_broker_serve_one), and its threads only finish socket calls that make no name (broker.c,
+ * defer).  Every call by which the command makes a name is sent to it — open/openat with O_CREAT or
+ * O_TMPFILE, openat2, creat, mkdir(at), mknod(at), symlink(at), link(at), rename(at,at2) and bind,
+ * the last with or without protectSockets (supervisor/seccomp.c, notify_always) — and the calls
+ * that could make one around it (io_uring, open_by_handle_at, the mount family) are refused.  So
+ * while the broker walks and then renames, no process of the command can add a name below the
+ * directory.  The host can (it is trusted; the file fence checks its own writes).
  */
 #include <dirent.h>
 #include <errno.h>

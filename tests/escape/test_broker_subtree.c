@@ -222,6 +222,25 @@ Test(broker_subtree, a_symlink_on_the_way_to_a_protected_target)
 	dsh_proc_clear(&r);
 }
 
+/* A pathname socket is a name too: bind() is brokered even with protectSockets off. */
+Test(broker_subtree, a_socket_bound_under_a_glob_without_protect_sockets)
+{
+	_cleanup_free_ char *cfg = NULL;
+	cr_assert(asprintf(&cfg, "%s/dshbox.yml", top) > 0);
+	dsh_test_write_file(cfg, "protectSockets: false\n");
+	const char *argv[] = { dsh_test_dshbox(), "run", "--backend", backend(), "--config", cfg, "--workspace", ws,
+			       "--cwd", ws, "--access", "-- **/*.pem", "--", attack, "bind-name", "k.pem", NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, &r), 0);
+	cr_expect_str_eq(r.out, "bind=EACCES\n", "stderr: %s", r.err);
+	expect_absent("k.pem");
+	dsh_proc_clear(&r);
+	argv[15] = "ok.sock";
+	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, &r), 0);
+	cr_expect_str_eq(r.out, "bind=ok\n", "stderr: %s", r.err);
+	dsh_proc_clear(&r);
+}
+
 /* A directory the broker cannot read where a rule may reach: it cannot tell, so it refuses. */
 Test(broker_subtree, an_unreadable_directory_fails_closed)
 {

@@ -370,6 +370,18 @@ static int a_link_to(int argc, char **argv)
 	return 0;
 }
 
+/* argv: PATH: bind(2) a unix socket there (a new name, like mknod). */
+static int a_bind_name(int argc, char **argv)
+{
+	if (argc < 1)
+		return 2;
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[0]);
+	TRY("bind", bind(s, (struct sockaddr *)&sa, sizeof(sa)));
+	return 0;
+}
+
 /* argv: FD */
 static int a_inherited(int argc, char **argv)
 {
@@ -578,7 +590,7 @@ static const struct {
 	{ "ptrace1", a_ptrace1 },     { "ptrace-out", a_ptrace_out }, { "ptrace1-userns", a_ptrace1_userns }, { "ptrace-sibling", a_ptrace_sibling },
 	{ "signal", a_signal },         { "procroot", a_procroot },
 	{ "links", a_links },         { "rename-ro", a_rename_ro },   { "rename-dir", a_rename_dir },
-	{ "symlink-to", a_symlink_to }, { "link-to", a_link_to },   { "inherited", a_inherited },
+	{ "symlink-to", a_symlink_to }, { "link-to", a_link_to }, { "bind-name", a_bind_name },   { "inherited", a_inherited },
 	{ "setuid", a_setuid },       { "rawdisk", a_rawdisk },       { "sysrq", a_sysrq },
 	{ "unix-connect", a_unix_connect }, { "abstract", a_abstract }, { "vsock", a_vsock },
 	{ "int80", a_int80 },         { "personality", a_personality }, { "core", a_core },
