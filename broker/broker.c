@@ -642,9 +642,11 @@ static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_
 	/* A directory brings its descendants to new names as well (subtree.c: why no call of the
 	   command can add one between this walk and the rename); an exchange moves both trees. */
 	if (r >= 0 && !kernel && S_ISDIR(o.st.st_mode))
-		r = dsh_broker_subtree_check(c->b->policy, o.pfd, o.name, n.canonical, n.spelled);
+		r = dsh_broker_subtree_check(c->b->policy, o.pfd, o.name, n.canonical, n.spelled,
+					     DSH_SUBTREE_MAX_ENTRIES);
 	if (r >= 0 && !kernel && (flags & RENAME_EXCHANGE) && n.exists && S_ISDIR(n.st.st_mode))
-		r = dsh_broker_subtree_check(c->b->policy, n.pfd, n.name, o.canonical, o.spelled);
+		r = dsh_broker_subtree_check(c->b->policy, n.pfd, n.name, o.canonical, o.spelled,
+					     DSH_SUBTREE_MAX_ENTRIES);
 	if (r >= 0)
 		r = sys_result(renameat2(o.pfd, o.name, n.pfd, n.name, flags));
 	target_clear(&o);

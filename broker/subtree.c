@@ -28,7 +28,7 @@ struct walk {
 	char canonical[PATH_MAX], spelled[PATH_MAX];
 	size_t clen, slen;
 	bool two;   /* the spelling differs from the canonical path */
-	size_t entries;
+	size_t entries, max_entries;
 };
 
 static bool may_protect_below(const struct walk *w)
@@ -89,7 +89,7 @@ static int walk_dir(struct walk *w, int fd, unsigned depth)
 			return errno ? -EACCES : 0; /* unread entries fail closed */
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (++w->entries > DSH_SUBTREE_MAX_ENTRIES)
+		if (++w->entries > w->max_entries)
 			return -EXDEV;
 		size_t cl = w->clen, sl = w->slen;
 		int r = push(w, de->d_name);
@@ -125,9 +125,9 @@ static int walk_dir(struct walk *w, int fd, unsigned depth)
 }
 
 int dsh_broker_subtree_check(const struct dsh_policy *p, int pfd, const char *name, const char *canonical,
-			     const char *spelled)
+			     const char *spelled, size_t max_entries)
 {
-	struct walk walk = { .p = p }, *w = &walk;
+	struct walk walk = { .p = p, .max_entries = max_entries }, *w = &walk;
 	w->two = spelled && strcmp(spelled, canonical) != 0;
 	w->clen = strlen(canonical);
 	w->slen = w->two ? strlen(spelled) : 0;
