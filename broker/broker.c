@@ -1165,6 +1165,21 @@ static int sock_args(struct call *c, struct sock_op *o)
 	return o->fd = caller_fd(c, (int)ARG(0));
 }
 
+/*
+ * A pathname unix destination of a connect or a send: checked (unix_target), and o's address
+ * rewritten relative to the directory t then holds (cleared by the caller), for in_dir.
+ */
+static int unix_destination(struct call *c, const char *path, struct sock_op *o, struct target *t)
+{
+	int r = unix_target(c, path, t);
+	struct sockaddr_un un;
+	if (r >= 0)
+		r = relative_addr(t, &un, &o->len);
+	if (r >= 0)
+		memcpy(&o->ss, &un, sizeof(un));
+	return r;
+}
+
 static int do_connect(struct call *c)
 {
 	struct sock_op o = { .fd = -1 };
@@ -1178,12 +1193,7 @@ static int do_connect(struct call *c)
 		   between the check and the connect.  A unix connect waits only while the listener's
 		   backlog is full. */
 		struct target t;
-		r = unix_target(c, path, &t);
-		if (r >= 0) {
-			struct sockaddr_un un;
-			r = relative_addr(&t, &un, &o.len);
-			memcpy(&o.ss, &un, sizeof(un));
-		}
+		r = unix_destination(c, path, &o, &t);
 		if (r >= 0)
 			r = in_dir(t.pfd, op_connect, &o) < 0 ? -errno : 0;
 		target_clear(&t);
@@ -1287,15 +1297,9 @@ static int send_one(struct call *c, struct sock_op *o, bool may_defer, int64_t *
 	const char *path = o->mh.msg_name ? unix_path(&o->ss, o->len) : NULL;
 	if (path) {
 		struct target t;
-		int r = unix_target(c, path, &t);
-		struct sockaddr_un un;
-		socklen_t len = 0;
-		if (r >= 0)
-			r = relative_addr(&t, &un, &len);
+		int r = unix_destination(c, path, o, &t);
 		if (r >= 0) {
-			memcpy(&o->ss, &un, sizeof(un));
-			o->len = len;
-			o->mh.msg_namelen = len;
+			o->mh.msg_namelen = o->len;
 			o->flags |= MSG_DONTWAIT;
 			for (int i = 0; i < 100; i++) {
 				r = in_dir(t.pfd, op_send_now, o);
