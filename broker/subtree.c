@@ -46,6 +46,12 @@ static bool covered(const struct walk *w)
 	return !v.allow && v.rule;
 }
 
+/* And the one symlink_denied() asks of a new symlink: is the name on the way to a target? */
+static bool guarded(const struct walk *w)
+{
+	return dsh_policy_guarded(w->p, w->canonical) || (w->two && dsh_policy_guarded(w->p, w->spelled));
+}
+
 static bool append(char *buf, size_t *len, const char *name)
 {
 	size_t n = strlen(name);
@@ -106,7 +112,11 @@ static int walk_dir(struct walk *w, int fd, unsigned depth)
 				pop(w, cl, sl);
 				return -EACCES;
 			}
-			type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+		}
+		if (type == DT_LNK && guarded(w)) {
+			pop(w, cl, sl);
+			return -EACCES;
 		}
 		if (type == DT_DIR && may_protect_below(w)) {
 			if (depth + 1 >= DSH_SUBTREE_MAX_DEPTH) {

@@ -206,7 +206,8 @@ Test(broker_subtree, a_symlink_is_a_name_too)
 /*
  * A symlink on the way to a protected target leads the target's path into a tree the command
  * chose, for every later reader (the default r- .git/config of a workspace without .git: git on
- * the host would read a config the command wrote).  Made, renamed or linked there: refused.
+ * the host would read a config the command wrote).  Made, renamed or linked there, or brought
+ * there inside a renamed directory: refused.
  */
 Test(broker_subtree, a_symlink_on_the_way_to_a_protected_target)
 {
@@ -216,12 +217,15 @@ Test(broker_subtree, a_symlink_on_the_way_to_a_protected_target)
 	run_sh(&r,
 	       "\"$ATTACK\" symlink-to elsewhere b; \"$ATTACK\" symlink-to elsewhere .git; "
 	       "\"$ATTACK\" symlink-to elsewhere l; \"$ATTACK\" rename-dir l b; \"$ATTACK\" link-to l .git; "
-	       "\"$ATTACK\" rename-dir l c",
-	       "-- b/secret", NULL);
-	cr_expect_str_eq(r.out, "symlink=EACCES\nsymlink=EACCES\nsymlink=ok\nrename=EACCES\nlink=EACCES\nrename=ok\n",
+	       "\"$ATTACK\" rename-dir l c; mkdir s && \"$ATTACK\" symlink-to ../elsewhere s/b && \"$ATTACK\" rename-dir s x",
+	       "-- b/secret", "-- x/b/secret", NULL);
+	cr_expect_str_eq(r.out,
+			 "symlink=EACCES\nsymlink=EACCES\nsymlink=ok\nrename=EACCES\nlink=EACCES\nrename=ok\n"
+			 "symlink=ok\nrename=EACCES\n",
 			 "stderr: %s", r.err);
 	expect_absent("b");
 	expect_absent(".git");
+	expect_absent("x");
 	_cleanup_free_ char *c = at("c");
 	struct stat st;
 	cr_expect(lstat(c, &st) == 0 && S_ISLNK(st.st_mode), "an ordinary symlink did not move");

@@ -97,6 +97,9 @@ Test(broker_subtree_walk, a_symlink_is_judged_by_its_name_and_never_followed)
 	cr_expect_eq(check("-- keys/**/*.pem", "t", "keys", NULL, 1000), 0, "followed t/d");
 	cr_assert_eq(symlink("/etc/hostname", link), 0);
 	cr_expect_eq(check("-- keys/**/*.pem", "t", "keys", NULL, 1000), -EACCES);
+	/* A symlink on the way to a literal target leads it elsewhere: t/d would become x/d. */
+	cr_expect_eq(check("-- x/d/secret", "t", "x", NULL, 1000), -EACCES);
+	cr_expect_eq(check("-- x/e/secret", "t", "x", NULL, 1000), 0);
 }
 
 Test(broker_subtree_walk, the_spelling_counts_as_the_fence_reads_it)
