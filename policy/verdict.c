@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/glob.h"
 #include "policy/policy.h"
 
 /*
@@ -104,19 +103,6 @@ const struct dsh_rule *dsh_policy_guarded(const struct dsh_policy *p, const char
 				return r;
 	}
 	return NULL;
-}
-
-bool dsh_policy_may_protect_below(const struct dsh_policy *p, const char *dir)
-{
-	for (size_t i = 0; i < p->n_rules; i++) {
-		const struct dsh_rule *r = &p->rules[i];
-		if (r->kind == DSH_RULE_RW)
-			continue;
-		for (size_t k = 0; k < r->n_match; k++)
-			if (dsh_glob_may_match_below(&r->match[k], dir))
-				return true;
-	}
-	return false;
 }
 
 bool dsh_policy_rule_covers(const struct dsh_rule *r, const char *path)
