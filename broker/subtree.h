@@ -8,7 +8,7 @@
 
 /*
  * Limits of one walk (docs/security.md).  Only entries of directories some r-/-- rule may reach
- * count (dsh_policy_may_protect_below prunes the rest unread).  A million entries take about 0.3 s
+ * count (dsh_policy_may_protect_below prunes the rest unread).  A million entries take 0.3-0.5 s
  * here, during which the command's other brokered calls wait; a copy of as many, each brokered,
  * takes far longer.  The depth bounds the descriptors held at once.
  */
