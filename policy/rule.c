@@ -274,7 +274,7 @@ bool dsh_rule_covers(const struct dsh_rule *r, const char *path)
 	return false;
 }
 
-/* The walker's question of dsh_rule_covers(), over every r-/-- rule (dshbox.h). */
+/* dsh_glob_may_match_below() over every spelling of every r-/-- rule (dshbox.h). */
 bool dsh_policy_may_protect_below(const struct dsh_policy *p, const char *dir)
 {
 	for (size_t i = 0; i < p->n_rules; i++) {
