@@ -19,9 +19,9 @@
  * Whether the directory name (in the directory pfd) may take the new name canonical (spelled: the
  * same as the caller wrote it, or NULL): a rename moves every descendant with it, and none of them
  * may land on a name an r-/-- rule covers (SPEC 3.12), nor a symlink on a name on the way to an
- * r-/-- target (dsh_policy_guarded). The tree is read through descriptors from pfd down, symlinks
- * never followed. 0: nothing below would be covered. -EACCES: a descendant would be, or a directory
- * a rule may reach could not be read. -EXDEV: the tree is beyond the walk's bounds (max_entries,
+ * r-/-- target (dsh_policy_guarded).  The tree is read through descriptors from pfd down, symlinks
+ * never followed.  0: nothing below would be covered.  -EACCES: a descendant would be, or a directory
+ * a rule may reach could not be read.  -EXDEV: the tree is beyond the walk's bounds (max_entries,
  * DSH_SUBTREE_MAX_DEPTH, PATH_MAX); like a rename across mounts, the caller copies instead, and the
  * broker checks each copy.
  */
