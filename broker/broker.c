@@ -31,6 +31,7 @@
 #include <utime.h>
 
 #include "broker/broker.h"
+#include "broker/subtree.h"
 #include "common/cleanup.h"
 #include "common/resolve.h"
 
@@ -432,6 +433,16 @@ static bool create_denied(struct dsh_broker *b, const struct target *t)
 	return !v.allow && v.rule;
 }
 
+/*
+ * Whether a symlink may not take the name t: one on the way to an r-/-- target (an absent .git
+ * under the default r- .git/config, b under -- b/secret, the literal directory of a glob) would
+ * lead the target's path, for whoever follows it later, to a tree the command chose.
+ */
+static bool symlink_denied(struct dsh_broker *b, mode_t mode, const struct target *t)
+{
+	return S_ISLNK(mode) && guard(b, t->canonical, t->spelled);
+}
+
 /* ---- answers ---- */
 
 static int respond(struct call *c, int64_t val, int error)
@@ -589,7 +600,8 @@ static int do_make(struct call *c, enum make what, int dirfd, uint64_t path_addr
 	r = resolve(c, dirfd, path, false, 0, &t);
 	if (r >= 0 && t.exists)
 		r = -EEXIST;
-	if (r >= 0 && create_denied(c->b, &t) && !kernel_refuses_name(&t))
+	if (r >= 0 && (create_denied(c->b, &t) || (what == MAKE_SYMLINK && symlink_denied(c->b, S_IFLNK, &t))) &&
+	    !kernel_refuses_name(&t))
 		r = -EACCES;
 	if (r >= 0) {
 		mode_t old = umask(um);
@@ -655,6 +667,16 @@ static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_
 		r = -EACCES;
 	if (r >= 0 && !kernel && (flags & RENAME_EXCHANGE) && create_denied(c->b, &o))
 		r = -EACCES;
+	if (r >= 0 && !kernel && symlink_denied(c->b, o.st.st_mode, &n))
+		r = -EACCES;
+	/* A directory brings its descendants to new names as well (subtree.c: why no call of the
+	   command can add one between this walk and the rename); an exchange moves both trees. */
+	if (r >= 0 && !kernel && S_ISDIR(o.st.st_mode))
+		r = dsh_broker_subtree_check(c->b->policy, o.pfd, o.name, n.canonical, n.spelled,
+					     DSH_SUBTREE_MAX_ENTRIES);
+	if (r >= 0 && !kernel && (flags & RENAME_EXCHANGE) && n.exists && S_ISDIR(n.st.st_mode))
+		r = dsh_broker_subtree_check(c->b->policy, n.pfd, n.name, o.canonical, o.spelled,
+					     DSH_SUBTREE_MAX_ENTRIES);
 	if (r >= 0)
 		r = sys_result(renameat2(o.pfd, o.name, n.pfd, n.name, flags));
 	target_clear(&o);
@@ -695,6 +717,11 @@ static int do_link(struct call *c, int odir, uint64_t opath, int ndir, uint64_t 
 	if (r >= 0 && n.exists)
 		r = -EEXIST;
 	if (r >= 0 && !kernel && create_denied(c->b, &n))
+		r = -EACCES;
+	/* A symlink's second name is a new symlink (an unknown type fails closed). */
+	struct stat sst;
+	mode_t src_mode = src < 0 ? o.st.st_mode : fstat(src, &sst) == 0 ? sst.st_mode : S_IFLNK;
+	if (r >= 0 && !kernel && symlink_denied(c->b, src_mode, &n))
 		r = -EACCES;
 	if (r >= 0 && src >= 0) {
 		char p[64];
@@ -1168,6 +1195,21 @@ static int sock_args(struct call *c, struct sock_op *o)
 	return o->fd = caller_fd(c, (int)ARG(0));
 }
 
+/*
+ * A pathname unix destination of a connect or a send: checked (unix_target), and o's address
+ * rewritten relative to the directory t then holds (cleared by the caller), for in_dir.
+ */
+static int unix_destination(struct call *c, const char *path, struct sock_op *o, struct target *t)
+{
+	int r = unix_target(c, path, t);
+	struct sockaddr_un un;
+	if (r >= 0)
+		r = relative_addr(t, &un, &o->len);
+	if (r >= 0)
+		memcpy(&o->ss, &un, sizeof(un));
+	return r;
+}
+
 static int do_connect(struct call *c)
 {
 	struct sock_op o = { .fd = -1 };
@@ -1181,12 +1223,7 @@ static int do_connect(struct call *c)
 		   between the check and the connect.  A unix connect waits only while the listener's
 		   backlog is full. */
 		struct target t;
-		r = unix_target(c, path, &t);
-		if (r >= 0) {
-			struct sockaddr_un un;
-			r = relative_addr(&t, &un, &o.len);
-			memcpy(&o.ss, &un, sizeof(un));
-		}
+		r = unix_destination(c, path, &o, &t);
 		if (r >= 0)
 			r = in_dir(t.pfd, op_connect, &o) < 0 ? -errno : 0;
 		target_clear(&t);
@@ -1290,15 +1327,9 @@ static int send_one(struct call *c, struct sock_op *o, bool may_defer, int64_t *
 	const char *path = o->mh.msg_name ? unix_path(&o->ss, o->len) : NULL;
 	if (path) {
 		struct target t;
-		int r = unix_target(c, path, &t);
-		struct sockaddr_un un;
-		socklen_t len = 0;
-		if (r >= 0)
-			r = relative_addr(&t, &un, &len);
+		int r = unix_destination(c, path, o, &t);
 		if (r >= 0) {
-			memcpy(&o->ss, &un, sizeof(un));
-			o->len = len;
-			o->mh.msg_namelen = len;
+			o->mh.msg_namelen = o->len;
 			o->flags |= MSG_DONTWAIT;
 			for (int i = 0; i < 100; i++) {
 				r = in_dir(t.pfd, op_send_now, o);

@@ -273,3 +273,17 @@ bool dsh_rule_covers(const struct dsh_rule *r, const char *path)
 			return true;
 	return false;
 }
+
+/* dsh_glob_may_match_below() over every spelling of every r-/-- rule (dshbox.h). */
+bool dsh_policy_may_protect_below(const struct dsh_policy *p, const char *dir)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *r = &p->rules[i];
+		if (r->kind == DSH_RULE_RW)
+			continue;
+		for (size_t k = 0; k < r->n_match; k++)
+			if (dsh_glob_may_match_below(&r->match[k], dir))
+				return true;
+	}
+	return false;
+}

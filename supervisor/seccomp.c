@@ -352,6 +352,8 @@ static const char *const notify_always[] = {
 	"fchmodat", "fchmodat2", "chown", "fchown", "fchownat", "lchown", "utime", "utimes", "utimensat",
 	"futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
 	"setxattrat", "removexattrat",
+	/* A pathname socket is a new name too, with or without protectSockets (SPEC 3.12). */
+	"bind",
 };
 
 const char *const *dsh_seccomp_notified(size_t *ret_n)
@@ -361,12 +363,12 @@ const char *const *dsh_seccomp_notified(size_t *ret_n)
 }
 
 /*
- * The calls that reach a socket by address (SPEC 3.11): connect and bind always (the address is in
- * memory, which a filter cannot read), sendto only with a destination (arg 4), sendmsg and sendmmsg
- * always (the destination, msg_name, is in memory too).  The broker answers every one of them
- * itself, on its own copy of the arguments.
+ * The calls that reach a socket by address (SPEC 3.11): connect always (the address is in memory,
+ * which a filter cannot read; bind is in notify_always), sendto only with a destination (arg 4),
+ * sendmsg and sendmmsg always (the destination, msg_name, is in memory too).  The broker answers
+ * every one of them itself, on its own copy of the arguments.
  */
-static const char *const notify_sockets[] = { "connect", "bind", "sendmsg", "sendmmsg" };
+static const char *const notify_sockets[] = { "connect", "sendmsg", "sendmmsg" };
 
 int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err)
 {

@@ -278,6 +278,13 @@ char *dsh_verdict_explain(const struct dsh_verdict *v);
  */
 const struct dsh_rule *dsh_policy_guarded(const struct dsh_policy *p, const char *path);
 
+/*
+ * Whether an r-/-- rule may cover dir or a path anywhere below it (dir absolute, canonical or as
+ * spelled): each rule's own automaton is asked (SPEC 3.5), so a walker that prunes where this is
+ * false skips exactly the directories no rule can reach, never one dsh_policy_decide() would deny.
+ */
+bool dsh_policy_may_protect_below(const struct dsh_policy *p, const char *dir);
+
 /* Whether rule r (a glob or a literal, any spelling) covers path: for planners that expand rules. */
 bool dsh_policy_rule_covers(const struct dsh_rule *r, const char *path);
 

@@ -342,6 +342,46 @@ static int a_rename_ro(int argc, char **argv)
 	return 0;
 }
 
+/* argv: FROM TO [exchange]: one renameat2, RENAME_EXCHANGE with "exchange" (a directory moved whole). */
+static int a_rename_dir(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	unsigned flags = argc > 2 && strcmp(argv[2], "exchange") == 0 ? RENAME_EXCHANGE : 0;
+	TRY("rename", syscall(SYS_renameat2, AT_FDCWD, argv[0], AT_FDCWD, argv[1], flags));
+	return 0;
+}
+
+/* argv: TARGET NAME: one symlink(2). */
+static int a_symlink_to(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	TRY("symlink", symlink(argv[0], argv[1]));
+	return 0;
+}
+
+/* argv: FROM TO: one linkat(2) that does not follow FROM (a symlink gets a second name). */
+static int a_link_to(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	TRY("link", linkat(AT_FDCWD, argv[0], AT_FDCWD, argv[1], 0));
+	return 0;
+}
+
+/* argv: PATH: bind(2) a unix socket there (a new name, like mknod). */
+static int a_bind_name(int argc, char **argv)
+{
+	if (argc < 1)
+		return 2;
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[0]);
+	TRY("bind", bind(s, (struct sockaddr *)&sa, sizeof(sa)));
+	return 0;
+}
+
 /* argv: FD */
 static int a_inherited(int argc, char **argv)
 {
@@ -549,7 +589,8 @@ static const struct {
 	{ "mountapi", a_mountapi },   { "userns", a_userns },         { "kernel", a_kernel },
 	{ "ptrace1", a_ptrace1 },     { "ptrace-out", a_ptrace_out }, { "ptrace1-userns", a_ptrace1_userns }, { "ptrace-sibling", a_ptrace_sibling },
 	{ "signal", a_signal },         { "procroot", a_procroot },
-	{ "links", a_links },         { "rename-ro", a_rename_ro },   { "inherited", a_inherited },
+	{ "links", a_links },         { "rename-ro", a_rename_ro },   { "rename-dir", a_rename_dir },
+	{ "symlink-to", a_symlink_to }, { "link-to", a_link_to }, { "bind-name", a_bind_name },   { "inherited", a_inherited },
 	{ "setuid", a_setuid },       { "rawdisk", a_rawdisk },       { "sysrq", a_sysrq },
 	{ "unix-connect", a_unix_connect }, { "abstract", a_abstract }, { "vsock", a_vsock },
 	{ "int80", a_int80 },         { "personality", a_personality }, { "core", a_core },

@@ -83,6 +83,44 @@ Test(policy, a_deny_rule_through_a_symlink_protects_both_spellings)
 	free(tree);
 }
 
+/* The broker's pruning question (SPEC 3.12): never false above a path a rule covers. */
+Test(policy, may_protect_below_is_false_only_where_no_rule_reaches)
+{
+	const char *rules[] = { "-- keys/*.pem", "r- b/secret", "r- deep/**/cfg/*.conf", "rw /nonexistent-dshbox/rw", NULL };
+	char *env[] = { NULL };
+	struct dsh_policy *p = load("/nonexistent-dshbox/ws", DSH_MODE_WORKSPACE_WRITE, env, rules);
+	struct {
+		const char *dir;
+		bool may;
+	} cases[] = {
+		{ "/nonexistent-dshbox/ws", true },          { "/nonexistent-dshbox/ws/keys", true },
+		{ "/nonexistent-dshbox/ws/keys/sub", false }, { "/nonexistent-dshbox/ws/keys/a.pem", true },
+		{ "/nonexistent-dshbox/ws/b", true },         { "/nonexistent-dshbox/ws/b/secret/x", true },
+		{ "/nonexistent-dshbox/ws/b/other", false },   { "/nonexistent-dshbox/ws/deep/y/cfg", true },
+		{ "/nonexistent-dshbox/rw/src", false },          { "/nonexistent-dshbox/other", false },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		cr_expect_eq(dsh_policy_may_protect_below(p, cases[i].dir), cases[i].may, "%s", cases[i].dir);
+
+	/* The default-protected names of each writable root (SPEC 1.6) are rules too. */
+	cr_expect(dsh_policy_may_protect_below(p, "/nonexistent-dshbox/rw/.git"));
+	cr_expect_not(dsh_policy_may_protect_below(p, "/nonexistent-dshbox/ws/deep-er"));
+
+	/* Every ancestor of a path a rule covers may be protected below. */
+	const char *covered[] = { "/nonexistent-dshbox/ws/keys/k.pem", "/nonexistent-dshbox/ws/b/secret",
+				  "/nonexistent-dshbox/ws/deep/r/cfg/a.conf/z" };
+	for (size_t i = 0; i < ARRAY_SIZE(covered); i++) {
+		cr_assert_not(allowed(p, DSH_OP_WRITE, covered[i]));
+		char dir[256];
+		snprintf(dir, sizeof(dir), "%s", covered[i]);
+		for (char *s; (s = strrchr(dir, '/')) && s != dir;) {
+			*s = '\0';
+			cr_expect(dsh_policy_may_protect_below(p, dir), "%s above %s", dir, covered[i]);
+		}
+	}
+	dsh_policy_free(p);
+}
+
 Test(policy, writable_roots_are_canonical_deduplicated_and_sorted)
 {
 	char *tree = dsh_test_mkdtemp();
