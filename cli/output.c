@@ -36,22 +36,25 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return DSH_EXIT_FAILURE;
 }
 
-void cli_warn(const char *fmt, ...)
+static void put_linev(const char *prefix, const char *fmt, va_list ap)
 {
 	char msg[4096];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	put_line(prefix, msg);
+}
+
+void cli_warn(const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	put_linev("dshbox: warning: ", fmt, ap);
 	va_end(ap);
-	put_line("dshbox: warning: ", msg);
 }
 
 void cli_note(const char *fmt, ...)
 {
-	char msg[4096];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	put_linev("dshbox: note: ", fmt, ap);
 	va_end(ap);
-	put_line("dshbox: note: ", msg);
 }

@@ -24,6 +24,15 @@ static void run_in(const char *ws, const char *script, struct dsh_proc *r)
 	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, r), 0);
 }
 
+/* The sources as they are (a git checkout or not), without what builds leave. */
+static void copy_sources(const char *ws)
+{
+	_cleanup_free_ char *copy = NULL;
+	cr_assert(asprintf(&copy, "tar -C '%s' --exclude=./.git --exclude='./build*' -cf - . | tar -xf - -C '%s'", DSH_TOP,
+			   ws) > 0);
+	cr_assert_eq(system(copy), 0, "cannot copy the source tree at %s", DSH_TOP);
+}
+
 Test(run_workloads, ten_thousand_files_unpacked_and_removed, .timeout = 300)
 {
 	char *ws = dsh_test_mkdtemp();
@@ -44,11 +53,7 @@ Test(run_workloads, ten_thousand_files_unpacked_and_removed, .timeout = 300)
 Test(run_workloads, a_parallel_build_of_this_project, .timeout = 600)
 {
 	char *ws = dsh_test_mkdtemp();
-	_cleanup_free_ char *copy = NULL;
-	/* The sources as they are (a git checkout or not), without what builds leave. */
-	cr_assert(asprintf(&copy, "tar -C '%s' --exclude=./.git --exclude='./build*' -cf - . | tar -xf - -C '%s'", DSH_TOP,
-			   ws) > 0);
-	cr_assert_eq(system(copy), 0, "cannot copy the source tree at %s", DSH_TOP);
+	copy_sources(ws);
 	struct dsh_proc r;
 	run_in(ws, "make -j2 BUILD=build-inside build-inside/libdshbox.a >/dev/null && test -s build-inside/libdshbox.a && echo built",
 	       &r);
@@ -106,10 +111,7 @@ Test(run_workloads, brokered_calls_from_worker_threads, .timeout = 120)
 Test(run_workloads, this_projects_unit_tests_pass_inside, .timeout = 900)
 {
 	char *ws = dsh_test_mkdtemp();
-	_cleanup_free_ char *copy = NULL;
-	cr_assert(asprintf(&copy, "tar -C '%s' --exclude=./.git --exclude='./build*' -cf - . | tar -xf - -C '%s'", DSH_TOP,
-			   ws) > 0);
-	cr_assert_eq(system(copy), 0, "cannot copy the source tree at %s", DSH_TOP);
+	copy_sources(ws);
 	struct dsh_proc r;
 	/* The README's kind of rules, none of which names what the suite makes in its scratch trees
 	   (those live in the workspace here: /var/tmp is read-only inside). */

@@ -49,7 +49,8 @@ static void fail(const char *fmt, ...)
 			fail("%s: %s", #call, strerror(errno));                                \
 	} while (0)
 
-static void __attribute__((unused)) in_child(void (*fn)(void *), void *arg)
+/* Run fn(arg) in a forked child; its exit status, and its first failed expectation in msg. */
+static int __attribute__((unused)) in_child_status(void (*fn)(void *), void *arg, char msg[513])
 {
 	int p[2];
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
@@ -62,12 +63,18 @@ static void __attribute__((unused)) in_child(void (*fn)(void *), void *arg)
 		_exit(0);
 	}
 	close(p[1]);
-	char msg[513] = "";
-	ssize_t n = read(p[0], msg, sizeof(msg) - 1);
+	ssize_t n = read(p[0], msg, 512);
 	msg[n > 0 ? n : 0] = '\0';
 	close(p[0]);
 	int status;
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+static void __attribute__((unused)) in_child(void (*fn)(void *), void *arg)
+{
+	char msg[513] = "";
+	int status = in_child_status(fn, arg, msg);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %s (status %#x)", msg, status);
 }
 

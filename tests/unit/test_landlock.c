@@ -124,20 +124,8 @@ static void skip_if_calls_are_brokered(void)
 	_cleanup_free_ char *dir = dsh_test_mkdtemp();
 	char *probe = NULL;
 	cr_assert(asprintf(&probe, "%s/probe", dir) > 0);
-	int p[2];
-	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		close(p[0]);
-		report_fd = p[1];
-		create_probe(probe);
-		_exit(0);
-	}
-	close(p[1]);
-	close(p[0]);
-	int status;
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	char msg[513] = "";
+	(void)in_child_status(create_probe, probe, msg);
 	bool brokered = access(probe, F_OK) == 0;
 	free(probe);
 	dsh_test_rmtree(dir);
