@@ -125,18 +125,31 @@ struct keeper {
 	int spare[2]; /* [0] file mask, [1] directory mask */
 };
 
-static int clone_at(const char *path)
+/*
+ * A clone of the mask at path, only if what hangs there is still a mask (empty, mode 000, of the
+ * kind): the host may have replaced the name already, and a clone of the replacement would "mask"
+ * the new file with itself.
+ */
+static int clone_mask_at(const char *path, int kind)
 {
-	return open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || (st.st_mode & 07777) != 0 || S_ISDIR(st.st_mode) != (kind == 1) ||
+			(kind == 0 && st.st_size != 0))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
 }
 
-static void take_spares(struct keeper *k)
+void dsh_remask_take_spares(const struct dsh_mount_plan *plan, int spare[2])
 {
-	for (size_t i = 0; i < k->plan->n; i++) {
-		const struct dsh_mount_entry *e = &k->plan->entries[i];
+	spare[0] = spare[1] = -1;
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct dsh_mount_entry *e = &plan->entries[i];
 		int kind = e->action == DSH_MOUNT_MASK_FILE ? 0 : e->action == DSH_MOUNT_MASK_DIR ? 1 : -1;
-		if (kind >= 0 && k->spare[kind] < 0)
-			k->spare[kind] = clone_at(e->path);
+		if (kind >= 0 && spare[kind] < 0)
+			spare[kind] = clone_mask_at(e->path, kind);
 	}
 }
 
@@ -167,18 +180,17 @@ static int reapply(struct keeper *k, size_t i)
 	if (move_mount(k->spare[kind], "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return -errno;
 	close(k->spare[kind]);
-	k->spare[kind] = clone_at(e->path);
+	k->spare[kind] = clone_mask_at(e->path, kind);
 	return 0;
 }
 
-_Noreturn void dsh_remask_keeper(const struct dsh_mount_plan *plan, int req_fd)
+_Noreturn void dsh_remask_keeper(const struct dsh_mount_plan *plan, int req_fd, const int spare[2])
 {
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	/* Out of the caller's job and session: a shell's job control (Ctrl-Z, fg) never waits on it. */
 	(void)setsid();
-	struct keeper k = { plan, { -1, -1 } };
-	take_spares(&k);
+	struct keeper k = { plan, { spare[0], spare[1] } };
 	for (;;) {
 		uint32_t req;
 		ssize_t n = read(req_fd, &req, sizeof(req));

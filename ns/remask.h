@@ -36,7 +36,12 @@ int dsh_remask_watch_init(struct dsh_remask_watch *w, const struct dsh_mount_pla
 int dsh_remask_watch_events(struct dsh_remask_watch *w);
 void dsh_remask_watch_clear(struct dsh_remask_watch *w);
 
-/* The keeper (inside, after the lock): serve requests on req_fd until it closes.  Never returns. */
-_Noreturn void dsh_remask_keeper(const struct dsh_mount_plan *plan, int req_fd);
+/* One spare mask of each kind (file, directory; -1 where the plan has none), cloned from the
+   plan's own masks: taken by init once they hang, before the command can exist, so that no
+   replacement on the host can come first. */
+void dsh_remask_take_spares(const struct dsh_mount_plan *plan, int spare[2]);
+/* The keeper (inside, after the lock): serve requests on req_fd until it closes, with the spares
+   it was given.  Never returns. */
+_Noreturn void dsh_remask_keeper(const struct dsh_mount_plan *plan, int req_fd, const int spare[2]);
 
 #endif

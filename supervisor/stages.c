@@ -102,17 +102,31 @@ static int st_keeper(struct dsh_stage_ctx *c, struct dsh_error **err)
 	}
 	if (c->keeper_fds[0] < 0)
 		return 0;
+	int spare[2];
+	dsh_remask_take_spares(c->spec->mounts, spare);
 	pid_t pid = fork();
-	if (pid < 0)
-		return dsh_err_sys(err, errno, "fork the keeper");
-	if (pid == 0) {
-		/* Nothing of init's but the request pipe. */
-		int fd = c->keeper_fds[0];
-		if (fd != 3 && (dup2(fd, 3) < 0 || close(fd) < 0))
-			_exit(1);
-		(void)close_range(4, ~0U, 0);
-		dsh_remask_keeper(c->spec->mounts, 3);
+	if (pid < 0) {
+		int e = errno;
+		for (int i = 0; i < 2; i++)
+			if (spare[i] >= 0)
+				close(spare[i]);
+		return dsh_err_sys(err, e, "fork the keeper");
 	}
+	if (pid == 0) {
+		/* Nothing of init's but the request pipe (3) and the spares (4, 5). */
+		int keep[3] = { c->keeper_fds[0], spare[0], spare[1] }, moved[3];
+		for (int i = 0; i < 3; i++)
+			moved[i] = keep[i] < 0 ? -1 : fcntl(keep[i], F_DUPFD_CLOEXEC, 10);
+		for (int i = 0; i < 3; i++)
+			if (keep[i] >= 0 && (moved[i] < 0 || dup2(moved[i], 3 + i) < 0))
+				_exit(1);
+		(void)close_range(6, ~0U, 0);
+		int mine[2] = { spare[0] < 0 ? -1 : 4, spare[1] < 0 ? -1 : 5 };
+		dsh_remask_keeper(c->spec->mounts, 3, mine);
+	}
+	for (int i = 0; i < 2; i++)
+		if (spare[i] >= 0)
+			close(spare[i]);
 	close(c->keeper_fds[0]);
 	c->keeper_fds[0] = -1;
 	return 0;
