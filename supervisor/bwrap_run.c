@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -38,6 +40,8 @@ struct dsh_bwrap_plan {
 	char **writable;             /* the argv's writable destinations (Landlock grants, opened inside) */
 	bool new_root;               /* a root built from nothing */
 	bool chdir_given;            /* --chdir: no fallback when it is missing inside */
+	unsigned long long caps;     /* --cap-add: what the command keeps, in its user namespace */
+	bool nested_userns;          /* new user namespaces inside allowed (no --disable-userns) */
 };
 
 static int cannot(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
@@ -58,8 +62,6 @@ static int check_options(const struct dsh_bwrap_args *a, bool strict, struct dsh
 {
 	if (a->unsupported)
 		return cannot(err, "%s: not supported by dshbox bwrap", a->unsupported[0]);
-	if (a->cap_add)
-		return cannot(err, "%s: dshbox bwrap runs the command with no capabilities", a->cap_add[0]);
 	if (a->have_uid && a->uid != getuid())
 		return cannot(err, "--uid %u: dshbox bwrap maps the caller's uid (%u) to itself", (unsigned)a->uid,
 			      (unsigned)getuid());
@@ -88,6 +90,88 @@ static int check_options(const struct dsh_bwrap_args *a, bool strict, struct dsh
 	if (strict && a->new_session)
 		return cannot(err, "--new-session: dshbox keeps the session and refuses TIOCSTI with its seccomp "
 				   "list, which --dshbox-compat=strict turns off");
+	return 0;
+}
+
+/*
+ * Capabilities whose use depends on which user namespace owns a namespace of the sandbox.  Under
+ * bubblewrap the command's user namespace owns the namespaces the argv unshares (and its mount
+ * namespace); under dshbox the command holds its capabilities in the nested user namespace that
+ * locks the mounts, which owns no namespace but the locked mount copy.  Such a capability would do
+ * less here than under bubblewrap, so it is refused by name.  Capabilities over files and
+ * processes act on the same ids either way (both map the caller's ids alone).
+ */
+static const struct {
+	int cap;
+	const char *name;
+	int needs;       /* the unshare it matters under: 0 always, else one of the NS_ values below */
+	const char *what;
+} ns_caps[] = {
+#define NS_NET 1
+#define NS_IPC 2
+#define NS_PID 3
+	{ 21, "CAP_SYS_ADMIN", 0, "the sandbox's mount namespace (dshbox's mounts are locked) and its hostname" },
+	{ 12, "CAP_NET_ADMIN", NS_NET, "the sandbox's network namespace" },
+	{ 13, "CAP_NET_RAW", NS_NET, "the sandbox's network namespace" },
+	{ 10, "CAP_NET_BIND_SERVICE", NS_NET, "the sandbox's network namespace" },
+	{ 11, "CAP_NET_BROADCAST", NS_NET, "the sandbox's network namespace" },
+	{ 15, "CAP_IPC_OWNER", NS_IPC, "the sandbox's IPC namespace" },
+	{ 40, "CAP_CHECKPOINT_RESTORE", NS_PID, "the sandbox's pid namespace" },
+};
+
+/* The caller's effective set: what bubblewrap starts from for uid 0. */
+static unsigned long long effective_caps(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return 0;
+	return (unsigned long long)d[0].effective | (unsigned long long)d[1].effective << 32;
+}
+
+/* Bits of the capabilities this kernel knows. */
+static unsigned long long known_caps(void)
+{
+	int last = 40;
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+	if (f) {
+		if (fscanf(f, "%d", &last) != 1 || last < 0 || last > 63)
+			last = 40;
+		fclose(f);
+	}
+	return last >= 63 ? ~0ULL : (1ULL << (last + 1)) - 1;
+}
+
+/*
+ * --cap-add/--cap-drop as bubblewrap applies them (bubblewrap's set starts from the caller's
+ * effective set for uid 0, empty otherwise, then each option in order).  The result is kept in the
+ * command's user namespace: bubblewrap's own when the argv makes one (every caller but root does),
+ * so root without --unshare-user, to whom bubblewrap leaves the host's capabilities, is refused.
+ */
+static int plan_caps(const struct dsh_bwrap_args *a, unsigned long long *ret, struct dsh_error **err)
+{
+	*ret = 0;
+	if (a->n_cap_ops == 0)
+		return 0; /* root's own set is dropped, as documented: the argv did not ask for it */
+	uid_t uid = getuid();
+	unsigned long long caps = dsh_bwrap_caps(a, uid == 0 ? effective_caps() : 0) & known_caps();
+	if (caps == 0)
+		return 0;
+	bool userns = a->unshare_user || a->unshare_user_try || uid != 0;
+	if (!userns)
+		return cannot(err, "--cap-add: run by root without --unshare-user, bubblewrap leaves the command "
+				   "capabilities in the host's user namespace; dshbox bwrap gives them only in a user "
+				   "namespace of its own (add --unshare-user)");
+	for (size_t i = 0; i < sizeof(ns_caps) / sizeof(ns_caps[0]); i++) {
+		bool matters = ns_caps[i].needs == 0 || (ns_caps[i].needs == NS_NET && a->unshare_net) ||
+			       (ns_caps[i].needs == NS_IPC && a->unshare_ipc) ||
+			       (ns_caps[i].needs == NS_PID && a->unshare_pid);
+		if (matters && (caps & (1ULL << ns_caps[i].cap)))
+			return cannot(err, "--cap-add %s: acts on %s, which bubblewrap's user namespace owns and the "
+					   "nested one dshbox bwrap keeps capabilities in does not (add --cap-drop %s)",
+				      ns_caps[i].name, ns_caps[i].what, ns_caps[i].name);
+	}
+	*ret = caps;
 	return 0;
 }
 
@@ -295,12 +379,35 @@ static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_p
  */
 static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, struct dsh_error **err)
 {
-	if (a->n_ops == 0 || a->ops[0].kind != DSH_BWRAP_RO_BIND || strcmp(a->ops[0].source, "/") != 0 ||
-	    strcmp(a->ops[0].dest, "/") != 0)
+	/*
+	 * bubblewrap mounts everything on a fresh root in argv order, so a --ro-bind / / covers every
+	 * operation before it: those happened inside the tmpfs it hides (sandbox-runtime binds its proxy
+	 * socket first).  They are checked as bubblewrap checks them (a missing source fails) and left
+	 * out; the tree starts at the last --ro-bind / /.
+	 */
+	size_t first = a->n_ops;
+	for (size_t i = 0; i < a->n_ops; i++)
+		if (a->ops[i].kind == DSH_BWRAP_RO_BIND && strcmp(a->ops[i].source, "/") == 0 &&
+		    strcmp(a->ops[i].dest, "/") == 0)
+			first = i;
+	if (first == a->n_ops)
 		return translate_new_root(a, bp, err);
 	struct dsh_mount_plan *m = bp->mounts;
+	int r;
+	for (size_t i = 0; i < first; i++) {
+		const struct dsh_bwrap_op *op = &a->ops[i];
+		if (op->dest[0] != '/')
+			return cannot(err, "%s %s: a relative destination is not applied by dshbox bwrap", opname(op),
+				      op->dest);
+		if (is_bind(op->kind) && (r = check_source(op, err)) < 0 && r != -ENOENT)
+			return r;
+		_cleanup_free_ char *n = NULL;
+		if (asprintf(&n, "left out %s %s: covered by the --ro-bind / / after it", opname(op), op->dest) < 0 ||
+		    dsh_mount_plan_note(m, n) < 0)
+			return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	}
 	m->ro_root = true;
-	int r = dsh_mount_plan_push(m, "/", DSH_MOUNT_RO_ROOT, "--ro-bind / /", err);
+	r = dsh_mount_plan_push(m, "/", DSH_MOUNT_RO_ROOT, "--ro-bind / /", err);
 	if (r < 0)
 		return r;
 	/* bubblewrap's --ro-bind / / is nodev (and nosuid) all the way down: device nodes of the host
@@ -309,7 +416,7 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 	if ((r = add_attr(bp, "/", MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID, 0, "--ro-bind / / (nodev)", err)) < 0)
 		return r;
 	bool have_ws = false, ordered = false;
-	for (size_t i = 1; i < a->n_ops; i++) {
+	for (size_t i = first + 1; i < a->n_ops; i++) {
 		const struct dsh_bwrap_op *op = &a->ops[i];
 		_cleanup_free_ char *why = NULL, *path = NULL;
 		if (asprintf(&why, "%s %s%s%s", opname(op), op->source ? op->source : "", op->source ? " " : "",
@@ -407,7 +514,7 @@ static int add_socket_masks(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_ar
 			continue; /* absent: nothing to mask */
 		/* A socket the argv binds in stays reachable: an addition never takes what the argv gives. */
 		bool bound = false;
-		for (size_t k = 1; k < a->n_ops; k++)
+		for (size_t k = 0; k < a->n_ops; k++)
 			if ((a->ops[k].kind == DSH_BWRAP_BIND || a->ops[k].kind == DSH_BWRAP_RO_BIND) &&
 			    strcmp(a->ops[k].dest, "/") != 0 &&
 			    (dsh_path_is_beneath(real, a->ops[k].dest) || dsh_path_is_beneath(socks[i], a->ops[k].dest)))
@@ -433,6 +540,8 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 		return dsh_err_sys(err, ENOMEM, "bwrap plan");
 	bp->strict = s->strict;
 	bp->chdir_given = a->chdir != NULL;
+	if ((r = plan_caps(a, &bp->caps, err)) < 0)
+		goto fail;
 	dsh_config_init(&bp->config);
 	if (!(bp->mounts = dsh_mount_plan_new())) {
 		r = dsh_err_sys(err, ENOMEM, "bwrap plan");
@@ -465,6 +574,10 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	dsh_mount_plan_sort(bp->mounts);
 	bp->new_net = a->unshare_net;
 
+	/* bubblewrap lets the command make user namespaces unless the argv says --disable-userns
+	   (sandbox-runtime's seccomp helper makes one): the list then allows them and the mount calls a
+	   sandbox inside needs, while dshbox's own mounts stay locked. */
+	bp->nested_userns = !a->disable_userns && !a->assert_userns_disabled;
 	int abi = s->strict ? 0 : dsh_landlock_abi();
 	bp->landlock = abi >= 1;
 	if (bp->landlock &&
@@ -475,8 +588,18 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	for (size_t i = 0; bp->landlock && bp->writable && bp->writable[i]; i++)
 		if ((r = dsh_landlock_spec_add(&bp->ll, bp->writable[i], -1, dsh_landlock_fs_rw(abi), err)) < 0)
 			goto fail;
+	if (bp->landlock && bp->nested_userns) {
+		/* A sandbox inside writes its id maps in /proc and mounts its own tree, and Landlock's file
+		   layer refuses both: an addition must not take what the argv allows.  The locked mount tree
+		   stays the wall; only the scopes remain (ABI 6). */
+		dsh_landlock_spec_clear(&bp->ll);
+		dsh_landlock_spec_init(&bp->ll, abi);
+		bp->ll.handled_fs = 0;
+		bp->landlock = bp->ll.scoped != 0;
+	}
+	struct dsh_seccomp_opts so = { .nested_sandbox = bp->nested_userns };
 	if (!s->strict || a->disable_userns || a->assert_userns_disabled || a->new_session)
-		if ((r = dsh_seccomp_compile(NULL, &bp->seccomp, err)) < 0)
+		if ((r = dsh_seccomp_compile(&so, &bp->seccomp, err)) < 0)
 			goto fail;
 	if (bp->opts.runtime_broker) {
 		bp->broker = (struct dsh_broker){ .policy = bp->policy };
@@ -489,8 +612,11 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	char ***d = &bp->defaults;
 	r = 0;
 	if (bp->seccomp.insns)
-		r |= dsh_strv_push(d, "seccomp: dshbox's deny list (mount family, new user namespaces, keyctl, bpf, "
-				      "TIOCSTI, ...; refusals are EPERM)");
+		r |= dsh_strv_push(d, bp->nested_userns
+					      ? "seccomp: dshbox's deny list (keyctl, bpf, TIOCSTI, ...; refusals are EPERM); "
+						"new user namespaces and their mounts stay allowed, as under bubblewrap"
+					      : "seccomp: dshbox's deny list (mount family, new user namespaces, keyctl, bpf, "
+						"TIOCSTI, ...; refusals are EPERM)");
 	if (bp->notify.insns)
 		r |= dsh_strv_push(d, "runtime broker (SPEC 3.12): creations, renames, removals and metadata changes "
 				      "carried out by the broker");
@@ -501,9 +627,16 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	if (bp->opts.protect_sockets)
 		r |= dsh_strv_push(d, "host daemon sockets masked (docker, podman, the session bus, ssh and gpg "
 				      "agents), except those the argv binds");
-	if (bp->landlock)
+	if (bp->landlock && bp->nested_userns)
+		r |= dsh_strv_push(d, "Landlock scopes only (signals and abstract sockets outside the sandbox): its file "
+				      "layer would refuse the id maps and mounts of a user namespace made inside");
+	else if (bp->landlock)
 		r |= dsh_strv_push(d, "Landlock (second wall): writes beneath the argv's writable destinations (and the policy's /tmp and $TMPDIR)");
-	r |= dsh_strv_push(d, "capabilities: all dropped; no_new_privs; mounts locked in a nested user namespace");
+	if (bp->caps)
+		r |= dsh_strv_pushf(d, "capabilities: only the argv's (%#llx), held in the nested user namespace; "
+				       "no_new_privs; mounts locked there", bp->caps);
+	else
+		r |= dsh_strv_push(d, "capabilities: all dropped; no_new_privs; mounts locked in a nested user namespace");
 	if (r < 0) {
 		r = dsh_err_sys(err, ENOMEM, "bwrap plan");
 		goto fail;
@@ -561,6 +694,7 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		.n_ordered = bp->n_ordered,
 		.ordered_creatable = bp->creatable,
 		.cwd_fallback = !bp->chdir_given,
+		.keep_caps = bp->caps,
 	};
 	return dsh_sandbox_run(&spec, ret, err);
 }

@@ -46,6 +46,9 @@ struct dsh_sandbox_spec {
 	/* dshbox bwrap without --chdir: when the current directory does not exist inside (a new root),
 	   $HOME of the command's environment, then "/", as bubblewrap does. */
 	bool cwd_fallback;
+	/* dshbox bwrap --cap-add: the capabilities (bit N: capability N) the command keeps in the
+	   nested user namespace, as bubblewrap keeps them in its own; 0: all dropped. */
+	unsigned long long keep_caps;
 	uid_t uid;              /* the caller's ids, mapped to themselves */
 	gid_t gid;
 	/* The landlock backend: a plain fork, the namespace stages skipped, and an init that is a

@@ -157,7 +157,8 @@ static int st_no_new_privs(struct dsh_stage_ctx *c, struct dsh_error **err)
  */
 static int st_caps(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	(void)c;
+	if (c->spec->keep_caps)
+		return dsh_caps_keep(c->spec->keep_caps, err);
 	return dsh_caps_drop_all(NULL, err);
 }
 
