@@ -187,7 +187,8 @@ static bool is_bind(enum dsh_bwrap_op_kind k)
 	return k == DSH_BWRAP_BIND || k == DSH_BWRAP_RO_BIND || k == DSH_BWRAP_DEV_BIND;
 }
 
-/* A bind's source must exist (bubblewrap's wording when it does not); a -try source is skipped. */
+/* A bind's source must exist (bubblewrap's wording when it does not); a -try source that does not
+   is skipped: 1.  The failure is never -ENOENT, which would read as the skip to a caller. */
 static int check_source(const struct dsh_bwrap_op *op, struct dsh_error **err)
 {
 	struct stat st;
@@ -195,8 +196,9 @@ static int check_source(const struct dsh_bwrap_op *op, struct dsh_error **err)
 		return 0;
 	int e = errno;
 	if (e == ENOENT && op->try_)
-		return -ENOENT;
-	return dsh_err(err, DSH_ERR_USAGE, e, "Can't find source path %s: %s", op->source, strerror(e));
+		return 1;
+	int r = dsh_err(err, DSH_ERR_USAGE, e, "Can't find source path %s: %s", op->source, strerror(e));
+	return r < 0 ? r : -EINVAL;
 }
 
 /* The canonical path of a bind of a path onto itself, or NULL (then it is not a plan entry). */
@@ -338,8 +340,8 @@ static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_p
 		if (strcmp(op->dest, "/") == 0)
 			return cannot(err, "%s: a mount on / itself is not applied by dshbox bwrap yet (only --ro-bind / / "
 					   "first)", why);
-		if (is_bind(op->kind) && (r = check_source(op, err)) < 0) {
-			if (r != -ENOENT)
+		if (is_bind(op->kind) && (r = check_source(op, err)) != 0) {
+			if (r < 0)
 				return r;
 			r = 0;
 			continue;
@@ -399,7 +401,7 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 		if (op->dest[0] != '/')
 			return cannot(err, "%s %s: a relative destination is not applied by dshbox bwrap", opname(op),
 				      op->dest);
-		if (is_bind(op->kind) && (r = check_source(op, err)) < 0 && r != -ENOENT)
+		if (is_bind(op->kind) && (r = check_source(op, err)) < 0)
 			return r;
 		_cleanup_free_ char *n = NULL;
 		if (asprintf(&n, "left out %s %s: covered by the --ro-bind / / after it", opname(op), op->dest) < 0 ||
@@ -428,8 +430,8 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 		if (strcmp(op->dest, "/") == 0)
 			return cannot(err, "%s: a mount on / itself is not applied by dshbox bwrap yet (only --ro-bind / / "
 					   "first)", why);
-		if (is_bind(op->kind) && (r = check_source(op, err)) < 0) {
-			if (r != -ENOENT)
+		if (is_bind(op->kind) && (r = check_source(op, err)) != 0) {
+			if (r < 0)
 				return r;
 			_cleanup_free_ char *n = NULL;
 			if (asprintf(&n, "skipped %s: the source does not exist", why) < 0 || dsh_mount_plan_note(m, n) < 0)

@@ -370,6 +370,9 @@ Test(bwrap_vs_bubblewrap, failure_lines_and_exit_codes)
 		{ "--ro-bind", "/", "/", "--hostname", "h", "true", NULL },
 		{ "--ro-bind", "/", "/", "--as-pid-1", "true", NULL },
 		{ "--ro-bind", "/", "/", "--chmod", "99", "/x", "true", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--bind", "/nonexistent-dshbox", "/nonexistent-dshbox", "true",
+		  NULL },
+		{ "--bind", "/nonexistent-dshbox", "/x", "--ro-bind", "/", "/", "--proc", "/proc", "true", NULL },
 		{ "--cap-add", "setfcap", "true", NULL },
 		{ "--ro-bind", "/", "/", "--cap-drop", "cap_frob", "true", NULL },
 	};
@@ -408,6 +411,16 @@ Test(bwrap_vs_bubblewrap, later_mount_over_earlier_parent)
 {
 	const char *argv[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--ro-bind", "WS/sub", "WS/sub", "--bind",
 			       "WS", "WS", "--ro-bind", "WS/sub/deeper", "WS/sub/deeper", NULL };
+	compare_argv(argv);
+}
+
+/* sandbox-runtime's order: binds first, then --ro-bind / /, which covers them (the writable bind
+   and the tmpfs are gone again); what follows it counts. */
+Test(bwrap_vs_bubblewrap, ro_bind_root_after_other_operations)
+{
+	const char *argv[] = { "--bind", "WS", "WS", "--tmpfs", "OUT", "--bind-try", "/nonexistent-dshbox", "/x",
+			       "--ro-bind", "/", "/", "--bind", "WS/sub", "WS/sub", "--dev", "/dev", "--proc", "/proc",
+			       NULL };
 	compare_argv(argv);
 }
 
