@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -112,8 +115,54 @@ static int block_on(int fd)
 	return 0;
 }
 
+/* The descriptors above 2 open when dshbox started: bubblewrap hands the caller's on. */
+static int *open_fds(size_t *ret_n)
+{
+	*ret_n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return NULL;
+	int *v = NULL;
+	size_t n = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char *end = NULL;
+		long fd = strtol(e->d_name, &end, 10);
+		if (*end || end == e->d_name || fd <= 2 || fd == dirfd(d) || fd > INT_MAX)
+			continue;
+		int *nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[n++] = (int)fd;
+	}
+	closedir(d);
+	*ret_n = n;
+	return v;
+}
+
+/* Those the argv's options consume (bubblewrap closes them or keeps them to itself), and those
+   no longer open (--args, read and closed), are not the command's. */
+static void drop_consumed(const struct dsh_bwrap_args *a, int *fds, size_t *n)
+{
+	size_t out = 0;
+	for (size_t i = 0; i < *n; i++) {
+		int fd = fds[i];
+		bool used = fd == a->info_fd || fd == a->json_status_fd || fd == a->block_fd || fd == a->sync_fd ||
+			    fd == a->seccomp_fd || fcntl(fd, F_GETFD) < 0;
+		for (size_t k = 0; k < a->n_add_seccomp_fds; k++)
+			used |= fd == a->add_seccomp_fds[k];
+		for (size_t k = 0; k < a->n_ops; k++)
+			used |= fd == a->ops[k].fd;
+		if (!used)
+			fds[out++] = fd;
+	}
+	*n = out;
+}
+
 int cmd_bwrap(int argc, char **argv, char **envp)
 {
+	size_t n_fds = 0;
+	_cleanup_free_ int *fds = open_fds(&n_fds);
 	bool dry_run = false, strict = false;
 	int i = 1;
 	const char *env_compat = NULL;
@@ -180,7 +229,8 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 		_cleanup_free_ char *ops = dsh_bwrap_render(&a);
 		printf("bwrap operations: %zu\n%s", a.n_ops, ops ? ops : "");
 	}
-	struct dsh_bwrap_settings s = { .strict = strict, .envp = envp, .cwd = cwd };
+	drop_consumed(&a, fds, &n_fds);
+	struct dsh_bwrap_settings s = { .strict = strict, .envp = envp, .cwd = cwd, .pass_fds = fds, .n_pass_fds = n_fds };
 	if (dsh_bwrap_plan_build(&a, &s, &plan, &err) < 0) {
 		rc = fail(err);
 		goto out;

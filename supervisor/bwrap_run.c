@@ -42,6 +42,8 @@ struct dsh_bwrap_plan {
 	bool chdir_given;            /* --chdir: no fallback when it is missing inside */
 	unsigned long long caps;     /* --cap-add: what the command keeps, in its user namespace */
 	bool nested_userns;          /* new user namespaces inside allowed (no --disable-userns) */
+	const int *pass_fds;         /* the caller's descriptors the command inherits (borrowed) */
+	size_t n_pass_fds;
 };
 
 static int cannot(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
@@ -542,6 +544,8 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 		return dsh_err_sys(err, ENOMEM, "bwrap plan");
 	bp->strict = s->strict;
 	bp->chdir_given = a->chdir != NULL;
+	bp->pass_fds = s->pass_fds;
+	bp->n_pass_fds = s->n_pass_fds;
 	if ((r = plan_caps(a, &bp->caps, err)) < 0)
 		goto fail;
 	dsh_config_init(&bp->config);
@@ -678,7 +682,8 @@ char *dsh_bwrap_plan_render(const struct dsh_bwrap_plan *bp)
 int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const *envp,
 		       struct dsh_run_result *ret, struct dsh_error **err)
 {
-	struct dsh_run_request req = { .argv = argv, .envp = envp };
+	struct dsh_run_request req = { .argv = argv, .envp = envp, .preserve_fds = bp->pass_fds,
+				       .n_preserve_fds = bp->n_pass_fds };
 	struct dsh_sandbox_spec spec = {
 		.policy = bp->policy,
 		.opts = &bp->opts,

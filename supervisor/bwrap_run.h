@@ -28,6 +28,10 @@ struct dsh_bwrap_settings {
 	bool strict;
 	char *const *envp;  /* the caller's environment */
 	const char *cwd;    /* the caller's current directory (absolute) */
+	/* Descriptors above 2 the command inherits, as bubblewrap passes the caller's on (those the
+	   argv's options consume left out).  Borrowed: they must outlive the plan. */
+	const int *pass_fds;
+	size_t n_pass_fds;
 };
 
 /*

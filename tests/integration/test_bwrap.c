@@ -7,6 +7,7 @@
  * and the same failure lines.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -543,4 +544,40 @@ Test(bwrap, cap_add_without_unshare_user)
 		cr_expect_str_eq(r.out, "CapEff:\t0000000080000000\n");
 	}
 	dsh_proc_clear(&r);
+}
+
+/* The caller's descriptors reach the command, as bubblewrap passes them on; those the argv's
+   options consume (--file FD) do not. */
+Test(bwrap_vs_bubblewrap, inherited_descriptors)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/file", ws);
+	struct dsh_proc theirs, ours;
+	for (int k = 0; k < 2; k++) {
+		/* Numbers far above what the test runner holds. */
+		int f = open(p, O_RDONLY), d = open(p, O_RDONLY);
+		cr_assert(f >= 0 && d >= 0);
+		int pass = fcntl(f, F_DUPFD, 300), data = fcntl(d, F_DUPFD, 310);
+		cr_assert(pass >= 0 && data >= 0);
+		close(f);
+		close(d);
+		char datafd[16], script[256];
+		snprintf(datafd, sizeof(datafd), "%d", data);
+		snprintf(script, sizeof(script),
+			 "cat /proc/self/fd/%d; cat /tmp/data; [ -e /proc/self/fd/%d ] && echo data-fd-open || echo data-fd-closed", pass,
+			 data);
+		char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--file",
+				 datafd, "/tmp/data", "--", "/bin/sh", "-c", script, NULL };
+		run_args(k == 0 ? bw : NULL, args, k == 0 ? &theirs : &ours);
+		close(pass);
+		close(data);
+	}
+	cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+	cr_expect_str_eq(ours.out, theirs.out);
+	cr_expect_str_eq(ours.out, "in the workspace\nin the workspace\ndata-fd-closed\n", "%s", ours.err);
+	cr_expect_str_eq(ours.err, theirs.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
 }
