@@ -44,6 +44,8 @@ struct dsh_bwrap_plan {
 	bool nested_userns;          /* new user namespaces inside allowed (no --disable-userns) */
 	const int *pass_fds;         /* the caller's descriptors the command inherits (borrowed) */
 	size_t n_pass_fds;
+	const struct dsh_seccomp_prog *user_seccomp; /* the argv's programs (borrowed) */
+	size_t n_user_seccomp;
 };
 
 static int cannot(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
@@ -78,9 +80,6 @@ static int check_options(const struct dsh_bwrap_args *a, bool strict, struct dsh
 		return cannot(err, "--as-pid-1: dshbox runs its own init as pid 1 (it reaps and forwards signals)");
 	if (a->argv0)
 		return cannot(err, "--argv0: not supported by dshbox bwrap yet");
-	if (a->seccomp_fd >= 0 || a->n_add_seccomp_fds)
-		return cannot(err, "%s: loading a caller's seccomp program is not supported by dshbox bwrap yet",
-			      a->seccomp_fd >= 0 ? "--seccomp" : "--add-seccomp-fd");
 	if (a->info_fd >= 0)
 		return cannot(err, "--info-fd: not supported by dshbox bwrap yet");
 	if (a->json_status_fd >= 0)
@@ -546,6 +545,8 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	bp->chdir_given = a->chdir != NULL;
 	bp->pass_fds = s->pass_fds;
 	bp->n_pass_fds = s->n_pass_fds;
+	bp->user_seccomp = s->user_seccomp;
+	bp->n_user_seccomp = s->n_user_seccomp;
 	if ((r = plan_caps(a, &bp->caps, err)) < 0)
 		goto fail;
 	dsh_config_init(&bp->config);
@@ -702,6 +703,8 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		.ordered_creatable = bp->creatable,
 		.cwd_fallback = !bp->chdir_given,
 		.keep_caps = bp->caps,
+		.extra_seccomp = bp->user_seccomp,
+		.n_extra_seccomp = bp->n_user_seccomp,
 	};
 	return dsh_sandbox_run(&spec, ret, err);
 }

@@ -19,6 +19,7 @@
 
 #include "dshbox/backend.h"
 #include "supervisor/bwrap_args.h"
+#include "supervisor/seccomp.h"
 
 struct dsh_bwrap_plan;
 
@@ -32,6 +33,10 @@ struct dsh_bwrap_settings {
 	   argv's options consume left out).  Borrowed: they must outlive the plan. */
 	const int *pass_fds;
 	size_t n_pass_fds;
+	/* --seccomp FD / --add-seccomp-fd FD: the programs read from them, loaded in order after
+	   dshbox's own list.  Borrowed. */
+	const struct dsh_seccomp_prog *user_seccomp;
+	size_t n_user_seccomp;
 };
 
 /*

@@ -56,6 +56,9 @@ struct dsh_sandbox_spec {
 	bool no_namespaces;
 	const struct dsh_landlock_spec *landlock; /* built before fork; NULL: no Landlock stage */
 	const struct dsh_seccomp_prog *seccomp;   /* compiled before fork; NULL: no seccomp stage */
+	/* dshbox bwrap --seccomp/--add-seccomp-fd: the caller's programs, loaded in order after. */
+	const struct dsh_seccomp_prog *extra_seccomp;
+	size_t n_extra_seccomp;
 	/* The runtime broker (SPEC 3.12): its filter, loaded by the command just before seccomp, and
 	   the broker init serves it with.  NULL: runtimeBroker off. */
 	const struct dsh_seccomp_prog *notify;

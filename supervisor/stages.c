@@ -251,9 +251,12 @@ static int st_broker(struct dsh_stage_ctx *c, struct dsh_error **err)
 /* Last before exec: after it, even the stages above could not run. */
 static int st_seccomp(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	if (!c->spec->seccomp)
-		return 0;
-	return dsh_seccomp_load(c->spec->seccomp, err);
+	int r = 0;
+	if (c->spec->seccomp)
+		r = dsh_seccomp_load(c->spec->seccomp, err);
+	for (size_t i = 0; r >= 0 && i < c->spec->n_extra_seccomp; i++)
+		r = dsh_seccomp_load(&c->spec->extra_seccomp[i], err);
+	return r;
 }
 
 static int st_exec(struct dsh_stage_ctx *c, struct dsh_error **err)

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -374,6 +375,7 @@ Test(bwrap_vs_bubblewrap, failure_lines_and_exit_codes)
 		{ "--ro-bind", "/", "/", "--proc", "/proc", "--bind", "/nonexistent-dshbox", "/nonexistent-dshbox", "true",
 		  NULL },
 		{ "--bind", "/nonexistent-dshbox", "/x", "--ro-bind", "/", "/", "--proc", "/proc", "true", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--seccomp", "299", "true", NULL },
 		{ "--cap-add", "setfcap", "true", NULL },
 		{ "--ro-bind", "/", "/", "--cap-drop", "cap_frob", "true", NULL },
 	};
@@ -580,4 +582,58 @@ Test(bwrap_vs_bubblewrap, inherited_descriptors)
 	cr_expect_str_eq(ours.err, theirs.err);
 	dsh_proc_clear(&theirs);
 	dsh_proc_clear(&ours);
+}
+
+/* A program refusing the calls of mkdir with errno e, exported by libseccomp, on a descriptor at
+   or above `at` (the caller's own filter language: bubblewrap takes compiled BPF). */
+static int seccomp_program_fd(int e, int at)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	cr_assert_not_null(ctx);
+	cr_assert_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(e), SCMP_SYS(mkdirat), 0), 0);
+	cr_assert_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(e), SCMP_SYS(mkdir), 0), 0);
+	FILE *f = tmpfile();
+	cr_assert_not_null(f);
+	cr_assert_eq(seccomp_export_bpf(ctx, fileno(f)), 0);
+	seccomp_release(ctx);
+	int fd = fcntl(fileno(f), F_DUPFD, at);
+	fclose(f);
+	cr_assert(fd >= 0);
+	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+/* --seccomp FD and --add-seccomp-fd FD: the caller's programs apply to the command (on top of
+   dshbox's list), and bad data fails with bubblewrap's line. */
+Test(bwrap_vs_bubblewrap, seccomp_programs)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	const char *script = "mkdir /tmp/made 2>&1 | sed 's/^[^:]*: //'; ls /tmp; exit 6";
+	for (int variant = 0; variant < 3; variant++) {
+		struct dsh_proc res[2];
+		for (int k = 0; k < 2; k++) {
+			int a = seccomp_program_fd(EXFULL, 330), b = seccomp_program_fd(ENOTNAM, 340);
+			if (variant == 2) { /* five bytes: not a program */
+				cr_assert_eq(ftruncate(a, 5), 0);
+			}
+			char fa[16], fb[16];
+			snprintf(fa, sizeof(fa), "%d", a);
+			snprintf(fb, sizeof(fb), "%d", b);
+			char *one[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--tmpfs", "/tmp", "--seccomp", fa, "--",
+					"/bin/sh", "-c", (char *)script, NULL };
+			char *two[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--tmpfs", "/tmp", "--add-seccomp-fd", fb,
+					"--add-seccomp-fd", fa, "--", "/bin/sh", "-c", (char *)script, NULL };
+			run_args(k == 0 ? bw : NULL, variant == 1 ? two : one, &res[k]);
+			close(a);
+			close(b);
+		}
+		cr_expect_eq(res[1].exit_code, res[0].exit_code, "variant %d: %s", variant, res[1].err);
+		cr_expect_str_eq(res[1].out, res[0].out, "variant %d", variant);
+		cr_expect_str_eq(res[1].err, res[0].err, "variant %d", variant);
+		if (variant == 0)
+			cr_expect(strstr(res[1].out, ": Exchange full\n"), "%s", res[1].out);
+		dsh_proc_clear(&res[0]);
+		dsh_proc_clear(&res[1]);
+	}
 }
