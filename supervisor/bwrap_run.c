@@ -27,6 +27,8 @@ struct dsh_bwrap_plan {
 	struct dsh_run_options opts;
 	struct dsh_mount_plan *mounts;
 	bool new_net;
+	bool new_uts;
+	const char *hostname;        /* the args' (they outlive the plan) */
 	bool landlock;
 	struct dsh_landlock_spec ll;
 	struct dsh_seccomp_prog seccomp;
@@ -72,8 +74,6 @@ static int check_options(const struct dsh_bwrap_args *a, bool strict, struct dsh
 	if (a->have_gid && a->gid != getgid())
 		return cannot(err, "--gid %u: dshbox bwrap maps the caller's gid (%u) to itself", (unsigned)a->gid,
 			      (unsigned)getgid());
-	if (a->hostname)
-		return cannot(err, "--hostname: dshbox bwrap makes no UTS namespace");
 	if (a->unshare_cgroup)
 		return cannot(err, "--unshare-cgroup: dshbox bwrap makes no cgroup namespace");
 	if (a->as_pid_1)
@@ -580,6 +580,8 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 		goto fail;
 	dsh_mount_plan_sort(bp->mounts);
 	bp->new_net = a->unshare_net;
+	bp->new_uts = a->unshare_uts;
+	bp->hostname = a->hostname;
 
 	/* bubblewrap lets the command make user namespaces unless the argv says --disable-userns
 	   (sandbox-runtime's seccomp helper makes one): the list then allows them and the mount calls a
@@ -664,8 +666,9 @@ char *dsh_bwrap_plan_render(const struct dsh_bwrap_plan *bp)
 {
 	struct dsh_buf b = { 0 };
 	dsh_buf_addf(&b, "backend: linux-ns (dshbox bwrap%s)\n", bp->strict ? ", --dshbox-compat=strict" : "");
-	dsh_buf_addf(&b, "namespaces: user mount pid%s%s\n", bp->strict ? "" : " ipc",
-		     bp->new_net ? " net (loopback only)" : "");
+	dsh_buf_addf(&b, "namespaces: user mount pid%s%s%s%s%s\n", bp->strict ? "" : " ipc",
+		     bp->new_net ? " net (loopback only)" : "", bp->new_uts ? " uts" : "",
+		     bp->hostname ? " hostname " : "", bp->hostname ? bp->hostname : "");
 	for (size_t i = 0; bp->defaults && bp->defaults[i]; i++)
 		dsh_buf_addf(&b, "dshbox adds: %s\n", bp->defaults[i]);
 	dsh_buf_addf(&b, "mounts: %zu\n", bp->mounts->n);
@@ -692,6 +695,8 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		.req = &req,
 		.new_net = bp->new_net,
 		.share_ipc = bp->strict,
+		.new_uts = bp->new_uts,
+		.hostname = bp->hostname,
 		.uid = getuid(),
 		.gid = getgid(),
 		.landlock = bp->landlock ? &bp->ll : NULL,

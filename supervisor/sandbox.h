@@ -38,6 +38,8 @@ struct dsh_sandbox_spec {
 	const struct dsh_run_request *req;
 	bool new_net;           /* own network namespace, loopback only */
 	bool share_ipc;         /* keep the caller's IPC namespace (dshbox bwrap --dshbox-compat=strict) */
+	bool new_uts;           /* dshbox bwrap --unshare-uts: a UTS namespace of the sandbox's own */
+	const char *hostname;   /* dshbox bwrap --hostname: set in it; NULL: the caller's name stays */
 	/* dshbox bwrap: operations applied in argv order after the mount plan, before the lock; mount
 	   points made only beneath the tmpfs roots listed in ordered_creatable and those it mounts. */
 	const struct dsh_omount *ordered;

@@ -6,6 +6,7 @@
 #include <linux/close_range.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,19 @@ static int st_network(struct dsh_stage_ctx *c, struct dsh_error **err)
 	if (!c->spec->new_net)
 		return 0;
 	return dsh_net_loopback_up(err);
+}
+
+/* dshbox bwrap --unshare-uts [--hostname NAME]: made by init, owned by the sandbox's user namespace. */
+static int st_uts(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (!c->spec->new_uts)
+		return 0;
+	if (unshare(CLONE_NEWUTS) < 0)
+		return dsh_err_sys(err, errno, "unshare(CLONE_NEWUTS)");
+	const char *h = c->spec->hostname;
+	if (h && sethostname(h, strlen(h)) < 0)
+		return dsh_err_sys(err, errno, "sethostname '%s'", h);
+	return 0;
 }
 
 static int st_mounts(struct dsh_stage_ctx *c, struct dsh_error **err)
@@ -281,6 +295,7 @@ const struct dsh_stage dsh_stages[] = {
 	{ "id maps", DSH_STAGE_INIT, true, st_id_maps },
 	{ "propagation", DSH_STAGE_INIT, true, st_propagation },
 	{ "network", DSH_STAGE_INIT, true, st_network },
+	{ "uts", DSH_STAGE_INIT, true, st_uts },
 	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
 	{ "ordered mounts", DSH_STAGE_INIT, true, st_ordered_mounts },
 	{ "lock", DSH_STAGE_INIT, true, st_lock },

@@ -637,3 +637,33 @@ Test(bwrap_vs_bubblewrap, seccomp_programs)
 		dsh_proc_clear(&res[1]);
 	}
 }
+
+/* --unshare-uts and --hostname: a UTS namespace of the sandbox's own, with the name in it. */
+Test(bwrap_vs_bubblewrap, hostname_in_its_own_uts_namespace)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	char host_uts[64] = "";
+	cr_assert(readlink("/proc/self/ns/uts", host_uts, sizeof(host_uts) - 1) > 0);
+	char script[256];
+	snprintf(script, sizeof(script), "hostname; [ \"$(readlink /proc/self/ns/uts)\" = '%s' ] || echo own-uts",
+		 host_uts);
+	char *with_name[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--unshare-uts", "--hostname", "dshbox-box",
+			      "--", "/bin/sh", "-c", script, NULL };
+	char *without[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--unshare-uts", "--", "/bin/sh", "-c", script,
+			    NULL };
+	char **cases[] = { with_name, without };
+	for (size_t i = 0; i < 2; i++) {
+		struct dsh_proc theirs, ours;
+		run_args(bw, cases[i], &theirs);
+		run_args(NULL, cases[i], &ours);
+		cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+		cr_expect_str_eq(ours.out, theirs.out);
+		cr_expect(strstr(ours.out, "own-uts\n"), "%s", ours.out);
+		cr_expect_str_eq(ours.err, theirs.err);
+		if (i == 0)
+			cr_expect(strncmp(ours.out, "dshbox-box\n", 11) == 0, "%s", ours.out);
+		dsh_proc_clear(&theirs);
+		dsh_proc_clear(&ours);
+	}
+}
