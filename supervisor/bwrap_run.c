@@ -29,6 +29,9 @@ struct dsh_bwrap_plan {
 	bool new_net;
 	bool new_uts;
 	const char *hostname;        /* the args' (they outlive the plan) */
+	bool inner_ids;              /* --uid/--gid: the command's ids in its user namespace */
+	uid_t inner_uid;
+	gid_t inner_gid;
 	bool landlock;
 	struct dsh_landlock_spec ll;
 	struct dsh_seccomp_prog seccomp;
@@ -68,12 +71,6 @@ static int check_options(const struct dsh_bwrap_args *a, bool strict, struct dsh
 {
 	if (a->unsupported)
 		return cannot(err, "%s: not supported by dshbox bwrap", a->unsupported[0]);
-	if (a->have_uid && a->uid != getuid())
-		return cannot(err, "--uid %u: dshbox bwrap maps the caller's uid (%u) to itself", (unsigned)a->uid,
-			      (unsigned)getuid());
-	if (a->have_gid && a->gid != getgid())
-		return cannot(err, "--gid %u: dshbox bwrap maps the caller's gid (%u) to itself", (unsigned)a->gid,
-			      (unsigned)getgid());
 	if (a->unshare_cgroup)
 		return cannot(err, "--unshare-cgroup: dshbox bwrap makes no cgroup namespace");
 	if (a->as_pid_1)
@@ -581,6 +578,10 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	dsh_mount_plan_sort(bp->mounts);
 	bp->new_net = a->unshare_net;
 	bp->new_uts = a->unshare_uts;
+	/* --uid/--gid: the nested user namespace maps them to the caller's ids, as bubblewrap's does. */
+	bp->inner_uid = a->have_uid ? a->uid : getuid();
+	bp->inner_gid = a->have_gid ? a->gid : getgid();
+	bp->inner_ids = bp->inner_uid != getuid() || bp->inner_gid != getgid();
 	bp->hostname = a->hostname;
 
 	/* bubblewrap lets the command make user namespaces unless the argv says --disable-userns
@@ -696,6 +697,9 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		.new_net = bp->new_net,
 		.share_ipc = bp->strict,
 		.new_uts = bp->new_uts,
+		.inner_ids = bp->inner_ids,
+		.inner_uid = bp->inner_uid,
+		.inner_gid = bp->inner_gid,
 		.hostname = bp->hostname,
 		.uid = getuid(),
 		.gid = getgid(),

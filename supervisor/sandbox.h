@@ -53,6 +53,11 @@ struct dsh_sandbox_spec {
 	unsigned long long keep_caps;
 	uid_t uid;              /* the caller's ids, mapped to themselves */
 	gid_t gid;
+	/* dshbox bwrap --uid/--gid: the ids the command has in the nested user namespace, mapped to
+	   the caller's (only when inner_ids). */
+	bool inner_ids;
+	uid_t inner_uid;
+	gid_t inner_gid;
 	/* The landlock backend: a plain fork, the namespace stages skipped, and an init that is a
 	   child subreaper and kills whatever the command left behind (no pid namespace does it). */
 	bool no_namespaces;

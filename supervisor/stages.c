@@ -101,6 +101,8 @@ static int st_lock(struct dsh_stage_ctx *c, struct dsh_error **err)
 	int keep = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC); // cppcheck-suppress resourceLeak
 	if (keep < 0)
 		return dsh_err_sys(err, errno, "open /proc/self/ns/mnt");
+	if (c->spec->inner_ids)
+		return dsh_userns_lock_as(c->spec->inner_uid, c->spec->inner_gid, c->spec->uid, c->spec->gid, err);
 	return dsh_userns_lock(c->spec->uid, c->spec->gid, err);
 }
 

@@ -216,3 +216,20 @@ Test(bwrap_escape, no_name_is_made_on_the_host)
 	cr_expect(lstat(a, &st) < 0 && errno == ENOENT, "a mount point was made on the host");
 	cr_expect(lstat(b, &st) < 0 && errno == ENOENT, "a directory was made on the host");
 }
+
+/* --uid 0: root by number in its user namespace, without a capability: the mounts still hold. */
+Test(bwrap_escape, uid_0_inside_gets_no_capability)
+{
+	const char *const root[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-user", "--uid",
+				     "0", "--gid", "0", "--proc", "/proc", "--bind", "WS", "WS", "--ro-bind", "WS/ro",
+				     "WS/ro", "--tmpfs", "WS/secret", NULL };
+	struct dsh_proc r;
+	run(&r, root, "remount", "WS/ro", "WS/ro/file", NULL);
+	EXPECT(&r, "remount_rw=EPERM", "remount_rw_plain=EPERM", "setattr_rw=EPERM", "write_after=EROFS");
+	dsh_proc_clear(&r);
+	run(&r, root, "umount", "WS/secret", "WS/secret/key", NULL);
+	EXPECT(&r, "umount=EPERM", "umount_detach=EPERM", "read_after=ENOENT");
+	cr_expect_null(strstr(r.out, "the secret"), "%s", r.out);
+	dsh_proc_clear(&r);
+	host_unchanged();
+}

@@ -360,7 +360,7 @@ Test(bwrap_vs_bubblewrap, failure_lines_and_exit_codes)
 {
 	const char *bw = real_bwrap();
 	require_sandbox();
-	char *cases[][12] = {
+	char *cases[][14] = {
 		{ "--frobnicate", "true", NULL },
 		{ "--bind", "/a", NULL },
 		{ "--perms", "0700", "--bind", "/", "/", "true", NULL },
@@ -376,6 +376,8 @@ Test(bwrap_vs_bubblewrap, failure_lines_and_exit_codes)
 		  NULL },
 		{ "--bind", "/nonexistent-dshbox", "/x", "--ro-bind", "/", "/", "--proc", "/proc", "true", NULL },
 		{ "--ro-bind", "/", "/", "--proc", "/proc", "--seccomp", "299", "true", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--uid", "5", "--gid", "6", "/bin/sh", "-c", "id -u; id -g",
+		  NULL },
 		{ "--cap-add", "setfcap", "true", NULL },
 		{ "--ro-bind", "/", "/", "--cap-drop", "cap_frob", "true", NULL },
 	};
@@ -666,4 +668,25 @@ Test(bwrap_vs_bubblewrap, hostname_in_its_own_uts_namespace)
 		dsh_proc_clear(&theirs);
 		dsh_proc_clear(&ours);
 	}
+}
+
+/* --uid/--gid: the command's ids in its user namespace, mapped to the caller's; files show them. */
+Test(bwrap_vs_bubblewrap, uid_and_gid_inside)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-user", "--uid", "1234",
+			 "--gid", "4321", "--", "/bin/sh", "-c",
+			 "id -u; id -g; stat -c '%u %g' /etc/passwd; touch /tmp/x && stat -c '%u %g' /tmp/x;"
+			 " echo x > /tmp/y; cat /proc/self/uid_map /proc/self/gid_map",
+			 NULL };
+	struct dsh_proc theirs, ours;
+	run_args(bw, args, &theirs);
+	run_args(NULL, args, &ours);
+	cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+	cr_expect_str_eq(ours.out, theirs.out);
+	cr_expect(strncmp(ours.out, "1234\n4321\n", 10) == 0, "%s", ours.out);
+	cr_expect_str_eq(ours.err, theirs.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
 }
