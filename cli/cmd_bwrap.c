@@ -320,6 +320,11 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 		goto out;
 	}
 	rc = res.signal ? 128 + res.signal : res.exit_code;
+	/* bubblewrap's last line there, once the command ran: its status. */
+	if (a.json_status_fd >= 0) {
+		dprintf(a.json_status_fd, "{ \"exit-code\": %d }\n", rc);
+		close(a.json_status_fd);
+	}
 out:
 	dsh_bwrap_plan_free(plan);
 	free_seccomp(progs, n_progs);

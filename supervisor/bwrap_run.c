@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "common/strv.h"
+#include "common/write_all.h"
 #include "ns/plan_entries.h"
 #include "supervisor/bwrap_run.h"
 #include "supervisor/probe.h"
@@ -51,7 +53,12 @@ struct dsh_bwrap_plan {
 	size_t n_pass_fds;
 	const struct dsh_seccomp_prog *user_seccomp; /* the argv's programs (borrowed) */
 	size_t n_user_seccomp;
+	int info_fd, json_status_fd; /* -1: none */
+	bool list_ns[6];             /* the namespaces bubblewrap reports for this argv (ns_names) */
 };
+
+/* bubblewrap's order, and its rule: a namespace the argv unshares, and always mnt. */
+static const char *const ns_names[6] = { "cgroup", "ipc", "mnt", "net", "pid", "uts" };
 
 static int cannot(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
 static int cannot(struct dsh_error **err, const char *fmt, ...)
@@ -77,10 +84,6 @@ static int check_options(const struct dsh_bwrap_args *a, bool strict, struct dsh
 		return cannot(err, "--as-pid-1: dshbox runs its own init as pid 1 (it reaps and forwards signals)");
 	if (a->argv0)
 		return cannot(err, "--argv0: not supported by dshbox bwrap yet");
-	if (a->info_fd >= 0)
-		return cannot(err, "--info-fd: not supported by dshbox bwrap yet");
-	if (a->json_status_fd >= 0)
-		return cannot(err, "--json-status-fd: not supported by dshbox bwrap yet");
 	/* New user namespaces inside are refused by dshbox's seccomp list: the ask is met only with it. */
 	if (strict && (a->disable_userns || a->assert_userns_disabled))
 		return cannot(err, "%s: needs dshbox's seccomp list, which --dshbox-compat=strict turns off",
@@ -544,6 +547,11 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	bp->n_pass_fds = s->n_pass_fds;
 	bp->user_seccomp = s->user_seccomp;
 	bp->n_user_seccomp = s->n_user_seccomp;
+	bp->info_fd = a->info_fd;
+	bp->json_status_fd = a->json_status_fd;
+	/* No cgroup namespace is made (--unshare-cgroup-try finds none), so none is reported. */
+	bool listed[6] = { false, a->unshare_ipc, true, a->unshare_net, a->unshare_pid, a->unshare_uts };
+	memcpy(bp->list_ns, listed, sizeof(listed));
 	if ((r = plan_caps(a, &bp->caps, err)) < 0)
 		goto fail;
 	dsh_config_init(&bp->config);
@@ -684,6 +692,46 @@ char *dsh_bwrap_plan_render(const struct dsh_bwrap_plan *bp)
 	return dsh_buf_steal(&b);
 }
 
+/*
+ * --info-fd and the first line of --json-status-fd, bubblewrap's JSON: init's pid as the caller sees
+ * it and the inode numbers of the namespaces, written by init once they are final (the command's).
+ * init then closes its copies; the supervisor closed its --info-fd copy after the clone, so the
+ * reader sees the end there.
+ */
+static int write_info(void *data, pid_t pid, struct dsh_error **err)
+{
+	struct dsh_bwrap_plan *bp = data;
+	struct dsh_buf lines = { 0 }, inline_ = { 0 };
+	dsh_buf_addf(&lines, "{\n    \"child-pid\": %d", (int)pid);
+	dsh_buf_addf(&inline_, "{ \"child-pid\": %d", (int)pid);
+	for (size_t i = 0; i < 6; i++) {
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_names[i]);
+		if (!bp->list_ns[i] || stat(path, &st) < 0)
+			continue;
+		dsh_buf_addf(&lines, ",\n    \"%s-namespace\": %ju", ns_names[i], (uintmax_t)st.st_ino);
+		dsh_buf_addf(&inline_, ", \"%s-namespace\": %ju", ns_names[i], (uintmax_t)st.st_ino);
+	}
+	dsh_buf_add(&lines, "\n}\n");
+	dsh_buf_add(&inline_, " }\n");
+	_cleanup_free_ char *a = dsh_buf_steal(&lines), *b = dsh_buf_steal(&inline_);
+	if (!a || !b)
+		return dsh_err_sys(err, ENOMEM, "--info-fd");
+	int r = 0;
+	if (bp->info_fd >= 0) {
+		if (dsh_write_all(bp->info_fd, a, strlen(a)) < 0)
+			r = dsh_err_sys(err, errno, "Write to info_fd");
+		close(bp->info_fd);
+	}
+	if (r >= 0 && bp->json_status_fd >= 0) {
+		if (dsh_write_all(bp->json_status_fd, b, strlen(b)) < 0)
+			r = dsh_err_sys(err, errno, "Write to json_status_fd");
+		close(bp->json_status_fd);
+	}
+	return r;
+}
+
 int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const *envp,
 		       struct dsh_run_result *ret, struct dsh_error **err)
 {
@@ -714,6 +762,10 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		.keep_caps = bp->caps,
 		.extra_seccomp = bp->user_seccomp,
 		.n_extra_seccomp = bp->n_user_seccomp,
+		.on_locked = bp->info_fd >= 0 || bp->json_status_fd >= 0 ? write_info : NULL,
+		.on_locked_data = bp,
+		.close_after_spawn = bp->info_fd >= 0 ? &bp->info_fd : NULL,
+		.n_close_after_spawn = bp->info_fd >= 0 ? 1 : 0,
 	};
 	return dsh_sandbox_run(&spec, ret, err);
 }

@@ -53,6 +53,15 @@ struct dsh_sandbox_spec {
 	unsigned long long keep_caps;
 	uid_t uid;              /* the caller's ids, mapped to themselves */
 	gid_t gid;
+	/* dshbox bwrap --info-fd/--json-status-fd: called by init once the namespaces are final (after
+	   the lock, capabilities still held), with init's pid as the caller sees it.  A failure fails
+	   the setup.  NULL: none. */
+	int (*on_locked)(void *data, pid_t outer_pid, struct dsh_error **err);
+	void *on_locked_data;
+	/* Descriptors the supervisor closes once init has its copies (so that a reader of what init
+	   writes there sees the end when init closes them). */
+	const int *close_after_spawn;
+	size_t n_close_after_spawn;
 	/* dshbox bwrap --uid/--gid: the ids the command has in the nested user namespace, mapped to
 	   the caller's (only when inner_ids). */
 	bool inner_ids;
@@ -97,6 +106,7 @@ struct dsh_stage_ctx {
 	} clock[32];
 	int fg_tty;                 /* the terminal whose foreground init takes for the sandbox, or -1 */
 	int *ordered_sources;       /* dshbox bwrap: bind sources cloned before the plan is applied */
+	pid_t outer_pid;            /* init's pid in the caller's pid namespace (spec->on_locked only) */
 };
 
 struct dsh_stage {

@@ -32,6 +32,21 @@
 
 /* ---- INIT stages: pid 1 of the sandbox, full capabilities in its own user namespace ---- */
 
+/* Before any mount: /proc is still the caller's procfs, where /proc/self names init as the caller
+   sees it (dshbox bwrap --info-fd reports that pid). */
+static int st_outer_pid(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (!c->spec->on_locked)
+		return 0;
+	char buf[32];
+	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return dsh_err_sys(err, n < 0 ? errno : EIO, "readlink /proc/self");
+	buf[n] = 0;
+	c->outer_pid = (pid_t)atoi(buf);
+	return 0;
+}
+
 static int st_id_maps(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	return dsh_userns_map_self(c->spec->uid, c->spec->gid, err);
@@ -104,6 +119,14 @@ static int st_lock(struct dsh_stage_ctx *c, struct dsh_error **err)
 	if (c->spec->inner_ids)
 		return dsh_userns_lock_as(c->spec->inner_uid, c->spec->inner_gid, c->spec->uid, c->spec->gid, err);
 	return dsh_userns_lock(c->spec->uid, c->spec->gid, err);
+}
+
+/* The namespaces are final: dshbox bwrap's --info-fd/--json-status-fd report them. */
+static int st_on_locked(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (!c->spec->on_locked)
+		return 0;
+	return c->spec->on_locked(c->spec->on_locked_data, c->outer_pid, err);
 }
 
 /*
@@ -294,6 +317,7 @@ static int st_exec(struct dsh_stage_ctx *c, struct dsh_error **err)
  * skipped by the landlock backend, which makes no namespace.
  */
 const struct dsh_stage dsh_stages[] = {
+	{ "outer pid", DSH_STAGE_INIT, true, st_outer_pid },
 	{ "id maps", DSH_STAGE_INIT, true, st_id_maps },
 	{ "propagation", DSH_STAGE_INIT, true, st_propagation },
 	{ "network", DSH_STAGE_INIT, true, st_network },
@@ -301,6 +325,7 @@ const struct dsh_stage dsh_stages[] = {
 	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
 	{ "ordered mounts", DSH_STAGE_INIT, true, st_ordered_mounts },
 	{ "lock", DSH_STAGE_INIT, true, st_lock },
+	{ "info", DSH_STAGE_INIT, true, st_on_locked },
 	{ "keeper", DSH_STAGE_INIT, true, st_keeper },
 	/* Taken by init, which the command inherits them from: init is the broker, and the broker has
 	   exactly the command's rights (SPEC 3.12) — no capability, the same Landlock domain. */

@@ -690,3 +690,60 @@ Test(bwrap_vs_bubblewrap, uid_and_gid_inside)
 	dsh_proc_clear(&theirs);
 	dsh_proc_clear(&ours);
 }
+
+/*
+ * --info-fd and --json-status-fd: bubblewrap's JSON — the same keys; the namespaces reported are
+ * the command's; the info descriptor reaches its end while the command still runs (hosts read it
+ * to the end before going on); the exit status last.
+ */
+Test(bwrap_vs_bubblewrap, info_and_json_status)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	for (int k = 0; k < 2; k++) {
+		_cleanup_free_ char *runner = NULL, *sh = NULL, *log = NULL, *info = NULL, *status = NULL;
+		cr_assert(asprintf(&runner, "%s", k == 0 ? bw : dsh_test_dshbox()) > 0);
+		cr_assert(asprintf(&log, "%s/order.%d", out, k) > 0);
+		cr_assert(asprintf(&info, "%s/info.%d", out, k) > 0);
+		cr_assert(asprintf(&status, "%s/status.%d", out, k) > 0);
+		/* A fifo, opened by a subshell that becomes the runner: only the runner holds its writing
+		   end (dash keeps a copy of a redirection's descriptor when it runs the command itself). */
+		cr_assert(asprintf(&sh,
+				   "mkfifo '%s.fifo' || exit 9; { cat '%s.fifo' > '%s'; echo info-eof >> '%s'; } &"
+				   " ( exec '%s' %s --ro-bind / / --proc /proc --bind '%s' '%s' --unshare-pid --unshare-net --unshare-uts"
+				   " --info-fd 3 --json-status-fd 4 -- /bin/sh -c 'for n in ipc mnt net pid uts; do"
+				   " readlink /proc/self/ns/$n; done > %s.seen; sleep 1; echo command-done >> %s; exit 7'"
+				   " 3>'%s.fifo' 4>'%s' ); echo exit=$? >> '%s'; wait",
+				   info, info, info, log, runner, k == 0 ? "" : "bwrap", out, out, info, log, info, status,
+				   log) > 0);
+		char *argv[] = { "/bin/sh", "-c", sh, NULL };
+		struct dsh_proc r;
+		cr_assert_eq(dsh_proc_run(argv, env, NULL, &r), 0);
+		cr_expect_eq(r.exit_code, 0, "%s", r.err);
+		dsh_proc_clear(&r);
+		_cleanup_free_ char *order = dsh_test_read_file(log), *i = dsh_test_read_file(info),
+				    *st = dsh_test_read_file(status);
+		_cleanup_free_ char *seen_path = NULL;
+		cr_assert(asprintf(&seen_path, "%s.seen", info) > 0);
+		_cleanup_free_ char *seen = dsh_test_read_file(seen_path);
+		cr_expect_str_eq(order, "info-eof\ncommand-done\nexit=7\n", "runner %d: %s", k, order);
+		/* The keys, and each reported namespace is the one the command saw. */
+		int pid = 0;
+		cr_expect_eq(sscanf(i, "{\n    \"child-pid\": %d,", &pid), 1, "%s", i);
+		cr_expect(pid > 1, "%s", i);
+		const char *keys[] = { "mnt", "net", "pid", "uts" };
+		for (size_t n = 0; n < 4; n++) {
+			char key[64], *at;
+			snprintf(key, sizeof(key), "\"%s-namespace\": ", keys[n]);
+			cr_expect((at = strstr(i, key)) != NULL, "runner %d: no %s in %s", k, key, i);
+			if (!at)
+				continue;
+			char want[64];
+			snprintf(want, sizeof(want), "%s:[%llu]\n", keys[n], strtoull(at + strlen(key), NULL, 10));
+			cr_expect(strstr(seen, want), "runner %d: %s not the command's (%s)", k, want, seen);
+			cr_expect(strstr(st, key), "runner %d: %s", k, st);
+		}
+		cr_expect_null(strstr(i, "ipc-namespace"), "not unshared by the argv: %s", i);
+		cr_expect(strncmp(st, "{ \"child-pid\": ", 15) == 0 && strstr(st, " }\n{ \"exit-code\": 7 }\n"), "%s", st);
+	}
+}
