@@ -91,5 +91,22 @@ int dsh_caps_keep(unsigned long long keep, struct dsh_error **err)
 		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0 && errno != EINVAL)
 			return dsh_err_sys(err, errno, "caps: raise ambient capability %u", c);
 	}
+	/* Fail closed: the kernel's view, not libcap-ng's, holds exactly `keep` and nothing more. */
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return dsh_err_sys(err, errno, "caps: capget");
+	unsigned long long eff = d[0].effective | (unsigned long long)d[1].effective << 32;
+	unsigned long long prm = d[0].permitted | (unsigned long long)d[1].permitted << 32;
+	unsigned long long inh = d[0].inheritable | (unsigned long long)d[1].inheritable << 32;
+	bool extra = (eff | prm | inh) & ~keep;
+	for (int c = 0; c <= 63 && !extra; c++) {
+		int b = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+		if (b < 0 && errno == EINVAL)
+			break;
+		extra = (b > 0 || prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) > 0) && !((keep >> c) & 1);
+	}
+	if (extra)
+		return dsh_err(err, DSH_ERR_SYSTEM, EPERM, "caps: capabilities left beyond those kept");
 	return 0;
 }
