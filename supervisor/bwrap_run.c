@@ -54,6 +54,7 @@ struct dsh_bwrap_plan {
 	const struct dsh_seccomp_prog *user_seccomp; /* the argv's programs (borrowed) */
 	size_t n_user_seccomp;
 	int info_fd, json_status_fd; /* -1: none */
+	const char *argv0;           /* --argv0 (the args' string) */
 	bool list_ns[6];             /* the namespaces bubblewrap reports for this argv (ns_names) */
 };
 
@@ -82,8 +83,6 @@ static int check_options(const struct dsh_bwrap_args *a, bool strict, struct dsh
 		return cannot(err, "--unshare-cgroup: dshbox bwrap makes no cgroup namespace");
 	if (a->as_pid_1)
 		return cannot(err, "--as-pid-1: dshbox runs its own init as pid 1 (it reaps and forwards signals)");
-	if (a->argv0)
-		return cannot(err, "--argv0: not supported by dshbox bwrap yet");
 	/* New user namespaces inside are refused by dshbox's seccomp list: the ask is met only with it. */
 	if (strict && (a->disable_userns || a->assert_userns_disabled))
 		return cannot(err, "%s: needs dshbox's seccomp list, which --dshbox-compat=strict turns off",
@@ -547,6 +546,7 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	bp->n_pass_fds = s->n_pass_fds;
 	bp->user_seccomp = s->user_seccomp;
 	bp->n_user_seccomp = s->n_user_seccomp;
+	bp->argv0 = a->argv0;
 	bp->info_fd = a->info_fd;
 	bp->json_status_fd = a->json_status_fd;
 	/* No cgroup namespace is made (--unshare-cgroup-try finds none), so none is reported. */
@@ -735,7 +735,18 @@ static int write_info(void *data, pid_t pid, struct dsh_error **err)
 int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const *envp,
 		       struct dsh_run_result *ret, struct dsh_error **err)
 {
-	struct dsh_run_request req = { .argv = argv, .envp = envp, .preserve_fds = bp->pass_fds,
+	/* --argv0: the command is looked up by its name and told another (bubblewrap's execvp). */
+	_cleanup_free_ char **told = NULL;
+	if (bp->argv0 && argv[0]) {
+		size_t n = 0;
+		while (argv[n])
+			n++;
+		if (!(told = calloc(n + 1, sizeof(*told))))
+			return dsh_err_sys(err, ENOMEM, "--argv0");
+		memcpy(told, argv, n * sizeof(*told));
+		told[0] = (char *)bp->argv0;
+	}
+	struct dsh_run_request req = { .argv = told ? told : argv, .envp = envp, .preserve_fds = bp->pass_fds,
 				       .n_preserve_fds = bp->n_pass_fds };
 	struct dsh_sandbox_spec spec = {
 		.policy = bp->policy,
@@ -762,6 +773,7 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		.keep_caps = bp->caps,
 		.extra_seccomp = bp->user_seccomp,
 		.n_extra_seccomp = bp->n_user_seccomp,
+		.exec_name = told ? argv[0] : NULL,
 		.on_locked = bp->info_fd >= 0 || bp->json_status_fd >= 0 ? write_info : NULL,
 		.on_locked_data = bp,
 		.close_after_spawn = bp->info_fd >= 0 ? &bp->info_fd : NULL,

@@ -62,6 +62,8 @@ struct dsh_sandbox_spec {
 	   writes there sees the end when init closes them). */
 	const int *close_after_spawn;
 	size_t n_close_after_spawn;
+	/* dshbox bwrap --argv0: the program looked up and run, req->argv[0] being what it is told. */
+	const char *exec_name;
 	/* dshbox bwrap --uid/--gid: the ids the command has in the nested user namespace, mapped to
 	   the caller's (only when inner_ids). */
 	bool inner_ids;
@@ -124,6 +126,9 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 
 /* Look argv[0] up in envp's PATH and execve it; returns only on failure (126/127 in *ret_exit). */
 int dsh_exec_command(char *const *argv, char *const *envp, int *ret_exit, struct dsh_error **err);
+/* The same, name looked up and run, argv as given (dshbox bwrap --argv0). */
+int dsh_exec_command_as(const char *name, char *const *argv, char *const *envp, int *ret_exit,
+			struct dsh_error **err);
 
 /* Mark every descriptor above 2 close-on-exec, except those listed (which lose the flag). */
 int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err);

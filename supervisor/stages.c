@@ -305,7 +305,8 @@ static int st_exec(struct dsh_stage_ctx *c, struct dsh_error **err)
 	if (setrlimit(RLIMIT_CORE, &c->caller_core) < 0)
 		return dsh_err_sys(err, errno, "setrlimit(RLIMIT_CORE)");
 	sigprocmask(SIG_SETMASK, &c->caller_mask, NULL);
-	int r = dsh_exec_command(c->spec->req->argv, c->spec->req->envp, &c->exec_exit, err);
+	const char *name = c->spec->exec_name ? c->spec->exec_name : c->spec->req->argv[0];
+	int r = dsh_exec_command_as(name, c->spec->req->argv, c->spec->req->envp, &c->exec_exit, err);
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
@@ -393,7 +394,12 @@ int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err
 
 int dsh_exec_command(char *const *argv, char *const *envp, int *ret_exit, struct dsh_error **err)
 {
-	const char *name = argv[0];
+	return dsh_exec_command_as(argv[0], argv, envp, ret_exit, err);
+}
+
+int dsh_exec_command_as(const char *name, char *const *argv, char *const *envp, int *ret_exit,
+			struct dsh_error **err)
+{
 	*ret_exit = 127;
 	if (!name || !*name)
 		return dsh_err(err, DSH_ERR_USAGE, ENOENT, "empty command name");

@@ -747,3 +747,23 @@ Test(bwrap_vs_bubblewrap, info_and_json_status)
 		cr_expect(strncmp(st, "{ \"child-pid\": ", 15) == 0 && strstr(st, " }\n{ \"exit-code\": 7 }\n"), "%s", st);
 	}
 }
+
+/* --argv0 (bubblewrap 0.9; Debian 12's 0.8 has none to compare with): the program is looked up by
+   its own name and told another; a missing one fails under its own name. */
+Test(bwrap, argv0_renames_the_command)
+{
+	require_sandbox();
+	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--argv0", "renamed", "--", "sh", "-c",
+			 "tr '\\0' ' ' < /proc/$$/cmdline", NULL };
+	struct dsh_proc r;
+	run_args(NULL, args, &r);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strncmp(r.out, "renamed -c ", 11) == 0, "%s", r.out);
+	dsh_proc_clear(&r);
+	char *missing[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--argv0", "renamed", "--", "dshbox-no-such-command",
+			    NULL };
+	run_args(NULL, missing, &r);
+	cr_expect_eq(r.exit_code, 1, "%s", r.err);
+	cr_expect_str_eq(r.err, "bwrap: execvp dshbox-no-such-command: No such file or directory\n");
+	dsh_proc_clear(&r);
+}
