@@ -30,6 +30,7 @@ struct dsh_bwrap_plan {
 	struct dsh_mount_plan *mounts;
 	bool new_net;
 	bool new_uts;
+	bool new_cgroup;
 	const char *hostname;        /* the args' (they outlive the plan) */
 	bool inner_ids;              /* --uid/--gid: the command's ids in its user namespace */
 	uid_t inner_uid;
@@ -79,8 +80,6 @@ static int check_options(const struct dsh_bwrap_args *a, bool strict, struct dsh
 {
 	if (a->unsupported)
 		return cannot(err, "%s: not supported by dshbox bwrap", a->unsupported[0]);
-	if (a->unshare_cgroup)
-		return cannot(err, "--unshare-cgroup: dshbox bwrap makes no cgroup namespace");
 	if (a->as_pid_1)
 		return cannot(err, "--as-pid-1: dshbox runs its own init as pid 1 (it reaps and forwards signals)");
 	/* New user namespaces inside are refused by dshbox's seccomp list: the ask is met only with it. */
@@ -549,8 +548,8 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	bp->argv0 = a->argv0;
 	bp->info_fd = a->info_fd;
 	bp->json_status_fd = a->json_status_fd;
-	/* No cgroup namespace is made (--unshare-cgroup-try finds none), so none is reported. */
-	bool listed[6] = { false, a->unshare_ipc, true, a->unshare_net, a->unshare_pid, a->unshare_uts };
+	bool listed[6] = { a->unshare_cgroup || a->unshare_cgroup_try, a->unshare_ipc, true, a->unshare_net,
+			   a->unshare_pid, a->unshare_uts };
 	memcpy(bp->list_ns, listed, sizeof(listed));
 	if ((r = plan_caps(a, &bp->caps, err)) < 0)
 		goto fail;
@@ -586,6 +585,8 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	dsh_mount_plan_sort(bp->mounts);
 	bp->new_net = a->unshare_net;
 	bp->new_uts = a->unshare_uts;
+	/* Every kernel dshbox runs on has cgroup namespaces (4.6): -try always finds one. */
+	bp->new_cgroup = a->unshare_cgroup || a->unshare_cgroup_try;
 	/* --uid/--gid: the nested user namespace maps them to the caller's ids, as bubblewrap's does. */
 	bp->inner_uid = a->have_uid ? a->uid : getuid();
 	bp->inner_gid = a->have_gid ? a->gid : getgid();
@@ -675,8 +676,8 @@ char *dsh_bwrap_plan_render(const struct dsh_bwrap_plan *bp)
 {
 	struct dsh_buf b = { 0 };
 	dsh_buf_addf(&b, "backend: linux-ns (dshbox bwrap%s)\n", bp->strict ? ", --dshbox-compat=strict" : "");
-	dsh_buf_addf(&b, "namespaces: user mount pid%s%s%s%s%s\n", bp->strict ? "" : " ipc",
-		     bp->new_net ? " net (loopback only)" : "", bp->new_uts ? " uts" : "",
+	dsh_buf_addf(&b, "namespaces: user mount pid%s%s%s%s%s%s\n", bp->strict ? "" : " ipc",
+		     bp->new_net ? " net (loopback only)" : "", bp->new_cgroup ? " cgroup" : "", bp->new_uts ? " uts" : "",
 		     bp->hostname ? " hostname " : "", bp->hostname ? bp->hostname : "");
 	for (size_t i = 0; bp->defaults && bp->defaults[i]; i++)
 		dsh_buf_addf(&b, "dshbox adds: %s\n", bp->defaults[i]);
@@ -756,6 +757,7 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		.new_net = bp->new_net,
 		.share_ipc = bp->strict,
 		.new_uts = bp->new_uts,
+		.new_cgroup = bp->new_cgroup,
 		.inner_ids = bp->inner_ids,
 		.inner_uid = bp->inner_uid,
 		.inner_gid = bp->inner_gid,

@@ -40,6 +40,7 @@ struct dsh_sandbox_spec {
 	bool share_ipc;         /* keep the caller's IPC namespace (dshbox bwrap --dshbox-compat=strict) */
 	bool new_uts;           /* dshbox bwrap --unshare-uts: a UTS namespace of the sandbox's own */
 	const char *hostname;   /* dshbox bwrap --hostname: set in it; NULL: the caller's name stays */
+	bool new_cgroup;        /* dshbox bwrap --unshare-cgroup(-try): a cgroup namespace of its own */
 	/* dshbox bwrap: operations applied in argv order after the mount plan, before the lock; mount
 	   points made only beneath the tmpfs roots listed in ordered_creatable and those it mounts. */
 	const struct dsh_omount *ordered;

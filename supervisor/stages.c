@@ -78,6 +78,14 @@ static int st_uts(struct dsh_stage_ctx *c, struct dsh_error **err)
 	return 0;
 }
 
+/* dshbox bwrap --unshare-cgroup(-try): rooted at init's cgroup, owned by the sandbox's user namespace. */
+static int st_cgroup(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (c->spec->new_cgroup && unshare(CLONE_NEWCGROUP) < 0)
+		return dsh_err_sys(err, errno, "unshare(CLONE_NEWCGROUP)");
+	return 0;
+}
+
 static int st_mounts(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	/* dshbox bwrap: bubblewrap binds from the host's tree, so the sources are taken before the plan
@@ -323,6 +331,7 @@ const struct dsh_stage dsh_stages[] = {
 	{ "propagation", DSH_STAGE_INIT, true, st_propagation },
 	{ "network", DSH_STAGE_INIT, true, st_network },
 	{ "uts", DSH_STAGE_INIT, true, st_uts },
+	{ "cgroup", DSH_STAGE_INIT, true, st_cgroup },
 	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
 	{ "ordered mounts", DSH_STAGE_INIT, true, st_ordered_mounts },
 	{ "lock", DSH_STAGE_INIT, true, st_lock },

@@ -767,3 +767,28 @@ Test(bwrap, argv0_renames_the_command)
 	cr_expect_str_eq(r.err, "bwrap: execvp dshbox-no-such-command: No such file or directory\n");
 	dsh_proc_clear(&r);
 }
+
+/* --unshare-cgroup and --unshare-cgroup-try: a cgroup namespace rooted where the sandbox starts. */
+Test(bwrap_vs_bubblewrap, cgroup_namespace)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	char host[64] = "";
+	cr_assert(readlink("/proc/self/ns/cgroup", host, sizeof(host) - 1) > 0);
+	char script[256];
+	snprintf(script, sizeof(script),
+		 "cat /proc/self/cgroup; [ \"$(readlink /proc/self/ns/cgroup)\" = '%s' ] || echo own-cgroup-namespace", host);
+	const char *opts[] = { "--unshare-cgroup", "--unshare-cgroup-try" };
+	for (size_t i = 0; i < 2; i++) {
+		char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", (char *)opts[i], "--", "/bin/sh", "-c", script, NULL };
+		struct dsh_proc theirs, ours;
+		run_args(bw, args, &theirs);
+		run_args(NULL, args, &ours);
+		cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+		cr_expect_str_eq(ours.out, theirs.out);
+		cr_expect(strstr(ours.out, "own-cgroup-namespace\n"), "%s", ours.out);
+		cr_expect_str_eq(ours.err, theirs.err);
+		dsh_proc_clear(&theirs);
+		dsh_proc_clear(&ours);
+	}
+}
