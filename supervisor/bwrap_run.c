@@ -31,6 +31,7 @@ struct dsh_bwrap_plan {
 	bool new_net;
 	bool new_uts;
 	bool new_cgroup;
+	bool new_ipc;                /* --unshare-ipc, or dshbox's addition */
 	const char *hostname;        /* the args' (they outlive the plan) */
 	bool inner_ids;              /* --uid/--gid: the command's ids in its user namespace */
 	uid_t inner_uid;
@@ -174,6 +175,17 @@ static int plan_caps(const struct dsh_bwrap_args *a, unsigned long long *ret, st
 	return 0;
 }
 
+/* --mqueue shows the message queues of the IPC namespace the command is in. */
+static int check_mqueue(const struct dsh_bwrap_args *a, struct dsh_error **err)
+{
+	for (size_t i = 0; i < a->n_ops; i++)
+		if (a->ops[i].kind == DSH_BWRAP_MQUEUE && !a->unshare_ipc)
+			return cannot(err, "--mqueue %s: without --unshare-ipc bubblewrap mounts the caller's message "
+					   "queues (run by root) or fails; dshbox bwrap mounts those of an IPC namespace "
+					   "of the sandbox's own only (add --unshare-ipc)", a->ops[i].dest);
+	return 0;
+}
+
 static const char *opname(const struct dsh_bwrap_op *op)
 {
 	static char buf[32];
@@ -271,9 +283,12 @@ static int add_ordered(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_op *op,
 	case DSH_BWRAP_CHMOD:
 		om.kind = DSH_OMOUNT_CHMOD;
 		break;
+	case DSH_BWRAP_MQUEUE:
+		om.kind = DSH_OMOUNT_MQUEUE;
+		om.perms = 0755;
+		break;
 	case DSH_BWRAP_PROC:
 	case DSH_BWRAP_DEV:
-	case DSH_BWRAP_MQUEUE:
 	default:
 		return cannot(err, "%s: not applied by dshbox bwrap yet", why);
 	}
@@ -350,8 +365,11 @@ static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_p
 			if (strcmp(op->dest, dev ? "/dev" : "/proc") != 0)
 				return cannot(err, "%s: not applied by dshbox bwrap yet (only %s)", why, dev ? "/dev" : "/proc");
 			*(dev ? &m->dev : &m->proc) = true;
+			bool mq = false;
+			for (size_t k = i + 1; dev && k < a->n_ops; k++)
+				mq |= a->ops[k].kind == DSH_BWRAP_MQUEUE && strcmp(a->ops[k].dest, "/dev/mqueue") == 0;
 			r = push_omount(bp, (struct dsh_omount){ .kind = dev ? DSH_OMOUNT_DEV : DSH_OMOUNT_PROC,
-								 .dest = op->dest, .fd = -1 },
+								 .dest = op->dest, .fd = -1, .dev_mqueue = mq },
 					why, err);
 			continue;
 		}
@@ -492,6 +510,10 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 	   read-only root covers unless a fresh procfs is mounted (SPEC 3.3's pitfall). */
 	if (!m->proc)
 		return cannot(err, "--ro-bind / / without --proc /proc is not applied by dshbox bwrap yet");
+	/* dshbox's /dev is read-only once made: the mount point of --mqueue /dev/mqueue is made with it. */
+	for (size_t i = 0; m->dev && i < bp->n_ordered; i++)
+		if (bp->ordered[i].kind == DSH_OMOUNT_MQUEUE && strcmp(bp->ordered[i].dest, "/dev/mqueue") == 0)
+			m->dev_mqueue = true;
 	if (m->dev) {
 		/* Right after the nodev pass, before the operations in argv order. */
 		if ((r = add_attr(bp, "/dev", 0, MOUNT_ATTR_NODEV, "--dev /dev (its devices)", err)) < 0)
@@ -551,7 +573,7 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	bool listed[6] = { a->unshare_cgroup || a->unshare_cgroup_try, a->unshare_ipc, true, a->unshare_net,
 			   a->unshare_pid, a->unshare_uts };
 	memcpy(bp->list_ns, listed, sizeof(listed));
-	if ((r = plan_caps(a, &bp->caps, err)) < 0)
+	if ((r = plan_caps(a, &bp->caps, err)) < 0 || (r = check_mqueue(a, err)) < 0)
 		goto fail;
 	dsh_config_init(&bp->config);
 	if (!(bp->mounts = dsh_mount_plan_new())) {
@@ -585,6 +607,7 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	dsh_mount_plan_sort(bp->mounts);
 	bp->new_net = a->unshare_net;
 	bp->new_uts = a->unshare_uts;
+	bp->new_ipc = a->unshare_ipc || !s->strict;
 	/* Every kernel dshbox runs on has cgroup namespaces (4.6): -try always finds one. */
 	bp->new_cgroup = a->unshare_cgroup || a->unshare_cgroup_try;
 	/* --uid/--gid: the nested user namespace maps them to the caller's ids, as bubblewrap's does. */
@@ -639,7 +662,7 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	if (bp->notify.insns)
 		r |= dsh_strv_push(d, "runtime broker (SPEC 3.12): creations, renames, removals and metadata changes "
 				      "carried out by the broker");
-	if (!s->strict)
+	if (!s->strict && !a->unshare_ipc)
 		r |= dsh_strv_push(d, "namespace: ipc");
 	if (!a->unshare_pid)
 		r |= dsh_strv_push(d, "namespace: pid (always: dshbox's init reaps and forwards signals)");
@@ -676,7 +699,7 @@ char *dsh_bwrap_plan_render(const struct dsh_bwrap_plan *bp)
 {
 	struct dsh_buf b = { 0 };
 	dsh_buf_addf(&b, "backend: linux-ns (dshbox bwrap%s)\n", bp->strict ? ", --dshbox-compat=strict" : "");
-	dsh_buf_addf(&b, "namespaces: user mount pid%s%s%s%s%s%s\n", bp->strict ? "" : " ipc",
+	dsh_buf_addf(&b, "namespaces: user mount pid%s%s%s%s%s%s\n", bp->new_ipc ? " ipc" : "",
 		     bp->new_net ? " net (loopback only)" : "", bp->new_cgroup ? " cgroup" : "", bp->new_uts ? " uts" : "",
 		     bp->hostname ? " hostname " : "", bp->hostname ? bp->hostname : "");
 	for (size_t i = 0; bp->defaults && bp->defaults[i]; i++)
@@ -755,7 +778,7 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		.mounts = bp->mounts,
 		.req = &req,
 		.new_net = bp->new_net,
-		.share_ipc = bp->strict,
+		.share_ipc = !bp->new_ipc,
 		.new_uts = bp->new_uts,
 		.new_cgroup = bp->new_cgroup,
 		.inner_ids = bp->inner_ids,

@@ -792,3 +792,32 @@ Test(bwrap_vs_bubblewrap, cgroup_namespace)
 		dsh_proc_clear(&ours);
 	}
 }
+
+/* --mqueue with --unshare-ipc: the IPC namespace's message queues, mounted as bubblewrap mounts
+   them (on /dev/mqueue in dshbox's /dev, and inside a tmpfs of the argv). */
+Test(bwrap_vs_bubblewrap, mqueue)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	const char *script = "grep ' mqueue ' /proc/self/mountinfo | cut -d' ' -f5-; ls -ld /dev/mqueue /tmp/q/mq | "
+			     "cut -d' ' -f1,3,4";
+	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-ipc", "--mqueue",
+			 "/dev/mqueue", "--tmpfs", "/tmp", "--mqueue", "/tmp/q/mq", "--", "/bin/sh", "-c", (char *)script,
+			 NULL };
+	struct dsh_proc theirs, ours;
+	run_args(bw, args, &theirs);
+	run_args(NULL, args, &ours);
+	cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+	cr_expect_str_eq(ours.out, theirs.out);
+	cr_expect(strstr(ours.out, "/dev/mqueue rw,relatime - mqueue mqueue rw\n"), "%s", ours.out);
+	cr_expect_str_eq(ours.err, theirs.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
+	/* Without --unshare-ipc bubblewrap shows root the host's queues: refused by dshbox bwrap. */
+	char *host[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--mqueue", "/dev/mqueue", "true",
+			 NULL };
+	run_args(NULL, host, &ours);
+	cr_expect_eq(ours.exit_code, 1, "%s", ours.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(ours.err, "bwrap: "), 1, "%s", ours.err);
+	dsh_proc_clear(&ours);
+}
