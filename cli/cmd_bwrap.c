@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -102,6 +105,49 @@ static int read_fd(int fd, char **ret, size_t *ret_len, void *userdata)
 	return 0;
 }
 
+/*
+ * --seccomp FD and --add-seccomp-fd FD: each a compiled BPF program (struct sock_filter words),
+ * read whole and closed, as bubblewrap reads them; bubblewrap's messages when it cannot.
+ */
+static int read_seccomp(const struct dsh_bwrap_args *a, struct dsh_seccomp_prog **ret, size_t *ret_n)
+{
+	size_t n = (a->seccomp_fd >= 0 ? 1 : 0) + a->n_add_seccomp_fds;
+	*ret = NULL;
+	*ret_n = 0;
+	if (n == 0)
+		return 0;
+	struct dsh_seccomp_prog *v = calloc(n, sizeof(*v));
+	if (!v)
+		return fail_msg("out of memory");
+	*ret = v;
+	for (size_t i = 0; i < n; i++) {
+		int fd = a->seccomp_fd >= 0 ? a->seccomp_fd : a->add_seccomp_fds[i];
+		char *buf = NULL;
+		size_t len = 0;
+		int r = read_fd(fd, &buf, &len, NULL);
+		if (r < 0) {
+			char m[128];
+			snprintf(m, sizeof(m), "Can't read seccomp data: %s", strerror(-r));
+			return fail_msg(m);
+		}
+		if (len % 8 != 0 || len / 8 > 0xffff) {
+			free(buf);
+			return fail_msg("Invalid seccomp data, must be multiple of 8");
+		}
+		v[i].insns = (struct sock_filter *)buf;
+		v[i].len = (unsigned short)(len / 8);
+		*ret_n = i + 1;
+	}
+	return 0;
+}
+
+static void free_seccomp(struct dsh_seccomp_prog *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dsh_seccomp_prog_clear(&v[i]);
+	free(v);
+}
+
 /* --block-fd: wait until the descriptor has data (or is closed), as bubblewrap does before exec. */
 static int block_on(int fd)
 {
@@ -112,8 +158,54 @@ static int block_on(int fd)
 	return 0;
 }
 
+/* The descriptors above 2 open when dshbox started: bubblewrap hands the caller's on. */
+static int *open_fds(size_t *ret_n)
+{
+	*ret_n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return NULL;
+	int *v = NULL;
+	size_t n = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char *end = NULL;
+		long fd = strtol(e->d_name, &end, 10);
+		if (*end || end == e->d_name || fd <= 2 || fd == dirfd(d) || fd > INT_MAX)
+			continue;
+		int *nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[n++] = (int)fd;
+	}
+	closedir(d);
+	*ret_n = n;
+	return v;
+}
+
+/* Those the argv's options consume (bubblewrap closes them or keeps them to itself), and those
+   no longer open (--args, read and closed), are not the command's. */
+static void drop_consumed(const struct dsh_bwrap_args *a, int *fds, size_t *n)
+{
+	size_t out = 0;
+	for (size_t i = 0; i < *n; i++) {
+		int fd = fds[i];
+		bool used = fd == a->info_fd || fd == a->json_status_fd || fd == a->block_fd || fd == a->sync_fd ||
+			    fd == a->seccomp_fd || fcntl(fd, F_GETFD) < 0;
+		for (size_t k = 0; k < a->n_add_seccomp_fds; k++)
+			used |= fd == a->add_seccomp_fds[k];
+		for (size_t k = 0; k < a->n_ops; k++)
+			used |= fd == a->ops[k].fd;
+		if (!used)
+			fds[out++] = fd;
+	}
+	*n = out;
+}
+
 int cmd_bwrap(int argc, char **argv, char **envp)
 {
+	size_t n_fds = 0;
+	_cleanup_free_ int *fds = open_fds(&n_fds);
 	bool dry_run = false, strict = false;
 	int i = 1;
 	const char *env_compat = NULL;
@@ -153,6 +245,8 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 	level_prefix = a.level_prefix;
 	int rc = 0;
 	struct dsh_bwrap_plan *plan = NULL;
+	struct dsh_seccomp_prog *progs = NULL;
+	size_t n_progs = 0;
 	_cleanup_strv_ char **env = NULL;
 	_cleanup_free_ char *cwd = NULL;
 	if (a.help) {
@@ -180,7 +274,11 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 		_cleanup_free_ char *ops = dsh_bwrap_render(&a);
 		printf("bwrap operations: %zu\n%s", a.n_ops, ops ? ops : "");
 	}
-	struct dsh_bwrap_settings s = { .strict = strict, .envp = envp, .cwd = cwd };
+	drop_consumed(&a, fds, &n_fds);
+	if (!dry_run && (rc = read_seccomp(&a, &progs, &n_progs)) != 0)
+		goto out;
+	struct dsh_bwrap_settings s = { .strict = strict, .envp = envp, .cwd = cwd, .pass_fds = fds,
+					.n_pass_fds = n_fds, .user_seccomp = progs, .n_user_seccomp = n_progs };
 	if (dsh_bwrap_plan_build(&a, &s, &plan, &err) < 0) {
 		rc = fail(err);
 		goto out;
@@ -222,8 +320,14 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 		goto out;
 	}
 	rc = res.signal ? 128 + res.signal : res.exit_code;
+	/* bubblewrap's last line there, once the command ran: its status. */
+	if (a.json_status_fd >= 0) {
+		dprintf(a.json_status_fd, "{ \"exit-code\": %d }\n", rc);
+		close(a.json_status_fd);
+	}
 out:
 	dsh_bwrap_plan_free(plan);
+	free_seccomp(progs, n_progs);
 	dsh_bwrap_args_clear(&a);
 	return rc;
 }

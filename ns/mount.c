@@ -90,6 +90,7 @@ struct applier {
 	int *clones;          /* per entry: the writable root's clone, taken before the read-only pass */
 	int dev_nodes[6];     /* host device nodes, cloned before the read-only pass */
 	int console;          /* the caller's terminal, cloned for /dev/console; -1: none */
+	bool dev_mqueue;      /* /dev gets an empty mqueue directory */
 	int proc_clone;       /* the host's /proc, for the fallback */
 	int mask_file;        /* the first file mask: the one empty mode-000 file, attached */
 	int mask_dir;         /* the first directory mask: a read-only tmpfs of mode 000, attached */
@@ -299,6 +300,8 @@ static int apply_dev(struct applier *a, const struct dsh_mount_entry *e, struct 
 	}
 	if (mkdirat(d, "pts", 0755) < 0 || mkdirat(d, "shm", 01777) < 0)
 		return dsh_err_sys(err, errno, "mkdir /dev/pts, /dev/shm");
+	if (a->dev_mqueue && mkdirat(d, "mqueue", 0755) < 0)
+		return dsh_err_sys(err, errno, "mkdir /dev/mqueue");
 	_cleanup_close_ int pts = m_fsmount("devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
 	if (pts < 0)
 		return pts;
@@ -490,7 +493,8 @@ static int entry_error(const struct dsh_mount_plan *plan, size_t i, struct dsh_e
 int dsh_mount_plan_apply(const struct dsh_mount_plan *plan, struct dsh_mount_outcome *out,
 			 struct dsh_error **err)
 {
-	struct applier a = { .plan = plan, .proc_clone = -1, .mask_file = -1, .mask_dir = -1, .console = -1, .out = out };
+	struct applier a = { .plan = plan, .proc_clone = -1, .mask_file = -1, .mask_dir = -1, .console = -1, .out = out,
+			     .dev_mqueue = plan->dev_mqueue };
 	int r = 0;
 	for (size_t k = 0; k < ARRAY_SIZE(a.dev_nodes); k++)
 		a.dev_nodes[k] = -1;
@@ -725,7 +729,8 @@ static int o_dev(struct oapplier *o, const struct dsh_omount *op, struct dsh_err
 	int r = o_make_target(o, op, true, err);
 	if (r < 0)
 		return r;
-	struct applier a = { .proc_clone = -1, .mask_file = -1, .mask_dir = -1, .console = -1 };
+	struct applier a = { .proc_clone = -1, .mask_file = -1, .mask_dir = -1, .console = -1,
+			     .dev_mqueue = op->dev_mqueue };
 	for (size_t k = 0; k < ARRAY_SIZE(a.dev_nodes); k++)
 		a.dev_nodes[k] = o->dev_nodes ? o->dev_nodes[k] : -1;
 	struct dsh_mount_entry e = { .path = (char *)op->dest, .action = DSH_MOUNT_DEV };
@@ -857,10 +862,23 @@ static int o_bind_data(struct oapplier *o, const struct dsh_omount *op, struct d
 	return o_move(c, op->dest, err);
 }
 
+/* bubblewrap's --mqueue: the filesystem with no flags of its own, on a directory (perms). */
+static int o_mqueue(struct oapplier *o, const struct dsh_omount *op, struct dsh_error **err)
+{
+	static const char *const opts[] = { "source=mqueue", NULL };
+	_cleanup_close_ int m = m_fsmount("mqueue", opts, 0, err);
+	if (m < 0)
+		return m;
+	int r = o_make_target(o, op, true, err);
+	return r < 0 ? r : o_move(m, op->dest, err);
+}
+
 static int o_apply(struct oapplier *o, const struct dsh_omount *op, int fd, struct dsh_error **err)
 {
 	int r;
 	switch (op->kind) {
+	case DSH_OMOUNT_MQUEUE:
+		return o_mqueue(o, op, err);
 	case DSH_OMOUNT_BIND:
 		return o_bind(o, op, fd, err);
 	case DSH_OMOUNT_TMPFS:

@@ -28,6 +28,7 @@ enum dsh_omount_kind {
 	DSH_OMOUNT_NEWROOT,     /* a fresh tmpfs (mode 0755) becomes "/": pivot_root, the old tree detached */
 	DSH_OMOUNT_PROC,        /* a fresh procfs on dest */
 	DSH_OMOUNT_DEV,         /* a minimal /dev on dest (only "/dev"), as the plan's dev entry */
+	DSH_OMOUNT_MQUEUE,      /* a new mqueue filesystem (the current IPC namespace's) on dest */
 };
 
 struct dsh_omount {
@@ -42,6 +43,7 @@ struct dsh_omount {
 	int perms;
 	unsigned long long size;
 	unsigned long long attr_set, attr_clr;
+	bool dev_mqueue;        /* dev: with an empty mqueue directory (a later --mqueue /dev/mqueue) */
 };
 
 /*

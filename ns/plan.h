@@ -52,6 +52,7 @@ struct dsh_mount_plan {
 	bool tmp_writable;   /* ... writable (workspace-write) */
 	bool proc;           /* a fresh procfs is mounted on /proc */
 	bool dev;            /* a minimal /dev replaces the host's */
+	bool dev_mqueue;     /* ... with an empty mqueue directory (dshbox bwrap --mqueue /dev/mqueue) */
 	size_t glob_matches; /* masks and read-only binds that came from glob matches */
 	size_t dirs_read;    /* directories the glob walker read */
 };

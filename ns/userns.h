@@ -18,5 +18,10 @@ int dsh_userns_map_self(uid_t uid, gid_t gid, struct dsh_error **err);
  * and its flags are locked as one unit (umount, remount and clearing RDONLY all fail after this).
  */
 int dsh_userns_lock(uid_t uid, gid_t gid, struct dsh_error **err);
+/* The same, the ids seen inside being inner_uid/inner_gid (dshbox bwrap --uid/--gid); the maps of
+   the new namespace then read "inner outer 1", the outer ids as the caller's namespace sees them. */
+int dsh_userns_lock_as(uid_t inner_uid, gid_t inner_gid, uid_t uid, gid_t gid, struct dsh_error **err);
+/* Write this process's maps: inner_uid -> uid and inner_gid -> gid, setgroups denied. */
+int dsh_userns_map_as(uid_t inner_uid, gid_t inner_gid, uid_t uid, gid_t gid, struct dsh_error **err);
 
 #endif

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <cap-ng.h>
+
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "common/strv.h"
@@ -160,6 +162,53 @@ static int parse_id(const char *s, const char *what, unsigned *ret, struct dsh_e
 		return usage_err(err, "Invalid %s: %s", what, s);
 	*ret = (unsigned)v;
 	return 0;
+}
+
+/*
+ * A capability as libcap's cap_from_name reads it (bubblewrap's lookup): a number (any base strtoul
+ * takes) below 64, or "cap_" and a name, any case, read up to the first character that is neither a
+ * letter nor '_' (what follows is ignored, as libcap ignores it).  -1: unknown.
+ */
+static int cap_from_text(const char *s)
+{
+	if (isdigit((unsigned char)s[0])) {
+		errno = 0;
+		unsigned long v = strtoul(s, NULL, 0);
+		return errno || v >= 64 ? -1 : (int)v;
+	}
+	if (strncasecmp(s, "cap_", 4) != 0)
+		return -1;
+	char name[64];
+	size_t n = 0;
+	for (const char *q = s + 4; (isalpha((unsigned char)*q) || *q == '_') && n + 1 < sizeof(name); q++)
+		name[n++] = (char)tolower((unsigned char)*q);
+	name[n] = 0;
+	return n ? capng_name_to_capability(name) : -1;
+}
+
+static int add_cap(struct parser *p, bool add, const char *text, struct dsh_error **err)
+{
+	struct dsh_bwrap_args *a = p->a;
+	int cap = DSH_BWRAP_CAP_ALL;
+	if (strcasecmp(text, "ALL") != 0 && (cap = cap_from_text(text)) < 0)
+		return usage_err(err, "unknown cap: %s", text);
+	struct dsh_bwrap_cap_op *v = realloc(a->cap_ops, (a->n_cap_ops + 1) * sizeof(*v));
+	if (!v)
+		return dsh_err_sys(err, ENOMEM, "bwrap arguments");
+	a->cap_ops = v;
+	v[a->n_cap_ops++] = (struct dsh_bwrap_cap_op){ .add = add, .cap = cap };
+	return 0;
+}
+
+unsigned long long dsh_bwrap_caps(const struct dsh_bwrap_args *a, unsigned long long initial)
+{
+	unsigned long long set = initial;
+	for (size_t i = 0; i < a->n_cap_ops; i++) {
+		const struct dsh_bwrap_cap_op *c = &a->cap_ops[i];
+		unsigned long long bits = c->cap == DSH_BWRAP_CAP_ALL ? ~0ULL : 1ULL << c->cap;
+		set = c->add ? set | bits : set & ~bits;
+	}
+	return set;
 }
 
 static int parse_recurse(struct parser *p, int argc, char *const *argv, bool in_file, int *ret_consumed,
@@ -393,11 +442,7 @@ static int parse_recurse(struct parser *p, int argc, char *const *argv, bool in_
 			a->as_pid_1 = true;
 		} else if (strcmp(arg, "--cap-add") == 0 || strcmp(arg, "--cap-drop") == 0) {
 			NEED(1, "%s takes an argument", arg);
-			if (strcmp(arg, "--cap-drop") == 0 && strcasecmp(argv[i + 1], "ALL") == 0)
-				a->cap_drop_all = true;
-			else
-				r = dsh_strv_pushf(&a->cap_add, "%s %s", arg, argv[i + 1]) < 0
-					    ? dsh_err_sys(err, ENOMEM, "bwrap arguments") : 0;
+			r = add_cap(p, strcmp(arg, "--cap-add") == 0, argv[i + 1], err);
 			i += 1;
 		} else if (strcmp(arg, "--perms") == 0) {
 			NEED(1, "--perms takes an argument");
@@ -506,7 +551,7 @@ void dsh_bwrap_args_clear(struct dsh_bwrap_args *a)
 		free(a->env[i].value);
 	}
 	free(a->env);
-	dsh_strv_free(a->cap_add);
+	free(a->cap_ops);
 	free(a->chdir);
 	free(a->argv0);
 	free(a->hostname);

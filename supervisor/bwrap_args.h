@@ -50,6 +50,13 @@ struct dsh_bwrap_op {
 	unsigned long long size; /* --size for --tmpfs; 0: the kernel's default */
 };
 
+/* One --cap-add or --cap-drop: a capability number, or ALL. */
+#define DSH_BWRAP_CAP_ALL (-1)
+struct dsh_bwrap_cap_op {
+	bool add;
+	int cap;
+};
+
 enum dsh_bwrap_env_kind { DSH_BWRAP_SETENV, DSH_BWRAP_UNSETENV, DSH_BWRAP_CLEARENV };
 struct dsh_bwrap_env_op {
 	enum dsh_bwrap_env_kind kind;
@@ -68,8 +75,9 @@ struct dsh_bwrap_args {
 	bool unshare_cgroup, unshare_cgroup_try;
 	bool die_with_parent, new_session, as_pid_1;
 	bool disable_userns, assert_userns_disabled;
-	bool cap_drop_all;        /* --cap-drop ALL (what dshbox does anyway) */
-	char **cap_add;           /* --cap-add NAME, and --cap-drop of a single cap (refused when applied) */
+	/* --cap-add and --cap-drop in argv order (bubblewrap applies them in order to one set). */
+	struct dsh_bwrap_cap_op *cap_ops;
+	size_t n_cap_ops;
 	bool level_prefix;
 	bool help, version;       /* seen first: the front end prints and exits 0 */
 	char *chdir;
@@ -107,6 +115,13 @@ void dsh_bwrap_args_clear(struct dsh_bwrap_args *a);
  * --as-pid-1 needs --unshare-pid; --disable-userns needs an explicit --unshare-user).
  */
 int dsh_bwrap_validate(const struct dsh_bwrap_args *a, uid_t uid, gid_t gid, struct dsh_error **err);
+
+/*
+ * The capabilities bubblewrap would leave the command: `initial` (what bubblewrap starts from: the
+ * caller's effective set for uid 0, nothing otherwise) with the --cap-add/--cap-drop ops applied in
+ * order; ALL is every bit, as in bubblewrap (the kernel ignores those past its last capability).
+ */
+unsigned long long dsh_bwrap_caps(const struct dsh_bwrap_args *a, unsigned long long initial);
 
 /* The environment the command gets: envp with the --setenv/--unsetenv/--clearenv ops applied. */
 int dsh_bwrap_apply_env(const struct dsh_bwrap_args *a, char *const *envp, char ***ret, struct dsh_error **err);

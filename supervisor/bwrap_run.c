@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "common/strv.h"
+#include "common/write_all.h"
 #include "ns/plan_entries.h"
 #include "supervisor/bwrap_run.h"
 #include "supervisor/probe.h"
@@ -25,6 +29,13 @@ struct dsh_bwrap_plan {
 	struct dsh_run_options opts;
 	struct dsh_mount_plan *mounts;
 	bool new_net;
+	bool new_uts;
+	bool new_cgroup;
+	bool new_ipc;                /* --unshare-ipc, or dshbox's addition */
+	const char *hostname;        /* the args' (they outlive the plan) */
+	bool inner_ids;              /* --uid/--gid: the command's ids in its user namespace */
+	uid_t inner_uid;
+	gid_t inner_gid;
 	bool landlock;
 	struct dsh_landlock_spec ll;
 	struct dsh_seccomp_prog seccomp;
@@ -38,7 +49,19 @@ struct dsh_bwrap_plan {
 	char **writable;             /* the argv's writable destinations (Landlock grants, opened inside) */
 	bool new_root;               /* a root built from nothing */
 	bool chdir_given;            /* --chdir: no fallback when it is missing inside */
+	unsigned long long caps;     /* --cap-add: what the command keeps, in its user namespace */
+	bool nested_userns;          /* new user namespaces inside allowed (no --disable-userns) */
+	const int *pass_fds;         /* the caller's descriptors the command inherits (borrowed) */
+	size_t n_pass_fds;
+	const struct dsh_seccomp_prog *user_seccomp; /* the argv's programs (borrowed) */
+	size_t n_user_seccomp;
+	int info_fd, json_status_fd; /* -1: none */
+	const char *argv0;           /* --argv0 (the args' string) */
+	bool list_ns[6];             /* the namespaces bubblewrap reports for this argv (ns_names) */
 };
+
+/* bubblewrap's order, and its rule: a namespace the argv unshares, and always mnt. */
+static const char *const ns_names[6] = { "cgroup", "ipc", "mnt", "net", "pid", "uts" };
 
 static int cannot(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
 static int cannot(struct dsh_error **err, const char *fmt, ...)
@@ -58,29 +81,8 @@ static int check_options(const struct dsh_bwrap_args *a, bool strict, struct dsh
 {
 	if (a->unsupported)
 		return cannot(err, "%s: not supported by dshbox bwrap", a->unsupported[0]);
-	if (a->cap_add)
-		return cannot(err, "%s: dshbox bwrap runs the command with no capabilities", a->cap_add[0]);
-	if (a->have_uid && a->uid != getuid())
-		return cannot(err, "--uid %u: dshbox bwrap maps the caller's uid (%u) to itself", (unsigned)a->uid,
-			      (unsigned)getuid());
-	if (a->have_gid && a->gid != getgid())
-		return cannot(err, "--gid %u: dshbox bwrap maps the caller's gid (%u) to itself", (unsigned)a->gid,
-			      (unsigned)getgid());
-	if (a->hostname)
-		return cannot(err, "--hostname: dshbox bwrap makes no UTS namespace");
-	if (a->unshare_cgroup)
-		return cannot(err, "--unshare-cgroup: dshbox bwrap makes no cgroup namespace");
 	if (a->as_pid_1)
 		return cannot(err, "--as-pid-1: dshbox runs its own init as pid 1 (it reaps and forwards signals)");
-	if (a->argv0)
-		return cannot(err, "--argv0: not supported by dshbox bwrap yet");
-	if (a->seccomp_fd >= 0 || a->n_add_seccomp_fds)
-		return cannot(err, "%s: loading a caller's seccomp program is not supported by dshbox bwrap yet",
-			      a->seccomp_fd >= 0 ? "--seccomp" : "--add-seccomp-fd");
-	if (a->info_fd >= 0)
-		return cannot(err, "--info-fd: not supported by dshbox bwrap yet");
-	if (a->json_status_fd >= 0)
-		return cannot(err, "--json-status-fd: not supported by dshbox bwrap yet");
 	/* New user namespaces inside are refused by dshbox's seccomp list: the ask is met only with it. */
 	if (strict && (a->disable_userns || a->assert_userns_disabled))
 		return cannot(err, "%s: needs dshbox's seccomp list, which --dshbox-compat=strict turns off",
@@ -88,6 +90,99 @@ static int check_options(const struct dsh_bwrap_args *a, bool strict, struct dsh
 	if (strict && a->new_session)
 		return cannot(err, "--new-session: dshbox keeps the session and refuses TIOCSTI with its seccomp "
 				   "list, which --dshbox-compat=strict turns off");
+	return 0;
+}
+
+/*
+ * Capabilities whose use depends on which user namespace owns a namespace of the sandbox.  Under
+ * bubblewrap the command's user namespace owns the namespaces the argv unshares (and its mount
+ * namespace); under dshbox the command holds its capabilities in the nested user namespace that
+ * locks the mounts, which owns no namespace but the locked mount copy.  Such a capability would do
+ * less here than under bubblewrap, so it is refused by name.  Capabilities over files and
+ * processes act on the same ids either way (both map the caller's ids alone).
+ */
+static const struct {
+	int cap;
+	const char *name;
+	int needs;       /* the unshare it matters under: 0 always, else one of the NS_ values below */
+	const char *what;
+} ns_caps[] = {
+#define NS_NET 1
+#define NS_IPC 2
+#define NS_PID 3
+	{ 21, "CAP_SYS_ADMIN", 0, "the sandbox's mount namespace (dshbox's mounts are locked) and its hostname" },
+	{ 12, "CAP_NET_ADMIN", NS_NET, "the sandbox's network namespace" },
+	{ 13, "CAP_NET_RAW", NS_NET, "the sandbox's network namespace" },
+	{ 10, "CAP_NET_BIND_SERVICE", NS_NET, "the sandbox's network namespace" },
+	{ 11, "CAP_NET_BROADCAST", NS_NET, "the sandbox's network namespace" },
+	{ 15, "CAP_IPC_OWNER", NS_IPC, "the sandbox's IPC namespace" },
+	{ 40, "CAP_CHECKPOINT_RESTORE", NS_PID, "the sandbox's pid namespace" },
+};
+
+/* The caller's effective set: what bubblewrap starts from for uid 0. */
+static unsigned long long effective_caps(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return 0;
+	return (unsigned long long)d[0].effective | (unsigned long long)d[1].effective << 32;
+}
+
+/* Bits of the capabilities this kernel knows. */
+static unsigned long long known_caps(void)
+{
+	int last = 40;
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+	if (f) {
+		if (fscanf(f, "%d", &last) != 1 || last < 0 || last > 63)
+			last = 40;
+		fclose(f);
+	}
+	return last >= 63 ? ~0ULL : (1ULL << (last + 1)) - 1;
+}
+
+/*
+ * --cap-add/--cap-drop as bubblewrap applies them (bubblewrap's set starts from the caller's
+ * effective set for uid 0, empty otherwise, then each option in order).  The result is kept in the
+ * command's user namespace: bubblewrap's own when the argv makes one (every caller but root does),
+ * so root without --unshare-user, to whom bubblewrap leaves the host's capabilities, is refused.
+ */
+static int plan_caps(const struct dsh_bwrap_args *a, unsigned long long *ret, struct dsh_error **err)
+{
+	*ret = 0;
+	if (a->n_cap_ops == 0)
+		return 0; /* root's own set is dropped, as documented: the argv did not ask for it */
+	uid_t uid = getuid();
+	unsigned long long caps = dsh_bwrap_caps(a, uid == 0 ? effective_caps() : 0) & known_caps();
+	if (caps == 0)
+		return 0;
+	bool userns = a->unshare_user || a->unshare_user_try || uid != 0;
+	if (!userns)
+		return cannot(err, "--cap-add: run by root without --unshare-user, bubblewrap leaves the command "
+				   "capabilities in the host's user namespace; dshbox bwrap gives them only in a user "
+				   "namespace of its own (add --unshare-user)");
+	for (size_t i = 0; i < sizeof(ns_caps) / sizeof(ns_caps[0]); i++) {
+		bool matters = ns_caps[i].needs == 0 || (ns_caps[i].needs == NS_NET && a->unshare_net) ||
+			       (ns_caps[i].needs == NS_IPC && a->unshare_ipc) ||
+			       (ns_caps[i].needs == NS_PID && a->unshare_pid);
+		if (matters && (caps & (1ULL << ns_caps[i].cap)))
+			return cannot(err, "--cap-add %s: acts on %s, which bubblewrap's user namespace owns and the "
+					   "nested one dshbox bwrap keeps capabilities in does not (add --cap-drop %s)",
+				      ns_caps[i].name, ns_caps[i].what, ns_caps[i].name);
+	}
+	*ret = caps;
+	return 0;
+}
+
+/* --mqueue shows the message queues of the IPC namespace the command is in. */
+static int check_mqueue(const struct dsh_bwrap_args *a, struct dsh_error **err)
+{
+	for (size_t i = 0; i < a->n_ops; i++)
+		if (a->ops[i].kind == DSH_BWRAP_MQUEUE && !a->unshare_ipc)
+			return cannot(err, "--mqueue %s: without --unshare-ipc bubblewrap mounts the caller's message "
+					   "queues (run by root) or fails; dshbox bwrap mounts those of an IPC namespace "
+					   "of the sandbox's own only (add --unshare-ipc)", a->ops[i].dest);
 	return 0;
 }
 
@@ -103,7 +198,8 @@ static bool is_bind(enum dsh_bwrap_op_kind k)
 	return k == DSH_BWRAP_BIND || k == DSH_BWRAP_RO_BIND || k == DSH_BWRAP_DEV_BIND;
 }
 
-/* A bind's source must exist (bubblewrap's wording when it does not); a -try source is skipped. */
+/* A bind's source must exist (bubblewrap's wording when it does not); a -try source that does not
+   is skipped: 1.  The failure is never -ENOENT, which would read as the skip to a caller. */
 static int check_source(const struct dsh_bwrap_op *op, struct dsh_error **err)
 {
 	struct stat st;
@@ -111,8 +207,9 @@ static int check_source(const struct dsh_bwrap_op *op, struct dsh_error **err)
 		return 0;
 	int e = errno;
 	if (e == ENOENT && op->try_)
-		return -ENOENT;
-	return dsh_err(err, DSH_ERR_USAGE, e, "Can't find source path %s: %s", op->source, strerror(e));
+		return 1;
+	int r = dsh_err(err, DSH_ERR_USAGE, e, "Can't find source path %s: %s", op->source, strerror(e));
+	return r < 0 ? r : -EINVAL;
 }
 
 /* The canonical path of a bind of a path onto itself, or NULL (then it is not a plan entry). */
@@ -186,9 +283,12 @@ static int add_ordered(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_op *op,
 	case DSH_BWRAP_CHMOD:
 		om.kind = DSH_OMOUNT_CHMOD;
 		break;
+	case DSH_BWRAP_MQUEUE:
+		om.kind = DSH_OMOUNT_MQUEUE;
+		om.perms = 0755;
+		break;
 	case DSH_BWRAP_PROC:
 	case DSH_BWRAP_DEV:
-	case DSH_BWRAP_MQUEUE:
 	default:
 		return cannot(err, "%s: not applied by dshbox bwrap yet", why);
 	}
@@ -254,8 +354,8 @@ static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_p
 		if (strcmp(op->dest, "/") == 0)
 			return cannot(err, "%s: a mount on / itself is not applied by dshbox bwrap yet (only --ro-bind / / "
 					   "first)", why);
-		if (is_bind(op->kind) && (r = check_source(op, err)) < 0) {
-			if (r != -ENOENT)
+		if (is_bind(op->kind) && (r = check_source(op, err)) != 0) {
+			if (r < 0)
 				return r;
 			r = 0;
 			continue;
@@ -265,8 +365,11 @@ static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_p
 			if (strcmp(op->dest, dev ? "/dev" : "/proc") != 0)
 				return cannot(err, "%s: not applied by dshbox bwrap yet (only %s)", why, dev ? "/dev" : "/proc");
 			*(dev ? &m->dev : &m->proc) = true;
+			bool mq = false;
+			for (size_t k = i + 1; dev && k < a->n_ops; k++)
+				mq |= a->ops[k].kind == DSH_BWRAP_MQUEUE && strcmp(a->ops[k].dest, "/dev/mqueue") == 0;
 			r = push_omount(bp, (struct dsh_omount){ .kind = dev ? DSH_OMOUNT_DEV : DSH_OMOUNT_PROC,
-								 .dest = op->dest, .fd = -1 },
+								 .dest = op->dest, .fd = -1, .dev_mqueue = mq },
 					why, err);
 			continue;
 		}
@@ -295,12 +398,35 @@ static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_p
  */
 static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, struct dsh_error **err)
 {
-	if (a->n_ops == 0 || a->ops[0].kind != DSH_BWRAP_RO_BIND || strcmp(a->ops[0].source, "/") != 0 ||
-	    strcmp(a->ops[0].dest, "/") != 0)
+	/*
+	 * bubblewrap mounts everything on a fresh root in argv order, so a --ro-bind / / covers every
+	 * operation before it: those happened inside the tmpfs it hides (sandbox-runtime binds its proxy
+	 * socket first).  They are checked as bubblewrap checks them (a missing source fails) and left
+	 * out; the tree starts at the last --ro-bind / /.
+	 */
+	size_t first = a->n_ops;
+	for (size_t i = 0; i < a->n_ops; i++)
+		if (a->ops[i].kind == DSH_BWRAP_RO_BIND && strcmp(a->ops[i].source, "/") == 0 &&
+		    strcmp(a->ops[i].dest, "/") == 0)
+			first = i;
+	if (first == a->n_ops)
 		return translate_new_root(a, bp, err);
 	struct dsh_mount_plan *m = bp->mounts;
+	int r;
+	for (size_t i = 0; i < first; i++) {
+		const struct dsh_bwrap_op *op = &a->ops[i];
+		if (op->dest[0] != '/')
+			return cannot(err, "%s %s: a relative destination is not applied by dshbox bwrap", opname(op),
+				      op->dest);
+		if (is_bind(op->kind) && (r = check_source(op, err)) < 0)
+			return r;
+		_cleanup_free_ char *n = NULL;
+		if (asprintf(&n, "left out %s %s: covered by the --ro-bind / / after it", opname(op), op->dest) < 0 ||
+		    dsh_mount_plan_note(m, n) < 0)
+			return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	}
 	m->ro_root = true;
-	int r = dsh_mount_plan_push(m, "/", DSH_MOUNT_RO_ROOT, "--ro-bind / /", err);
+	r = dsh_mount_plan_push(m, "/", DSH_MOUNT_RO_ROOT, "--ro-bind / /", err);
 	if (r < 0)
 		return r;
 	/* bubblewrap's --ro-bind / / is nodev (and nosuid) all the way down: device nodes of the host
@@ -309,7 +435,7 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 	if ((r = add_attr(bp, "/", MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID, 0, "--ro-bind / / (nodev)", err)) < 0)
 		return r;
 	bool have_ws = false, ordered = false;
-	for (size_t i = 1; i < a->n_ops; i++) {
+	for (size_t i = first + 1; i < a->n_ops; i++) {
 		const struct dsh_bwrap_op *op = &a->ops[i];
 		_cleanup_free_ char *why = NULL, *path = NULL;
 		if (asprintf(&why, "%s %s%s%s", opname(op), op->source ? op->source : "", op->source ? " " : "",
@@ -321,8 +447,8 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 		if (strcmp(op->dest, "/") == 0)
 			return cannot(err, "%s: a mount on / itself is not applied by dshbox bwrap yet (only --ro-bind / / "
 					   "first)", why);
-		if (is_bind(op->kind) && (r = check_source(op, err)) < 0) {
-			if (r != -ENOENT)
+		if (is_bind(op->kind) && (r = check_source(op, err)) != 0) {
+			if (r < 0)
 				return r;
 			_cleanup_free_ char *n = NULL;
 			if (asprintf(&n, "skipped %s: the source does not exist", why) < 0 || dsh_mount_plan_note(m, n) < 0)
@@ -384,6 +510,10 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 	   read-only root covers unless a fresh procfs is mounted (SPEC 3.3's pitfall). */
 	if (!m->proc)
 		return cannot(err, "--ro-bind / / without --proc /proc is not applied by dshbox bwrap yet");
+	/* dshbox's /dev is read-only once made: the mount point of --mqueue /dev/mqueue is made with it. */
+	for (size_t i = 0; m->dev && i < bp->n_ordered; i++)
+		if (bp->ordered[i].kind == DSH_OMOUNT_MQUEUE && strcmp(bp->ordered[i].dest, "/dev/mqueue") == 0)
+			m->dev_mqueue = true;
 	if (m->dev) {
 		/* Right after the nodev pass, before the operations in argv order. */
 		if ((r = add_attr(bp, "/dev", 0, MOUNT_ATTR_NODEV, "--dev /dev (its devices)", err)) < 0)
@@ -407,7 +537,7 @@ static int add_socket_masks(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_ar
 			continue; /* absent: nothing to mask */
 		/* A socket the argv binds in stays reachable: an addition never takes what the argv gives. */
 		bool bound = false;
-		for (size_t k = 1; k < a->n_ops; k++)
+		for (size_t k = 0; k < a->n_ops; k++)
 			if ((a->ops[k].kind == DSH_BWRAP_BIND || a->ops[k].kind == DSH_BWRAP_RO_BIND) &&
 			    strcmp(a->ops[k].dest, "/") != 0 &&
 			    (dsh_path_is_beneath(real, a->ops[k].dest) || dsh_path_is_beneath(socks[i], a->ops[k].dest)))
@@ -433,6 +563,18 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 		return dsh_err_sys(err, ENOMEM, "bwrap plan");
 	bp->strict = s->strict;
 	bp->chdir_given = a->chdir != NULL;
+	bp->pass_fds = s->pass_fds;
+	bp->n_pass_fds = s->n_pass_fds;
+	bp->user_seccomp = s->user_seccomp;
+	bp->n_user_seccomp = s->n_user_seccomp;
+	bp->argv0 = a->argv0;
+	bp->info_fd = a->info_fd;
+	bp->json_status_fd = a->json_status_fd;
+	bool listed[6] = { a->unshare_cgroup || a->unshare_cgroup_try, a->unshare_ipc, true, a->unshare_net,
+			   a->unshare_pid, a->unshare_uts };
+	memcpy(bp->list_ns, listed, sizeof(listed));
+	if ((r = plan_caps(a, &bp->caps, err)) < 0 || (r = check_mqueue(a, err)) < 0)
+		goto fail;
 	dsh_config_init(&bp->config);
 	if (!(bp->mounts = dsh_mount_plan_new())) {
 		r = dsh_err_sys(err, ENOMEM, "bwrap plan");
@@ -464,7 +606,20 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 		goto fail;
 	dsh_mount_plan_sort(bp->mounts);
 	bp->new_net = a->unshare_net;
+	bp->new_uts = a->unshare_uts;
+	bp->new_ipc = a->unshare_ipc || !s->strict;
+	/* Every kernel dshbox runs on has cgroup namespaces (4.6): -try always finds one. */
+	bp->new_cgroup = a->unshare_cgroup || a->unshare_cgroup_try;
+	/* --uid/--gid: the nested user namespace maps them to the caller's ids, as bubblewrap's does. */
+	bp->inner_uid = a->have_uid ? a->uid : getuid();
+	bp->inner_gid = a->have_gid ? a->gid : getgid();
+	bp->inner_ids = bp->inner_uid != getuid() || bp->inner_gid != getgid();
+	bp->hostname = a->hostname;
 
+	/* bubblewrap lets the command make user namespaces unless the argv says --disable-userns
+	   (sandbox-runtime's seccomp helper makes one): the list then allows them and the mount calls a
+	   sandbox inside needs, while dshbox's own mounts stay locked. */
+	bp->nested_userns = !a->disable_userns && !a->assert_userns_disabled;
 	int abi = s->strict ? 0 : dsh_landlock_abi();
 	bp->landlock = abi >= 1;
 	if (bp->landlock &&
@@ -475,8 +630,18 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	for (size_t i = 0; bp->landlock && bp->writable && bp->writable[i]; i++)
 		if ((r = dsh_landlock_spec_add(&bp->ll, bp->writable[i], -1, dsh_landlock_fs_rw(abi), err)) < 0)
 			goto fail;
+	if (bp->landlock && bp->nested_userns) {
+		/* A sandbox inside writes its id maps in /proc and mounts its own tree, and Landlock's file
+		   layer refuses both: an addition must not take what the argv allows.  The locked mount tree
+		   stays the wall; only the scopes remain (ABI 6). */
+		dsh_landlock_spec_clear(&bp->ll);
+		dsh_landlock_spec_init(&bp->ll, abi);
+		bp->ll.handled_fs = 0;
+		bp->landlock = bp->ll.scoped != 0;
+	}
+	struct dsh_seccomp_opts so = { .nested_sandbox = bp->nested_userns };
 	if (!s->strict || a->disable_userns || a->assert_userns_disabled || a->new_session)
-		if ((r = dsh_seccomp_compile(NULL, &bp->seccomp, err)) < 0)
+		if ((r = dsh_seccomp_compile(&so, &bp->seccomp, err)) < 0)
 			goto fail;
 	if (bp->opts.runtime_broker) {
 		bp->broker = (struct dsh_broker){ .policy = bp->policy };
@@ -489,21 +654,31 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	char ***d = &bp->defaults;
 	r = 0;
 	if (bp->seccomp.insns)
-		r |= dsh_strv_push(d, "seccomp: dshbox's deny list (mount family, new user namespaces, keyctl, bpf, "
-				      "TIOCSTI, ...; refusals are EPERM)");
+		r |= dsh_strv_push(d, bp->nested_userns
+					      ? "seccomp: dshbox's deny list (keyctl, bpf, TIOCSTI, ...; refusals are EPERM); "
+						"new user namespaces and their mounts stay allowed, as under bubblewrap"
+					      : "seccomp: dshbox's deny list (mount family, new user namespaces, keyctl, bpf, "
+						"TIOCSTI, ...; refusals are EPERM)");
 	if (bp->notify.insns)
 		r |= dsh_strv_push(d, "runtime broker (SPEC 3.12): creations, renames, removals and metadata changes "
 				      "carried out by the broker");
-	if (!s->strict)
+	if (!s->strict && !a->unshare_ipc)
 		r |= dsh_strv_push(d, "namespace: ipc");
 	if (!a->unshare_pid)
 		r |= dsh_strv_push(d, "namespace: pid (always: dshbox's init reaps and forwards signals)");
 	if (bp->opts.protect_sockets)
 		r |= dsh_strv_push(d, "host daemon sockets masked (docker, podman, the session bus, ssh and gpg "
 				      "agents), except those the argv binds");
-	if (bp->landlock)
+	if (bp->landlock && bp->nested_userns)
+		r |= dsh_strv_push(d, "Landlock scopes only (signals and abstract sockets outside the sandbox): its file "
+				      "layer would refuse the id maps and mounts of a user namespace made inside");
+	else if (bp->landlock)
 		r |= dsh_strv_push(d, "Landlock (second wall): writes beneath the argv's writable destinations (and the policy's /tmp and $TMPDIR)");
-	r |= dsh_strv_push(d, "capabilities: all dropped; no_new_privs; mounts locked in a nested user namespace");
+	if (bp->caps)
+		r |= dsh_strv_pushf(d, "capabilities: only the argv's (%#llx), held in the nested user namespace; "
+				       "no_new_privs; mounts locked there", bp->caps);
+	else
+		r |= dsh_strv_push(d, "capabilities: all dropped; no_new_privs; mounts locked in a nested user namespace");
 	if (r < 0) {
 		r = dsh_err_sys(err, ENOMEM, "bwrap plan");
 		goto fail;
@@ -524,8 +699,9 @@ char *dsh_bwrap_plan_render(const struct dsh_bwrap_plan *bp)
 {
 	struct dsh_buf b = { 0 };
 	dsh_buf_addf(&b, "backend: linux-ns (dshbox bwrap%s)\n", bp->strict ? ", --dshbox-compat=strict" : "");
-	dsh_buf_addf(&b, "namespaces: user mount pid%s%s\n", bp->strict ? "" : " ipc",
-		     bp->new_net ? " net (loopback only)" : "");
+	dsh_buf_addf(&b, "namespaces: user mount pid%s%s%s%s%s%s\n", bp->new_ipc ? " ipc" : "",
+		     bp->new_net ? " net (loopback only)" : "", bp->new_cgroup ? " cgroup" : "", bp->new_uts ? " uts" : "",
+		     bp->hostname ? " hostname " : "", bp->hostname ? bp->hostname : "");
 	for (size_t i = 0; bp->defaults && bp->defaults[i]; i++)
 		dsh_buf_addf(&b, "dshbox adds: %s\n", bp->defaults[i]);
 	dsh_buf_addf(&b, "mounts: %zu\n", bp->mounts->n);
@@ -540,17 +716,75 @@ char *dsh_bwrap_plan_render(const struct dsh_bwrap_plan *bp)
 	return dsh_buf_steal(&b);
 }
 
+/*
+ * --info-fd and the first line of --json-status-fd, bubblewrap's JSON: init's pid as the caller sees
+ * it and the inode numbers of the namespaces, written by init once they are final (the command's).
+ * init then closes its copies; the supervisor closed its --info-fd copy after the clone, so the
+ * reader sees the end there.
+ */
+static int write_info(void *data, pid_t pid, struct dsh_error **err)
+{
+	struct dsh_bwrap_plan *bp = data;
+	struct dsh_buf lines = { 0 }, inline_ = { 0 };
+	dsh_buf_addf(&lines, "{\n    \"child-pid\": %d", (int)pid);
+	dsh_buf_addf(&inline_, "{ \"child-pid\": %d", (int)pid);
+	for (size_t i = 0; i < 6; i++) {
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_names[i]);
+		if (!bp->list_ns[i] || stat(path, &st) < 0)
+			continue;
+		dsh_buf_addf(&lines, ",\n    \"%s-namespace\": %ju", ns_names[i], (uintmax_t)st.st_ino);
+		dsh_buf_addf(&inline_, ", \"%s-namespace\": %ju", ns_names[i], (uintmax_t)st.st_ino);
+	}
+	dsh_buf_add(&lines, "\n}\n");
+	dsh_buf_add(&inline_, " }\n");
+	_cleanup_free_ char *a = dsh_buf_steal(&lines), *b = dsh_buf_steal(&inline_);
+	if (!a || !b)
+		return dsh_err_sys(err, ENOMEM, "--info-fd");
+	int r = 0;
+	if (bp->info_fd >= 0) {
+		if (dsh_write_all(bp->info_fd, a, strlen(a)) < 0)
+			r = dsh_err_sys(err, errno, "Write to info_fd");
+		close(bp->info_fd);
+	}
+	if (r >= 0 && bp->json_status_fd >= 0) {
+		if (dsh_write_all(bp->json_status_fd, b, strlen(b)) < 0)
+			r = dsh_err_sys(err, errno, "Write to json_status_fd");
+		close(bp->json_status_fd);
+	}
+	return r;
+}
+
 int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const *envp,
 		       struct dsh_run_result *ret, struct dsh_error **err)
 {
-	struct dsh_run_request req = { .argv = argv, .envp = envp };
+	/* --argv0: the command is looked up by its name and told another (bubblewrap's execvp). */
+	_cleanup_free_ char **told = NULL;
+	if (bp->argv0 && argv[0]) {
+		size_t n = 0;
+		while (argv[n])
+			n++;
+		if (!(told = calloc(n + 1, sizeof(*told))))
+			return dsh_err_sys(err, ENOMEM, "--argv0");
+		memcpy(told, argv, n * sizeof(*told));
+		told[0] = (char *)bp->argv0;
+	}
+	struct dsh_run_request req = { .argv = told ? told : argv, .envp = envp, .preserve_fds = bp->pass_fds,
+				       .n_preserve_fds = bp->n_pass_fds };
 	struct dsh_sandbox_spec spec = {
 		.policy = bp->policy,
 		.opts = &bp->opts,
 		.mounts = bp->mounts,
 		.req = &req,
 		.new_net = bp->new_net,
-		.share_ipc = bp->strict,
+		.share_ipc = !bp->new_ipc,
+		.new_uts = bp->new_uts,
+		.new_cgroup = bp->new_cgroup,
+		.inner_ids = bp->inner_ids,
+		.inner_uid = bp->inner_uid,
+		.inner_gid = bp->inner_gid,
+		.hostname = bp->hostname,
 		.uid = getuid(),
 		.gid = getgid(),
 		.landlock = bp->landlock ? &bp->ll : NULL,
@@ -561,6 +795,14 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		.n_ordered = bp->n_ordered,
 		.ordered_creatable = bp->creatable,
 		.cwd_fallback = !bp->chdir_given,
+		.keep_caps = bp->caps,
+		.extra_seccomp = bp->user_seccomp,
+		.n_extra_seccomp = bp->n_user_seccomp,
+		.exec_name = told ? argv[0] : NULL,
+		.on_locked = bp->info_fd >= 0 || bp->json_status_fd >= 0 ? write_info : NULL,
+		.on_locked_data = bp,
+		.close_after_spawn = bp->info_fd >= 0 ? &bp->info_fd : NULL,
+		.n_close_after_spawn = bp->info_fd >= 0 ? 1 : 0,
 	};
 	return dsh_sandbox_run(&spec, ret, err);
 }

@@ -19,6 +19,7 @@
 
 #include "dshbox/backend.h"
 #include "supervisor/bwrap_args.h"
+#include "supervisor/seccomp.h"
 
 struct dsh_bwrap_plan;
 
@@ -28,6 +29,14 @@ struct dsh_bwrap_settings {
 	bool strict;
 	char *const *envp;  /* the caller's environment */
 	const char *cwd;    /* the caller's current directory (absolute) */
+	/* Descriptors above 2 the command inherits, as bubblewrap passes the caller's on (those the
+	   argv's options consume left out).  Borrowed: they must outlive the plan. */
+	const int *pass_fds;
+	size_t n_pass_fds;
+	/* --seccomp FD / --add-seccomp-fd FD: the programs read from them, loaded in order after
+	   dshbox's own list.  Borrowed. */
+	const struct dsh_seccomp_prog *user_seccomp;
+	size_t n_user_seccomp;
 };
 
 /*

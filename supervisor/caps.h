@@ -23,6 +23,14 @@ struct dsh_caps_result {
 };
 
 int dsh_caps_drop_all(struct dsh_caps_result *ret, struct dsh_error **err);
+/*
+ * dshbox bwrap --cap-add: every set but `keep` (bit N: capability N) cleared, as bubblewrap leaves
+ * the command its requested set — effective, permitted, inheritable, bounding and ambient (so that
+ * it survives execve under no_new_privs) — with the securebits locked as dsh_caps_drop_all locks
+ * them, but for the ambient raise, which has to happen after.  Needs CAP_SETPCAP (the linux-ns
+ * child has every capability of its namespace).
+ */
+int dsh_caps_keep(unsigned long long keep, struct dsh_error **err);
 /* True when no capability is left in any set (effective, permitted, inheritable, ambient;
    and bounding when bounding_too). */
 bool dsh_caps_none_left(bool bounding_too);

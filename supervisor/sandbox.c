@@ -530,6 +530,8 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	report[1] = -1;
 	close(status[1]);
 	status[1] = -1;
+	for (size_t i = 0; i < spec->n_close_after_spawn; i++)
+		close(spec->close_after_spawn[i]);
 	if (ctx.keeper_fds[0] >= 0) {
 		close(ctx.keeper_fds[0]);
 		ctx.keeper_fds[0] = -1;

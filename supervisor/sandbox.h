@@ -38,6 +38,9 @@ struct dsh_sandbox_spec {
 	const struct dsh_run_request *req;
 	bool new_net;           /* own network namespace, loopback only */
 	bool share_ipc;         /* keep the caller's IPC namespace (dshbox bwrap --dshbox-compat=strict) */
+	bool new_uts;           /* dshbox bwrap --unshare-uts: a UTS namespace of the sandbox's own */
+	const char *hostname;   /* dshbox bwrap --hostname: set in it; NULL: the caller's name stays */
+	bool new_cgroup;        /* dshbox bwrap --unshare-cgroup(-try): a cgroup namespace of its own */
 	/* dshbox bwrap: operations applied in argv order after the mount plan, before the lock; mount
 	   points made only beneath the tmpfs roots listed in ordered_creatable and those it mounts. */
 	const struct dsh_omount *ordered;
@@ -46,13 +49,35 @@ struct dsh_sandbox_spec {
 	/* dshbox bwrap without --chdir: when the current directory does not exist inside (a new root),
 	   $HOME of the command's environment, then "/", as bubblewrap does. */
 	bool cwd_fallback;
+	/* dshbox bwrap --cap-add: the capabilities (bit N: capability N) the command keeps in the
+	   nested user namespace, as bubblewrap keeps them in its own; 0: all dropped. */
+	unsigned long long keep_caps;
 	uid_t uid;              /* the caller's ids, mapped to themselves */
 	gid_t gid;
+	/* dshbox bwrap --info-fd/--json-status-fd: called by init once the namespaces are final (after
+	   the lock, capabilities still held), with init's pid as the caller sees it.  A failure fails
+	   the setup.  NULL: none. */
+	int (*on_locked)(void *data, pid_t outer_pid, struct dsh_error **err);
+	void *on_locked_data;
+	/* Descriptors the supervisor closes once init has its copies (so that a reader of what init
+	   writes there sees the end when init closes them). */
+	const int *close_after_spawn;
+	size_t n_close_after_spawn;
+	/* dshbox bwrap --argv0: the program looked up and run, req->argv[0] being what it is told. */
+	const char *exec_name;
+	/* dshbox bwrap --uid/--gid: the ids the command has in the nested user namespace, mapped to
+	   the caller's (only when inner_ids). */
+	bool inner_ids;
+	uid_t inner_uid;
+	gid_t inner_gid;
 	/* The landlock backend: a plain fork, the namespace stages skipped, and an init that is a
 	   child subreaper and kills whatever the command left behind (no pid namespace does it). */
 	bool no_namespaces;
 	const struct dsh_landlock_spec *landlock; /* built before fork; NULL: no Landlock stage */
 	const struct dsh_seccomp_prog *seccomp;   /* compiled before fork; NULL: no seccomp stage */
+	/* dshbox bwrap --seccomp/--add-seccomp-fd: the caller's programs, loaded in order after. */
+	const struct dsh_seccomp_prog *extra_seccomp;
+	size_t n_extra_seccomp;
 	/* The runtime broker (SPEC 3.12): its filter, loaded by the command just before seccomp, and
 	   the broker init serves it with.  NULL: runtimeBroker off. */
 	const struct dsh_seccomp_prog *notify;
@@ -84,6 +109,7 @@ struct dsh_stage_ctx {
 	} clock[32];
 	int fg_tty;                 /* the terminal whose foreground init takes for the sandbox, or -1 */
 	int *ordered_sources;       /* dshbox bwrap: bind sources cloned before the plan is applied */
+	pid_t outer_pid;            /* init's pid in the caller's pid namespace (spec->on_locked only) */
 };
 
 struct dsh_stage {
@@ -101,6 +127,9 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 
 /* Look argv[0] up in envp's PATH and execve it; returns only on failure (126/127 in *ret_exit). */
 int dsh_exec_command(char *const *argv, char *const *envp, int *ret_exit, struct dsh_error **err);
+/* The same, name looked up and run, argv as given (dshbox bwrap --argv0). */
+int dsh_exec_command_as(const char *name, char *const *argv, char *const *envp, int *ret_exit,
+			struct dsh_error **err);
 
 /* Mark every descriptor above 2 close-on-exec, except those listed (which lose the flag). */
 int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err);

@@ -6,6 +6,7 @@
 #include <linux/close_range.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,21 @@
 
 /* ---- INIT stages: pid 1 of the sandbox, full capabilities in its own user namespace ---- */
 
+/* Before any mount: /proc is still the caller's procfs, where /proc/self names init as the caller
+   sees it (dshbox bwrap --info-fd reports that pid). */
+static int st_outer_pid(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (!c->spec->on_locked)
+		return 0;
+	char buf[32];
+	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return dsh_err_sys(err, n < 0 ? errno : EIO, "readlink /proc/self");
+	buf[n] = 0;
+	c->outer_pid = (pid_t)atoi(buf);
+	return 0;
+}
+
 static int st_id_maps(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	return dsh_userns_map_self(c->spec->uid, c->spec->gid, err);
@@ -47,6 +63,27 @@ static int st_network(struct dsh_stage_ctx *c, struct dsh_error **err)
 	if (!c->spec->new_net)
 		return 0;
 	return dsh_net_loopback_up(err);
+}
+
+/* dshbox bwrap --unshare-uts [--hostname NAME]: made by init, owned by the sandbox's user namespace. */
+static int st_uts(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (!c->spec->new_uts)
+		return 0;
+	if (unshare(CLONE_NEWUTS) < 0)
+		return dsh_err_sys(err, errno, "unshare(CLONE_NEWUTS)");
+	const char *h = c->spec->hostname;
+	if (h && sethostname(h, strlen(h)) < 0)
+		return dsh_err_sys(err, errno, "sethostname '%s'", h);
+	return 0;
+}
+
+/* dshbox bwrap --unshare-cgroup(-try): rooted at init's cgroup, owned by the sandbox's user namespace. */
+static int st_cgroup(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (c->spec->new_cgroup && unshare(CLONE_NEWCGROUP) < 0)
+		return dsh_err_sys(err, errno, "unshare(CLONE_NEWCGROUP)");
+	return 0;
 }
 
 static int st_mounts(struct dsh_stage_ctx *c, struct dsh_error **err)
@@ -87,7 +124,17 @@ static int st_lock(struct dsh_stage_ctx *c, struct dsh_error **err)
 	int keep = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC); // cppcheck-suppress resourceLeak
 	if (keep < 0)
 		return dsh_err_sys(err, errno, "open /proc/self/ns/mnt");
+	if (c->spec->inner_ids)
+		return dsh_userns_lock_as(c->spec->inner_uid, c->spec->inner_gid, c->spec->uid, c->spec->gid, err);
 	return dsh_userns_lock(c->spec->uid, c->spec->gid, err);
+}
+
+/* The namespaces are final: dshbox bwrap's --info-fd/--json-status-fd report them. */
+static int st_on_locked(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (!c->spec->on_locked)
+		return 0;
+	return c->spec->on_locked(c->spec->on_locked_data, c->outer_pid, err);
 }
 
 /*
@@ -171,7 +218,8 @@ static int st_no_new_privs(struct dsh_stage_ctx *c, struct dsh_error **err)
  */
 static int st_caps(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	(void)c;
+	if (c->spec->keep_caps)
+		return dsh_caps_keep(c->spec->keep_caps, err);
 	return dsh_caps_drop_all(NULL, err);
 }
 
@@ -264,9 +312,12 @@ static int st_broker(struct dsh_stage_ctx *c, struct dsh_error **err)
 /* Last before exec: after it, even the stages above could not run. */
 static int st_seccomp(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	if (!c->spec->seccomp)
-		return 0;
-	return dsh_seccomp_load(c->spec->seccomp, err);
+	int r = 0;
+	if (c->spec->seccomp)
+		r = dsh_seccomp_load(c->spec->seccomp, err);
+	for (size_t i = 0; r >= 0 && i < c->spec->n_extra_seccomp; i++)
+		r = dsh_seccomp_load(&c->spec->extra_seccomp[i], err);
+	return r;
 }
 
 static int st_exec(struct dsh_stage_ctx *c, struct dsh_error **err)
@@ -276,7 +327,8 @@ static int st_exec(struct dsh_stage_ctx *c, struct dsh_error **err)
 	if (setrlimit(RLIMIT_CORE, &c->caller_core) < 0)
 		return dsh_err_sys(err, errno, "setrlimit(RLIMIT_CORE)");
 	sigprocmask(SIG_SETMASK, &c->caller_mask, NULL);
-	int r = dsh_exec_command(c->spec->req->argv, c->spec->req->envp, &c->exec_exit, err);
+	const char *name = c->spec->exec_name ? c->spec->exec_name : c->spec->req->argv[0];
+	int r = dsh_exec_command_as(name, c->spec->req->argv, c->spec->req->envp, &c->exec_exit, err);
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
@@ -288,12 +340,16 @@ static int st_exec(struct dsh_stage_ctx *c, struct dsh_error **err)
  * skipped by the landlock backend, which makes no namespace.
  */
 const struct dsh_stage dsh_stages[] = {
+	{ "outer pid", DSH_STAGE_INIT, true, st_outer_pid },
 	{ "id maps", DSH_STAGE_INIT, true, st_id_maps },
 	{ "propagation", DSH_STAGE_INIT, true, st_propagation },
 	{ "network", DSH_STAGE_INIT, true, st_network },
+	{ "uts", DSH_STAGE_INIT, true, st_uts },
+	{ "cgroup", DSH_STAGE_INIT, true, st_cgroup },
 	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
 	{ "ordered mounts", DSH_STAGE_INIT, true, st_ordered_mounts },
 	{ "lock", DSH_STAGE_INIT, true, st_lock },
+	{ "info", DSH_STAGE_INIT, true, st_on_locked },
 	{ "keeper", DSH_STAGE_INIT, true, st_keeper },
 	/* Taken by init, which the command inherits them from: init is the broker, and the broker has
 	   exactly the command's rights (SPEC 3.12) — no capability, the same Landlock domain. */
@@ -361,7 +417,12 @@ int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err
 
 int dsh_exec_command(char *const *argv, char *const *envp, int *ret_exit, struct dsh_error **err)
 {
-	const char *name = argv[0];
+	return dsh_exec_command_as(argv[0], argv, envp, ret_exit, err);
+}
+
+int dsh_exec_command_as(const char *name, char *const *argv, char *const *envp, int *ret_exit,
+			struct dsh_error **err)
+{
 	*ret_exit = 127;
 	if (!name || !*name)
 		return dsh_err(err, DSH_ERR_USAGE, ENOENT, "empty command name");

@@ -19,6 +19,8 @@ $SUDO apt-get update -qq
 # windows:    the mingw-w64 cross compiler (make windows)
 # man:        man-db, so that `man ./man/dshbox.1` works
 # workloads:  python3-venv (a virtual environment built inside dshbox run, tests/integration)
+# srt:        nodejs, npm, socat, ripgrep and curl: Anthropic's sandbox-runtime through dshbox bwrap
+#             (tests/srt/run.sh); npm only where no nodejs of another origin already brings it
 # package:    dpkg-dev (dpkg-buildpackage), debhelper and dh-apparmor (debian/rules), apparmor
 #             (apparmor_parser: make check-apparmor, and debian/rules decides on the profile with
 #             it), lintian (make deb checks the packages)
@@ -29,6 +31,8 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
 	util-linux iproute2 procps strace gdb \
 	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 \
 	man-db \
-	python3-venv \
+	python3-venv nodejs socat ripgrep curl \
 	dpkg-dev debhelper dh-apparmor apparmor lintian >/dev/null
+command -v npm >/dev/null 2>&1 ||
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null
 echo "dshbox: dependencies installed"

@@ -2,7 +2,7 @@
 /*
  * Ways out of what a bubblewrap argv sets up, tried from inside `dshbox bwrap` and judged on the
  * host: the argv's read-only binds and tmpfs masks cannot be undone (remount, mount_setattr,
- * umount, the new mount API, nested user namespaces), a root built from nothing gives no way back
+ * umount, the new mount API, from nested user namespaces too, with --cap-add CAP_SETFCAP too), a root built from nothing gives no way back
  * to the host's tree, and dshbox bwrap never makes a name on the host to place a mount.
  */
 #include <errno.h>
@@ -115,14 +115,61 @@ Test(bwrap_escape, umount_a_tmpfs_over_a_secret)
 	host_unchanged();
 }
 
-Test(bwrap_escape, new_mount_api_and_nested_user_namespaces)
+Test(bwrap_escape, new_mount_api)
 {
 	struct dsh_proc r;
 	run(&r, shape, "mountapi", NULL);
 	EXPECT(&r, "fsopen=EPERM", "fsmount=EPERM", "open_tree=EPERM", "mount_setattr=EPERM", "pivot_root=EPERM",
 	       "mount=EPERM");
 	dsh_proc_clear(&r);
-	run(&r, shape, "userns", NULL);
+	host_unchanged();
+}
+
+/*
+ * bubblewrap lets the command make user namespaces (sandbox-runtime's seccomp helper does), and so
+ * does dshbox bwrap; the argv's mounts stay locked in them: the read-only bind cannot be unmounted,
+ * / cannot be remounted read-write, no bind uncovers anything, the tmpfs over the secret holds.
+ * The same with the capability sandbox-runtime keeps for its helper (CAP_SETFCAP).
+ */
+static void nested_attacks(const char *const *words)
+{
+	struct dsh_proc r;
+	run(&r, words, "userns", NULL);
+	EXPECT(&r, "unshare_user=ok");
+	dsh_proc_clear(&r);
+	_cleanup_free_ char *target = at("bindtarget");
+	cr_assert_eq(mkdir(target, 0777), 0);
+	run(&r, words, "unshare", "WS", "ro/file", "WS/bindtarget", "WS/ro/file", NULL);
+	EXPECT(&r, "unshare_Urm=ok", "umount=EINVAL", "remount_rw=EPERM", "bind=EINVAL");
+	dsh_proc_clear(&r);
+	run(&r, words, "unshare", "WS", "secret/key", "WS/bindtarget", "WS/secret/key", NULL);
+	EXPECT(&r, "unshare_Urm=ok", "remount_rw=EPERM", "bind=EINVAL", "read_secret=ENOENT");
+	cr_expect_null(strstr(r.out, "the secret"), "%s", r.out);
+	dsh_proc_clear(&r);
+	rmdir(target);
+	host_unchanged();
+}
+
+Test(bwrap_escape, nested_user_namespaces_keep_the_mounts_locked)
+{
+	nested_attacks(shape);
+}
+
+Test(bwrap_escape, nested_user_namespaces_with_cap_setfcap_keep_the_mounts_locked)
+{
+	const char *const withcap[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-user",
+					"--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP", "--proc", "/proc", "--bind",
+					"WS", "WS", "--ro-bind", "WS/ro", "WS/ro", "--tmpfs", "WS/secret", NULL };
+	nested_attacks(withcap);
+}
+
+/* --disable-userns: no user namespace can be made inside. */
+Test(bwrap_escape, disable_userns_refuses_nested_user_namespaces)
+{
+	const char *const off[] = { "--ro-bind", "/", "/", "--unshare-user", "--disable-userns", "--proc", "/proc",
+				    "--bind", "WS", "WS", "--ro-bind", "WS/ro", "WS/ro", NULL };
+	struct dsh_proc r;
+	run(&r, off, "userns", NULL);
 	EXPECT(&r, "unshare_user=EPERM", "unshare_mnt=EPERM", "clone_newuser=EPERM");
 	dsh_proc_clear(&r);
 	host_unchanged();
@@ -168,4 +215,21 @@ Test(bwrap_escape, no_name_is_made_on_the_host)
 	_cleanup_free_ char *a = at("made-by-bwrap"), *b = at("dir-by-bwrap");
 	cr_expect(lstat(a, &st) < 0 && errno == ENOENT, "a mount point was made on the host");
 	cr_expect(lstat(b, &st) < 0 && errno == ENOENT, "a directory was made on the host");
+}
+
+/* --uid 0: root by number in its user namespace, without a capability: the mounts still hold. */
+Test(bwrap_escape, uid_0_inside_gets_no_capability)
+{
+	const char *const root[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-user", "--uid",
+				     "0", "--gid", "0", "--proc", "/proc", "--bind", "WS", "WS", "--ro-bind", "WS/ro",
+				     "WS/ro", "--tmpfs", "WS/secret", NULL };
+	struct dsh_proc r;
+	run(&r, root, "remount", "WS/ro", "WS/ro/file", NULL);
+	EXPECT(&r, "remount_rw=EPERM", "remount_rw_plain=EPERM", "setattr_rw=EPERM", "write_after=EROFS");
+	dsh_proc_clear(&r);
+	run(&r, root, "umount", "WS/secret", "WS/secret/key", NULL);
+	EXPECT(&r, "umount=EPERM", "umount_detach=EPERM", "read_after=ENOENT");
+	cr_expect_null(strstr(r.out, "the secret"), "%s", r.out);
+	dsh_proc_clear(&r);
+	host_unchanged();
 }

@@ -7,6 +7,8 @@
  * and the same failure lines.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -166,11 +168,13 @@ Test(bwrap, exit_status_and_signal_pass_through)
 
 Test(bwrap, dshbox_failures_are_one_bwrap_line_and_exit_1)
 {
-	char *cases[][10] = {
+	char *cases[][14] = {
 		{ "--frobnicate", "true", NULL },
 		{ "--bind", "/a", NULL },
 		{ "--ro-bind", "/", "/", "--hostname", "h", "--unshare-uts", "true", NULL },
-		{ "--ro-bind", "/", "/", "--cap-add", "CAP_SETFCAP", "true", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--unshare-user", "--cap-add", "CAP_SYS_ADMIN", "true", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--unshare-user", "--unshare-net", "--cap-add", "ALL",
+		  "--cap-drop", "CAP_SYS_ADMIN", "true", NULL },
 		{ "--ro-bind", "/", "/", "--mqueue", "/dev/mqueue", "true", NULL },
 		{ "--dev-bind", "/", "/", "--proc", "/proc", "true", NULL },
 		{ "--ro-bind", "/", "/", "--proc", "/proc", "--bind", "/var/tmp", "/", "true", NULL },
@@ -356,7 +360,7 @@ Test(bwrap_vs_bubblewrap, failure_lines_and_exit_codes)
 {
 	const char *bw = real_bwrap();
 	require_sandbox();
-	char *cases[][12] = {
+	char *cases[][14] = {
 		{ "--frobnicate", "true", NULL },
 		{ "--bind", "/a", NULL },
 		{ "--perms", "0700", "--bind", "/", "/", "true", NULL },
@@ -368,6 +372,14 @@ Test(bwrap_vs_bubblewrap, failure_lines_and_exit_codes)
 		{ "--ro-bind", "/", "/", "--hostname", "h", "true", NULL },
 		{ "--ro-bind", "/", "/", "--as-pid-1", "true", NULL },
 		{ "--ro-bind", "/", "/", "--chmod", "99", "/x", "true", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--bind", "/nonexistent-dshbox", "/nonexistent-dshbox", "true",
+		  NULL },
+		{ "--bind", "/nonexistent-dshbox", "/x", "--ro-bind", "/", "/", "--proc", "/proc", "true", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--seccomp", "299", "true", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--uid", "5", "--gid", "6", "/bin/sh", "-c", "id -u; id -g",
+		  NULL },
+		{ "--cap-add", "setfcap", "true", NULL },
+		{ "--ro-bind", "/", "/", "--cap-drop", "cap_frob", "true", NULL },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct dsh_proc theirs, ours;
@@ -404,6 +416,16 @@ Test(bwrap_vs_bubblewrap, later_mount_over_earlier_parent)
 {
 	const char *argv[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--ro-bind", "WS/sub", "WS/sub", "--bind",
 			       "WS", "WS", "--ro-bind", "WS/sub/deeper", "WS/sub/deeper", NULL };
+	compare_argv(argv);
+}
+
+/* sandbox-runtime's order: binds first, then --ro-bind / /, which covers them (the writable bind
+   and the tmpfs are gone again); what follows it counts. */
+Test(bwrap_vs_bubblewrap, ro_bind_root_after_other_operations)
+{
+	const char *argv[] = { "--bind", "WS", "WS", "--tmpfs", "OUT", "--bind-try", "/nonexistent-dshbox", "/x",
+			       "--ro-bind", "/", "/", "--bind", "WS/sub", "WS/sub", "--dev", "/dev", "--proc", "/proc",
+			       NULL };
 	compare_argv(argv);
 }
 
@@ -459,5 +481,343 @@ Test(bwrap_vs_bubblewrap, new_root_without_the_current_directory)
 	cr_expect_str_eq(ours.out, theirs.out);
 	cr_expect_str_eq(ours.err, theirs.err);
 	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
+}
+
+/*
+ * --cap-add/--cap-drop in order, as bubblewrap leaves them to the command (every set, the ambient
+ * one included, in the command's user namespace), and a user namespace made inside with them
+ * (sandbox-runtime's seccomp helper maps uid 0 there, which needs CAP_SETFCAP when the caller is
+ * root).  Without a cap option root keeps every capability under bubblewrap and none under
+ * dshbox (docs/bwrap.md): not compared.
+ */
+Test(bwrap_vs_bubblewrap, capabilities_and_nested_user_namespaces)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	const char *script = "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status;"
+			     " unshare -Ur cat /proc/self/uid_map | grep -q . && echo nested-ok; exit 3";
+	char *cases[][24] = {
+		{ "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-user", "--cap-drop", "ALL",
+		  "--cap-add", "CAP_SETFCAP", "--proc", "/proc", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--unshare-user", "--cap-add", "cap_chown", "--cap-add", "5",
+		  "--cap-drop", "ALL", "--cap-add", "Cap_Kill", "--cap-add", "cap_dac_override", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--unshare-user", "--cap-add", "ALL", "--cap-drop",
+		  "CAP_SYS_ADMIN", NULL },
+		{ "--ro-bind", "/", "/", "--proc", "/proc", "--unshare-user", "--cap-drop", "ALL", NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_strv_ char **args = dsh_strv_copy(cases[i]);
+		dsh_strv_push(&args, "--");
+		dsh_strv_push(&args, "/bin/sh");
+		dsh_strv_push(&args, "-c");
+		dsh_strv_push(&args, script);
+		struct dsh_proc theirs, ours;
+		run_args(bw, args, &theirs);
+		run_args(NULL, args, &ours);
+		cr_expect_eq(ours.exit_code, theirs.exit_code, "case %zu: dshbox %d, bwrap %d (%s)", i, ours.exit_code,
+			     theirs.exit_code, ours.err);
+		cr_expect_str_eq(ours.out, theirs.out, "case %zu:\n--- bwrap\n%s--- dshbox bwrap\n%s", i, theirs.out,
+				 ours.out);
+		if (i == 0) /* sandbox-runtime's argv: its helper's namespace must work, for root too */
+			cr_expect(strstr(ours.out, "nested-ok\n"), "no user namespace inside: %s", ours.err);
+		cr_expect_str_eq(ours.err, theirs.err, "case %zu", i);
+		dsh_proc_clear(&theirs);
+		dsh_proc_clear(&ours);
+	}
+}
+
+/*
+ * --cap-add without --unshare-user: bubblewrap leaves root the capabilities in the host's user
+ * namespace, which dshbox bwrap cannot give (refused); every other caller gets a user namespace
+ * from bubblewrap anyway, and the capability in it.
+ */
+Test(bwrap, cap_add_without_unshare_user)
+{
+	require_sandbox();
+	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--cap-add", "CAP_SETFCAP", "--", "/bin/sh", "-c",
+			 "grep ^CapEff: /proc/self/status", NULL };
+	struct dsh_proc r;
+	run_args(NULL, args, &r);
+	if (getuid() == 0) {
+		cr_expect_eq(r.exit_code, 1, "%s", r.err);
+		cr_expect_eq(dsh_count_lines_with_prefix(r.err, "bwrap: "), 1, "%s", r.err);
+		cr_expect(strstr(r.err, "--unshare-user"), "%s", r.err);
+	} else {
+		cr_expect_eq(r.exit_code, 0, "%s", r.err);
+		cr_expect_str_eq(r.out, "CapEff:\t0000000080000000\n");
+	}
+	dsh_proc_clear(&r);
+}
+
+/* The caller's descriptors reach the command, as bubblewrap passes them on; those the argv's
+   options consume (--file FD) do not. */
+Test(bwrap_vs_bubblewrap, inherited_descriptors)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/file", ws);
+	struct dsh_proc theirs, ours;
+	for (int k = 0; k < 2; k++) {
+		/* Numbers far above what the test runner holds. */
+		int f = open(p, O_RDONLY), d = open(p, O_RDONLY);
+		cr_assert(f >= 0 && d >= 0);
+		int pass = fcntl(f, F_DUPFD, 300), data = fcntl(d, F_DUPFD, 310);
+		cr_assert(pass >= 0 && data >= 0);
+		close(f);
+		close(d);
+		char datafd[16], script[256];
+		snprintf(datafd, sizeof(datafd), "%d", data);
+		snprintf(script, sizeof(script),
+			 "cat /proc/self/fd/%d; cat /tmp/data; [ -e /proc/self/fd/%d ] && echo data-fd-open || echo data-fd-closed", pass,
+			 data);
+		char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--file",
+				 datafd, "/tmp/data", "--", "/bin/sh", "-c", script, NULL };
+		run_args(k == 0 ? bw : NULL, args, k == 0 ? &theirs : &ours);
+		close(pass);
+		close(data);
+	}
+	cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+	cr_expect_str_eq(ours.out, theirs.out);
+	cr_expect_str_eq(ours.out, "in the workspace\nin the workspace\ndata-fd-closed\n", "%s", ours.err);
+	cr_expect_str_eq(ours.err, theirs.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
+}
+
+/* A program refusing the calls of mkdir with errno e, exported by libseccomp, on a descriptor at
+   or above `at` (the caller's own filter language: bubblewrap takes compiled BPF). */
+static int seccomp_program_fd(int e, int at)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	cr_assert_not_null(ctx);
+	cr_assert_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(e), SCMP_SYS(mkdirat), 0), 0);
+	cr_assert_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(e), SCMP_SYS(mkdir), 0), 0);
+	FILE *f = tmpfile();
+	cr_assert_not_null(f);
+	cr_assert_eq(seccomp_export_bpf(ctx, fileno(f)), 0);
+	seccomp_release(ctx);
+	int fd = fcntl(fileno(f), F_DUPFD, at);
+	fclose(f);
+	cr_assert(fd >= 0);
+	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+/* --seccomp FD and --add-seccomp-fd FD: the caller's programs apply to the command (on top of
+   dshbox's list), and bad data fails with bubblewrap's line. */
+Test(bwrap_vs_bubblewrap, seccomp_programs)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	const char *script = "mkdir /tmp/made 2>&1 | sed 's/^[^:]*: //'; ls /tmp; exit 6";
+	for (int variant = 0; variant < 3; variant++) {
+		struct dsh_proc res[2];
+		for (int k = 0; k < 2; k++) {
+			int a = seccomp_program_fd(EXFULL, 330), b = seccomp_program_fd(ENOTNAM, 340);
+			if (variant == 2) { /* five bytes: not a program */
+				cr_assert_eq(ftruncate(a, 5), 0);
+			}
+			char fa[16], fb[16];
+			snprintf(fa, sizeof(fa), "%d", a);
+			snprintf(fb, sizeof(fb), "%d", b);
+			char *one[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--tmpfs", "/tmp", "--seccomp", fa, "--",
+					"/bin/sh", "-c", (char *)script, NULL };
+			char *two[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--tmpfs", "/tmp", "--add-seccomp-fd", fb,
+					"--add-seccomp-fd", fa, "--", "/bin/sh", "-c", (char *)script, NULL };
+			run_args(k == 0 ? bw : NULL, variant == 1 ? two : one, &res[k]);
+			close(a);
+			close(b);
+		}
+		cr_expect_eq(res[1].exit_code, res[0].exit_code, "variant %d: %s", variant, res[1].err);
+		cr_expect_str_eq(res[1].out, res[0].out, "variant %d", variant);
+		cr_expect_str_eq(res[1].err, res[0].err, "variant %d", variant);
+		if (variant == 0)
+			cr_expect(strstr(res[1].out, ": Exchange full\n"), "%s", res[1].out);
+		dsh_proc_clear(&res[0]);
+		dsh_proc_clear(&res[1]);
+	}
+}
+
+/* --unshare-uts and --hostname: a UTS namespace of the sandbox's own, with the name in it. */
+Test(bwrap_vs_bubblewrap, hostname_in_its_own_uts_namespace)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	char host_uts[64] = "";
+	cr_assert(readlink("/proc/self/ns/uts", host_uts, sizeof(host_uts) - 1) > 0);
+	char script[256];
+	snprintf(script, sizeof(script), "hostname; [ \"$(readlink /proc/self/ns/uts)\" = '%s' ] || echo own-uts",
+		 host_uts);
+	char *with_name[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--unshare-uts", "--hostname", "dshbox-box",
+			      "--", "/bin/sh", "-c", script, NULL };
+	char *without[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--unshare-uts", "--", "/bin/sh", "-c", script,
+			    NULL };
+	char **cases[] = { with_name, without };
+	for (size_t i = 0; i < 2; i++) {
+		struct dsh_proc theirs, ours;
+		run_args(bw, cases[i], &theirs);
+		run_args(NULL, cases[i], &ours);
+		cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+		cr_expect_str_eq(ours.out, theirs.out);
+		cr_expect(strstr(ours.out, "own-uts\n"), "%s", ours.out);
+		cr_expect_str_eq(ours.err, theirs.err);
+		if (i == 0)
+			cr_expect(strncmp(ours.out, "dshbox-box\n", 11) == 0, "%s", ours.out);
+		dsh_proc_clear(&theirs);
+		dsh_proc_clear(&ours);
+	}
+}
+
+/* --uid/--gid: the command's ids in its user namespace, mapped to the caller's; files show them. */
+Test(bwrap_vs_bubblewrap, uid_and_gid_inside)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-user", "--uid", "1234",
+			 "--gid", "4321", "--", "/bin/sh", "-c",
+			 "id -u; id -g; stat -c '%u %g' /etc/passwd; touch /tmp/x && stat -c '%u %g' /tmp/x;"
+			 " echo x > /tmp/y; cat /proc/self/uid_map /proc/self/gid_map",
+			 NULL };
+	struct dsh_proc theirs, ours;
+	run_args(bw, args, &theirs);
+	run_args(NULL, args, &ours);
+	cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+	cr_expect_str_eq(ours.out, theirs.out);
+	cr_expect(strncmp(ours.out, "1234\n4321\n", 10) == 0, "%s", ours.out);
+	cr_expect_str_eq(ours.err, theirs.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
+}
+
+/*
+ * --info-fd and --json-status-fd: bubblewrap's JSON — the same keys; the namespaces reported are
+ * the command's; the info descriptor reaches its end while the command still runs (hosts read it
+ * to the end before going on); the exit status last.
+ */
+Test(bwrap_vs_bubblewrap, info_and_json_status)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	for (int k = 0; k < 2; k++) {
+		_cleanup_free_ char *runner = NULL, *sh = NULL, *log = NULL, *info = NULL, *status = NULL;
+		cr_assert(asprintf(&runner, "%s", k == 0 ? bw : dsh_test_dshbox()) > 0);
+		cr_assert(asprintf(&log, "%s/order.%d", out, k) > 0);
+		cr_assert(asprintf(&info, "%s/info.%d", out, k) > 0);
+		cr_assert(asprintf(&status, "%s/status.%d", out, k) > 0);
+		/* A fifo, opened by a subshell that becomes the runner: only the runner holds its writing
+		   end (dash keeps a copy of a redirection's descriptor when it runs the command itself). */
+		cr_assert(asprintf(&sh,
+				   "mkfifo '%s.fifo' || exit 9; { cat '%s.fifo' > '%s'; echo info-eof >> '%s'; } &"
+				   " ( exec '%s' %s --ro-bind / / --proc /proc --bind '%s' '%s' --unshare-pid --unshare-net --unshare-uts"
+				   " --info-fd 3 --json-status-fd 4 -- /bin/sh -c 'for n in ipc mnt net pid uts; do"
+				   " readlink /proc/self/ns/$n; done > %s.seen; sleep 1; echo command-done >> %s; exit 7'"
+				   " 3>'%s.fifo' 4>'%s' ); echo exit=$? >> '%s'; wait",
+				   info, info, info, log, runner, k == 0 ? "" : "bwrap", out, out, info, log, info, status,
+				   log) > 0);
+		char *argv[] = { "/bin/sh", "-c", sh, NULL };
+		struct dsh_proc r;
+		cr_assert_eq(dsh_proc_run(argv, env, NULL, &r), 0);
+		cr_expect_eq(r.exit_code, 0, "%s", r.err);
+		dsh_proc_clear(&r);
+		_cleanup_free_ char *order = dsh_test_read_file(log), *i = dsh_test_read_file(info),
+				    *st = dsh_test_read_file(status);
+		_cleanup_free_ char *seen_path = NULL;
+		cr_assert(asprintf(&seen_path, "%s.seen", info) > 0);
+		_cleanup_free_ char *seen = dsh_test_read_file(seen_path);
+		cr_expect_str_eq(order, "info-eof\ncommand-done\nexit=7\n", "runner %d: %s", k, order);
+		/* The keys, and each reported namespace is the one the command saw. */
+		int pid = 0;
+		cr_expect_eq(sscanf(i, "{\n    \"child-pid\": %d,", &pid), 1, "%s", i);
+		cr_expect(pid > 1, "%s", i);
+		const char *keys[] = { "mnt", "net", "pid", "uts" };
+		for (size_t n = 0; n < 4; n++) {
+			char key[64], *at;
+			snprintf(key, sizeof(key), "\"%s-namespace\": ", keys[n]);
+			cr_expect((at = strstr(i, key)) != NULL, "runner %d: no %s in %s", k, key, i);
+			if (!at)
+				continue;
+			char want[64];
+			snprintf(want, sizeof(want), "%s:[%llu]\n", keys[n], strtoull(at + strlen(key), NULL, 10));
+			cr_expect(strstr(seen, want), "runner %d: %s not the command's (%s)", k, want, seen);
+			cr_expect(strstr(st, key), "runner %d: %s", k, st);
+		}
+		cr_expect_null(strstr(i, "ipc-namespace"), "not unshared by the argv: %s", i);
+		cr_expect(strncmp(st, "{ \"child-pid\": ", 15) == 0 && strstr(st, " }\n{ \"exit-code\": 7 }\n"), "%s", st);
+	}
+}
+
+/* --argv0 (bubblewrap 0.9; Debian 12's 0.8 has none to compare with): the program is looked up by
+   its own name and told another; a missing one fails under its own name. */
+Test(bwrap, argv0_renames_the_command)
+{
+	require_sandbox();
+	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--argv0", "renamed", "--", "sh", "-c",
+			 "tr '\\0' ' ' < /proc/$$/cmdline", NULL };
+	struct dsh_proc r;
+	run_args(NULL, args, &r);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strncmp(r.out, "renamed -c ", 11) == 0, "%s", r.out);
+	dsh_proc_clear(&r);
+	char *missing[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--argv0", "renamed", "--", "dshbox-no-such-command",
+			    NULL };
+	run_args(NULL, missing, &r);
+	cr_expect_eq(r.exit_code, 1, "%s", r.err);
+	cr_expect_str_eq(r.err, "bwrap: execvp dshbox-no-such-command: No such file or directory\n");
+	dsh_proc_clear(&r);
+}
+
+/* --unshare-cgroup and --unshare-cgroup-try: a cgroup namespace rooted where the sandbox starts. */
+Test(bwrap_vs_bubblewrap, cgroup_namespace)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	char host[64] = "";
+	cr_assert(readlink("/proc/self/ns/cgroup", host, sizeof(host) - 1) > 0);
+	char script[256];
+	snprintf(script, sizeof(script),
+		 "cat /proc/self/cgroup; [ \"$(readlink /proc/self/ns/cgroup)\" = '%s' ] || echo own-cgroup-namespace", host);
+	const char *opts[] = { "--unshare-cgroup", "--unshare-cgroup-try" };
+	for (size_t i = 0; i < 2; i++) {
+		char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", (char *)opts[i], "--", "/bin/sh", "-c", script, NULL };
+		struct dsh_proc theirs, ours;
+		run_args(bw, args, &theirs);
+		run_args(NULL, args, &ours);
+		cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+		cr_expect_str_eq(ours.out, theirs.out);
+		cr_expect(strstr(ours.out, "own-cgroup-namespace\n"), "%s", ours.out);
+		cr_expect_str_eq(ours.err, theirs.err);
+		dsh_proc_clear(&theirs);
+		dsh_proc_clear(&ours);
+	}
+}
+
+/* --mqueue with --unshare-ipc: the IPC namespace's message queues, mounted as bubblewrap mounts
+   them (on /dev/mqueue in dshbox's /dev, and inside a tmpfs of the argv). */
+Test(bwrap_vs_bubblewrap, mqueue)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	const char *script = "grep ' mqueue ' /proc/self/mountinfo | cut -d' ' -f5-; ls -ld /dev/mqueue /tmp/q/mq | "
+			     "cut -d' ' -f1,3,4";
+	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-ipc", "--mqueue",
+			 "/dev/mqueue", "--tmpfs", "/tmp", "--mqueue", "/tmp/q/mq", "--", "/bin/sh", "-c", (char *)script,
+			 NULL };
+	struct dsh_proc theirs, ours;
+	run_args(bw, args, &theirs);
+	run_args(NULL, args, &ours);
+	cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+	cr_expect_str_eq(ours.out, theirs.out);
+	cr_expect(strstr(ours.out, "/dev/mqueue rw,relatime - mqueue mqueue rw\n"), "%s", ours.out);
+	cr_expect_str_eq(ours.err, theirs.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
+	/* Without --unshare-ipc bubblewrap shows root the host's queues: refused by dshbox bwrap. */
+	char *host[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--mqueue", "/dev/mqueue", "true",
+			 NULL };
+	run_args(NULL, host, &ours);
+	cr_expect_eq(ours.exit_code, 1, "%s", ours.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(ours.err, "bwrap: "), 1, "%s", ours.err);
 	dsh_proc_clear(&ours);
 }

@@ -196,15 +196,38 @@ Test(bwrap_args, namespaces_and_process_options)
 			   "--chdir", "/a", "--chdir", "/b", "x"),
 		     0);
 	cr_assert(A.unshare_user && A.unshare_cgroup && A.unshare_uts && A.new_session && A.as_pid_1);
-	cr_assert(A.cap_drop_all && A.disable_userns && A.assert_userns_disabled && A.level_prefix);
+	cr_assert(A.n_cap_ops == 1 && !A.cap_ops[0].add && A.cap_ops[0].cap == DSH_BWRAP_CAP_ALL && A.disable_userns && A.assert_userns_disabled && A.level_prefix);
 	cr_assert(A.have_uid && A.uid == 0 && A.have_gid && A.gid == 0);
 	cr_assert_str_eq(A.hostname, "box");
 	cr_assert_str_eq(A.argv0, "zero");
 	cr_assert_str_eq(A.chdir, "/b");
-	cr_assert_null(A.cap_add);
 	cr_assert_eq(dsh_bwrap_validate(&A, 0, 0, &E), 0);
 	cr_assert_eq(PARSE("--cap-add", "CAP_SETFCAP", "--cap-drop", "CAP_NET_RAW", "x"), 0);
-	cr_assert_eq(dsh_strv_len(A.cap_add), 2);
+	cr_assert_eq(A.n_cap_ops, 2);
+}
+
+/* bubblewrap's set: the ops in order over one set, names as libcap reads them. */
+Test(bwrap_args, capabilities_in_order)
+{
+	cr_assert_eq(PARSE("--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP", "x"), 0);
+	cr_assert_eq(dsh_bwrap_caps(&A, ~0ULL), 1ULL << 31);
+	cr_assert_eq(PARSE("--cap-add", "cap_setfcap", "--cap-add", "0", "--cap-add", "0x1", "x"), 0);
+	cr_assert_eq(dsh_bwrap_caps(&A, 0), (1ULL << 31) | 3);
+	cr_assert_eq(PARSE("--cap-add", "all", "--cap-drop", "CAP_SYS_ADMIN", "--cap-drop", "cap_net_raw", "x"), 0);
+	cr_assert_eq(dsh_bwrap_caps(&A, 0), ~((1ULL << 21) | (1ULL << 13)));
+	/* A later ALL undoes an earlier add; an earlier drop does not stop a later add. */
+	cr_assert_eq(PARSE("--cap-add", "CAP_CHOWN", "--cap-drop", "ALL", "x"), 0);
+	cr_assert_eq(dsh_bwrap_caps(&A, 1ULL << 5), 0);
+	cr_assert_eq(PARSE("--cap-drop", "CAP_KILL", "--cap-add", "Cap_Kill", "x"), 0);
+	cr_assert_eq(dsh_bwrap_caps(&A, 0), 1ULL << 5);
+	/* libcap reads the name up to the first character that cannot be in one. */
+	cr_assert_eq(PARSE("--cap-add", "cap_setfcap,cap_chown", "x"), 0);
+	cr_assert_eq(dsh_bwrap_caps(&A, 0), 1ULL << 31);
+	FAILS("unknown cap: setfcap", "--cap-add", "setfcap");
+	FAILS("unknown cap: cap_frob", "--cap-drop", "cap_frob");
+	FAILS("unknown cap:  cap_chown", "--cap-add", " cap_chown");
+	FAILS("unknown cap: 64", "--cap-add", "64");
+	FAILS("--cap-add takes an argument", "--cap-add");
 }
 
 Test(bwrap_args, descriptors)

@@ -21,6 +21,15 @@ ARGV="--ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent --tm
 echo "-- start-up: the dsh host's workspace-write argv"
 "$B" "$RUNS" dshbox-bwrap "$D bwrap $ARGV -- /bin/true" bwrap "bwrap $ARGV -- /bin/true"
 
+# sandbox-runtime's shape (its proxy socket bound first, then --ro-bind / /, a user namespace
+# keeping CAP_SETFCAP for root), without its proxy and seccomp helper.
+touch "$S/sock"
+SRT="--new-session --die-with-parent --unshare-net --bind $S/sock $S/sock --ro-bind / / --bind $WS $WS --dev /dev --unshare-pid --unshare-user --cap-drop ALL"
+[ "$(id -u)" = 0 ] && SRT="$SRT --cap-add CAP_SETFCAP"
+SRT="$SRT --proc /proc"
+echo "-- start-up: sandbox-runtime's argv shape"
+"$B" "$RUNS" dshbox-bwrap "$D bwrap $SRT -- /bin/true" bwrap "bwrap $SRT -- /bin/true"
+
 echo "-- 1,000 files denied with --ro-bind /dev/null FILE"
 i=0
 args=""
