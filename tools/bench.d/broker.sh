@@ -13,7 +13,7 @@ chmod 755 "$S"
 trap 'rm -rf "$S"' EXIT
 cd "$S"
 printf 'runtimeBroker: true\n' > "$S/on.yml"
-printf 'runtimeBroker: false\n' > "$S/off.yml"
+printf 'runtimeBroker: false\nallowDegraded: true\n' > "$S/off.yml"
 P=/usr/lib/os-release
 [ -e "$P" ] || P=/etc/passwd
 echo "-- open+read+close of $P, ns per call (minimum of $REPS x $ITERS)"
@@ -22,7 +22,7 @@ r=0
 while [ $r -lt "$REPS" ]; do
 	printf '%s %s %s\n' "$("$BUILD/bench/bench_syscall" orc "$ITERS" "$P")" \
 		"$("$D" run --config "$S/on.yml" --workspace "$S" -- "$BUILD/bench/bench_syscall" orc "$ITERS" "$P")" \
-		"$("$D" run --config "$S/off.yml" --workspace "$S" -- "$BUILD/bench/bench_syscall" orc "$ITERS" "$P")" >> "$S/orc"
+		"$("$D" run --config "$S/off.yml" --workspace "$S" -- "$BUILD/bench/bench_syscall" orc "$ITERS" "$P" 2>/dev/null)" >> "$S/orc"
 	r=$((r + 1))
 done
 awk 'NR == 1 { a = $1; b = $2; c = $3 } { if ($1 < a) a = $1; if ($2 < b) b = $2; if ($3 < c) c = $3 }
