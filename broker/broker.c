@@ -237,6 +237,15 @@ static mode_t caller_umask(struct call *c)
 	return (mode_t)(m & 0777);
 }
 
+/* Whether path has a ".." component. */
+static bool has_dot_dot(const char *path)
+{
+	for (const char *c = path; (c = strstr(c, "..")); c += 2)
+		if ((c == path || c[-1] == '/') && (c[2] == '\0' || c[2] == '/'))
+			return true;
+	return false;
+}
+
 /*
  * Resolve path (relative to the caller's dirfd or cwd) into a target, the way the kernel would:
  * every component but the last through openat2 (no magic links), the last one looked at without
@@ -284,8 +293,25 @@ static int resolve(struct call *c, int dirfd, const char *path, bool follow, uin
 			name = "."; /* the path was "/" */
 		if (t->pfd >= 0)
 			close(t->pfd);
-		t->pfd = dsh_openat2(cur_base, parent, O_PATH | O_DIRECTORY, 0,
-				     (resolve_flags & ~(uint64_t)RESOLVE_CACHED) | RESOLVE_NO_MAGICLINKS);
+		t->pfd = -1;
+		_cleanup_free_ char *pcanon = NULL;
+		/* Where the walk meets no symlink (and no '..'), the parent's canonical path is lexical:
+		   the base's (or "/") joined with the parent, and reading it back through /proc is saved
+		   (the broker's hot path).  Any symlink on the way: the walk below, which follows it. */
+		const char *known = parent[0] == '/' ? "/" : cur_base == base && base >= 0 ? base_path : NULL;
+		if (known && !(resolve_flags & ~(uint64_t)(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV |
+							   RESOLVE_CACHED)) && !has_dot_dot(parent)) {
+			t->pfd = dsh_openat2(cur_base, parent, O_PATH | O_DIRECTORY, 0,
+					     (resolve_flags & ~(uint64_t)RESOLVE_CACHED) | RESOLVE_NO_SYMLINKS |
+						     RESOLVE_NO_MAGICLINKS);
+			if (t->pfd < 0 && errno != ELOOP)
+				return -errno;
+			if (t->pfd >= 0 && !(pcanon = dsh_path_normalize(known, parent)))
+				return -ENOMEM;
+		}
+		if (t->pfd < 0)
+			t->pfd = dsh_openat2(cur_base, parent, O_PATH | O_DIRECTORY, 0,
+					     (resolve_flags & ~(uint64_t)RESOLVE_CACHED) | RESOLVE_NO_MAGICLINKS);
 		if (t->pfd < 0)
 			return -errno;
 		free(t->name);
@@ -305,10 +331,11 @@ static int resolve(struct call *c, int dirfd, const char *path, bool follow, uin
 			t->exists = fstat(d, &t->st) == 0;
 			return 0;
 		}
-		_cleanup_free_ char *pcanon = NULL;
-		int r = dsh_fd_path(t->pfd, &pcanon);
-		if (r < 0)
-			return r;
+		if (!pcanon) {
+			int r = dsh_fd_path(t->pfd, &pcanon);
+			if (r < 0)
+				return r;
+		}
 		t->canonical = dsh_path_join(pcanon, name);
 		if (!t->canonical)
 			return -ENOMEM;

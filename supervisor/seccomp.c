@@ -31,6 +31,12 @@
 #define __NR_open_tree_attr 467
 #endif
 _Static_assert(__NR_open_tree_attr <= DSH_SECCOMP_NEWEST_NR, "a rule above the reviewed horizon is never reached");
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64) /* Linux 6.6 */
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
 /* The x32 ABI's bit in the syscall number (x86-64); libseccomp's own program refuses those. */
 #define X32_SYSCALL_BIT 0x40000000U
 
@@ -420,6 +426,10 @@ int dsh_seccomp_load_listener(const struct dsh_seccomp_prog *p, int *ret_fd, str
 	int fd = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (fd < 0)
 		return dsh_err_sys(err, errno, "seccomp: load the broker's filter");
+	/* Every brokered call is a round trip: the command blocks until the broker answers.  Linux 6.6
+	   can hand each over on the current CPU, as a synchronous call, instead of waking the other
+	   side wherever the scheduler puts it; an older kernel refuses the flag and keeps the wake-ups. */
+	(void)ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP); /* by value */
 	*ret_fd = fd;
 	return 0;
 }
