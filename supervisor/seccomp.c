@@ -323,8 +323,40 @@ static void ctx_releasep(scmp_filter_ctx *c)
 		seccomp_release(*c);
 }
 
+unsigned dsh_seccomp_opts_key(const struct dsh_seccomp_opts *o)
+{
+	if (!o)
+		return 0;
+	return (unsigned)o->deny_inet | (unsigned)o->deny_sysv_ipc << 1 | (unsigned)o->nested_sandbox << 2;
+}
+
+/* A copy of the build's program for this key, or 0 when the build has none (then generate it). */
+static int prebuilt(int kind, unsigned key, struct dsh_seccomp_prog *ret, struct dsh_error **err)
+{
+	for (size_t i = 0; i < dsh_seccomp_n_prebuilt; i++) {
+		const struct dsh_seccomp_prebuilt *p = &dsh_seccomp_prebuilt[i];
+		if (p->kind != kind || p->key != key)
+			continue;
+		struct sock_filter *insns = malloc(p->len * sizeof(*insns));
+		if (!insns)
+			return dsh_err_sys(err, ENOMEM, "seccomp program");
+		memcpy(insns, p->insns, p->len * sizeof(*insns));
+		ret->insns = insns;
+		ret->len = p->len;
+		return 1;
+	}
+	return 0;
+}
+
 int dsh_seccomp_compile(const struct dsh_seccomp_opts *o, struct dsh_seccomp_prog *ret,
 			struct dsh_error **err)
+{
+	int r = prebuilt(DSH_SECCOMP_KIND_DENY, dsh_seccomp_opts_key(o), ret, err);
+	return r != 0 ? (r < 0 ? r : 0) : dsh_seccomp_generate(o, ret, err);
+}
+
+int dsh_seccomp_generate(const struct dsh_seccomp_opts *o, struct dsh_seccomp_prog *ret,
+			 struct dsh_error **err)
 {
 	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
@@ -375,6 +407,12 @@ const char *const *dsh_seccomp_notified(size_t *ret_n)
 static const char *const notify_sockets[] = { "connect", "bind", "sendmsg", "sendmmsg" };
 
 int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err)
+{
+	int r = prebuilt(DSH_SECCOMP_KIND_NOTIFY, sockets, ret, err);
+	return r != 0 ? (r < 0 ? r : 0) : dsh_seccomp_generate_notify(ret, sockets, err);
+}
+
+int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err)
 {
 	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)

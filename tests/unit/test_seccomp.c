@@ -590,3 +590,36 @@ Test(seccomp_program, the_kernel_caches_every_call_neither_filter_looks_at)
 	}
 	dsh_seccomp_prog_clear(&deny);
 }
+
+/* The build's programs (tools/gen_seccomp.c) are the ones a run would generate, for every option. */
+Test(seccomp_program, the_prebuilt_programs_are_the_generated_ones)
+{
+	struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_seccomp_n_prebuilt, 10, "8 deny filters and 2 broker filters");
+	for (unsigned key = 0; key < 8; key++) {
+		struct dsh_seccomp_opts o = { .deny_inet = key & 1, .deny_sysv_ipc = key & 2, .nested_sandbox = key & 4 };
+		struct dsh_seccomp_prog a = { 0 }, b = { 0 };
+		cr_assert_eq(dsh_seccomp_compile(&o, &a, &err), 0);
+		cr_assert_eq(dsh_seccomp_generate(&o, &b, &err), 0);
+		cr_assert_eq(a.len, b.len, "key %u", key);
+		cr_assert_eq(memcmp(a.insns, b.insns, a.len * sizeof(*a.insns)), 0, "key %u", key);
+		cr_assert_neq(a.insns, b.insns);
+		dsh_seccomp_prog_clear(&a);
+		dsh_seccomp_prog_clear(&b);
+	}
+	for (int sockets = 0; sockets < 2; sockets++) {
+		struct dsh_seccomp_prog a = { 0 }, b = { 0 };
+		cr_assert_eq(dsh_seccomp_compile_notify(&a, sockets, &err), 0);
+		cr_assert_eq(dsh_seccomp_generate_notify(&b, sockets, &err), 0);
+		cr_assert_eq(a.len, b.len, "sockets %d", sockets);
+		cr_assert_eq(memcmp(a.insns, b.insns, a.len * sizeof(*a.insns)), 0, "sockets %d", sockets);
+		dsh_seccomp_prog_clear(&a);
+		dsh_seccomp_prog_clear(&b);
+	}
+	struct dsh_seccomp_prog n = { 0 }, d = { 0 };
+	cr_assert_eq(dsh_seccomp_compile(NULL, &n, &err), 0);
+	cr_assert_eq(dsh_seccomp_generate(&(struct dsh_seccomp_opts){ 0 }, &d, &err), 0);
+	cr_assert(n.len == d.len && memcmp(n.insns, d.insns, n.len * sizeof(*n.insns)) == 0, "NULL options are { 0 }");
+	dsh_seccomp_prog_clear(&n);
+	dsh_seccomp_prog_clear(&d);
+}
