@@ -11,7 +11,8 @@
  * path exactly when the path is one of T's prefixes that ends before a '/' or at T's end
  * (dsh_path_is_beneath); so those prefixes of every target are in the hash too.  What no hash can
  * answer — wildcard patterns, and the one-byte literal "/" — is tried in rule order, only for
- * rules before the best answer so far.  Every answer names the same rule the scan in rule order
+ * rules before the best answer so far; a pattern whose literal prefix holds a directory is filed
+ * under it and tried only when the walk passes that directory (every match starts with it).  Every answer names the same rule the scan in rule order
  * would: the lowest index.
  */
 #include <errno.h>
@@ -32,6 +33,7 @@ struct dsh_index_slot {
 	uint64_t hash;
 	unsigned cover[2]; /* lowest DENY, RO rule with a literal spelling equal to key */
 	unsigned below;    /* lowest non-rw rule with a target equal to key or beneath it */
+	unsigned globs, n_globs; /* in x->filed: the patterns whose every match lies below key */
 };
 
 struct dsh_index_slow {
@@ -117,7 +119,7 @@ static size_t count_keys(const struct dsh_rule *rules, size_t n)
 		for (size_t j = 0; j < 3; j++)
 			for (const char *c = t[j]; c && *c; c++)
 				keys += *c == '/';
-		keys += 3;
+		keys += 5;
 	}
 	return keys;
 }
@@ -130,11 +132,15 @@ int dsh_rule_index_build(struct dsh_rule_index *x, const struct dsh_rule *rules,
 		cap *= 2;
 	x->slots = calloc(cap, sizeof(*x->slots));
 	x->slow = calloc(2 * n + 1, sizeof(*x->slow));
-	if (!x->slots || !x->slow) {
+	x->filed = calloc(2 * n + 1, sizeof(*x->filed));
+	size_t *slot_of = calloc(2 * n + 1, sizeof(*slot_of)); /* per x->filed entry, while building */
+	if (!x->slots || !x->slow || !x->filed || !slot_of) {
+		free(slot_of);
 		dsh_rule_index_clear(x);
 		return -ENOMEM;
 	}
 	x->mask = cap - 1;
+	size_t n_filed = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct dsh_rule *r = &rules[i];
 		if (r->kind == DSH_RULE_RW)
@@ -147,11 +153,37 @@ int dsh_rule_index_build(struct dsh_rule_index *x, const struct dsh_rule *rules,
 			if (g->literal && g->literal_len >= 2) {
 				lower(&slot_for(x, g->literal, g->literal_len)->cover[kind_slot(r->kind)], idx);
 				add_target(x, g->literal, idx);
+			} else if (dsh_glob_prefix_dir_len(g) >= 2) {
+				/* Filed under its literal directory: tried only for the paths below it. */
+				struct dsh_index_slot *d = slot_for(x, dsh_glob_prefix(g), dsh_glob_prefix_dir_len(g));
+				d->n_globs++;
+				slot_of[n_filed] = (size_t)(d - x->slots);
+				x->filed[n_filed++] = (struct dsh_index_slow){ .rule = idx, .g = g };
 			} else {
 				x->slow[x->n_slow++] = (struct dsh_index_slow){ .rule = idx, .g = g };
 			}
 		}
 	}
+	/* Group the filed patterns by directory, each group in rule order (a stable counting sort). */
+	unsigned at = 0;
+	for (size_t i = 0; i <= x->mask; i++) {
+		x->slots[i].globs = at;
+		at += x->slots[i].n_globs;
+		x->slots[i].n_globs = 0;
+	}
+	struct dsh_index_slow *sorted = calloc(n_filed + 1, sizeof(*sorted));
+	if (!sorted) {
+		free(slot_of);
+		dsh_rule_index_clear(x);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n_filed; i++) {
+		struct dsh_index_slot *d = &x->slots[slot_of[i]];
+		sorted[d->globs + d->n_globs++] = x->filed[i];
+	}
+	free(slot_of);
+	free(x->filed);
+	x->filed = sorted;
 	return 0;
 }
 
@@ -159,7 +191,21 @@ void dsh_rule_index_clear(struct dsh_rule_index *x)
 {
 	free(x->slots);
 	free(x->slow);
+	free(x->filed);
 	memset(x, 0, sizeof(*x));
+}
+
+/* Patterns in rule order: each only where it could still be the first of its kind. */
+static void try_patterns(const struct dsh_policy *p, const struct dsh_index_slow *e, size_t n, const char *path,
+			 bool want_ro, unsigned first[2])
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned k = kind_slot(p->rules[e[i].rule].kind);
+		if ((k == 1 && !want_ro) || e[i].rule >= first[k])
+			continue;
+		if (dsh_glob_match(e[i].g, path))
+			first[k] = e[i].rule;
+	}
 }
 
 /*
@@ -182,6 +228,8 @@ static void first_covers(const struct dsh_policy *p, const char *path, bool want
 					lower(&first[0], s->cover[0]);
 					if (want_ro)
 						lower(&first[1], s->cover[1]);
+					if (c == '/')
+						try_patterns(p, &x->filed[s->globs], s->n_globs, path, want_ro, first);
 				}
 				if (c == '\0')
 					break;
@@ -189,14 +237,7 @@ static void first_covers(const struct dsh_policy *p, const char *path, bool want
 			h = fnv_step(h, c);
 		}
 	}
-	for (size_t i = 0; i < x->n_slow; i++) {
-		const struct dsh_index_slow *e = &x->slow[i];
-		unsigned k = kind_slot(p->rules[e->rule].kind);
-		if ((k == 1 && !want_ro) || e->rule >= first[k])
-			continue;
-		if (dsh_glob_match(e->g, path))
-			first[k] = e->rule;
-	}
+	try_patterns(p, x->slow, x->n_slow, path, want_ro, first);
 }
 
 static const struct dsh_rule *rule_at(const struct dsh_policy *p, unsigned i)

@@ -66,6 +66,7 @@ struct dsh_rule_index {
 	size_t mask, n_slots;
 	struct dsh_index_slow *slow;  /* wildcard patterns and "/": tried in rule order */
 	size_t n_slow;
+	struct dsh_index_slow *filed; /* patterns filed under their literal directory (a slot's globs) */
 };
 
 struct dsh_policy {

@@ -4,6 +4,7 @@
 # alternate the two; `tar x` of 10,000 small files (every create, mkdir and utimensat brokered),
 # medians of interleaved runs; building this project (make -j2 all), broker on, off and bare.
 set -eu
+TOPDIR=$(cd "$(dirname "$0")/../.." && pwd) # before the cd below: $0 may be relative
 D="$BUILD/dshbox"
 REPS=${DSHBOX_BENCH_REPS:-9}
 ITERS=${DSHBOX_BENCH_ITERS:-20000}
@@ -50,7 +51,6 @@ echo "-- building this project (make -j2 all from clean) inside the workspace"
 # The tree as committed (git archive), or as it is here when git is missing.  Runs are interleaved and
 # few: each is a whole build (DSHBOX_BENCH_BUILD_RUNS, 0 skips the section).
 N=${DSHBOX_BENCH_BUILD_RUNS:-3}
-TOPDIR=$(cd "$(dirname "$0")/../.." && pwd)
 if [ "$N" -gt 0 ]; then
 	mkdir -p "$S/src"
 	if git -C "$TOPDIR" rev-parse HEAD >/dev/null 2>&1; then
