@@ -58,7 +58,7 @@ if [ "$N" -gt 0 ]; then
 	else
 		tar c -C "$TOPDIR" --exclude=./build --exclude=./build-san . | tar x -C "$S/src"
 	fi
-	printf 'cd "$1" && rm -rf build && exec make -s -j2 all >"$2" 2>&1\n' > "$S/b.sh"
+	printf 'cd "$1" && rm -rf build && exec make -s -j2 BUILD=build all >"$2" 2>&1\n' > "$S/b.sh"
 	"$BUILD/bench/bench_run" "$N" broker-on "$D run --config $S/on.yml --workspace $S -- sh $S/b.sh $S/src $S/build.log" \
 		broker-off "$D run --config $S/off.yml --workspace $S -- sh $S/b.sh $S/src $S/build.log" \
 		bare "sh $S/b.sh $S/src $S/build.log" || { echo "   a build failed; its last lines:"; tail -5 "$S/build.log"; }
