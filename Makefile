@@ -81,6 +81,11 @@ ESCAPE_OBJS := $(call obj,$(ESCAPE_SRCS))
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
 BENCHES := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
+# The seccomp programs, generated once at build time (supervisor/seccomp.h, tools/gen_seccomp.c).
+GEN_SECCOMP := $(BUILD)/tools/gen_seccomp
+PREBUILT_OBJ := $(BUILD)/gen/seccomp_prebuilt.o
+LIB_OBJS += $(PREBUILT_OBJ)
+
 LIBA := $(BUILD)/libdshbox.a
 DSHBOX := $(BUILD)/dshbox
 UNIT := $(BUILD)/tests/unit.run
@@ -94,6 +99,15 @@ $(BUILD)/tests/%.o $(BUILD)/tools/%.o: Q_CFLAGS = $(TEST_CFLAGS)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(if $(Q_CFLAGS),$(Q_CFLAGS),$(ALL_CFLAGS)) -c -o $@ $<
+
+$(GEN_SECCOMP): $(BUILD)/tools/gen_seccomp.o $(BUILD)/tools/gen_seccomp_none.o $(BUILD)/supervisor/seccomp.o \
+		$(BUILD)/common/error.o
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+$(BUILD)/gen/seccomp_prebuilt.c: $(GEN_SECCOMP)
+	@mkdir -p $(dir $@)
+	$(call quiet,GEN,$@)ASAN_OPTIONS=detect_leaks=0 $(GEN_SECCOMP) > $@.tmp && mv $@.tmp $@
+$(PREBUILT_OBJ): $(BUILD)/gen/seccomp_prebuilt.c
+	$(call quiet,CC,$<)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIBA): $(LIB_OBJS)
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^

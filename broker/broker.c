@@ -67,8 +67,6 @@ struct call {
 	struct dsh_broker *b;
 	int listener;
 	struct seccomp_notif *req;
-	int mem;    /* /proc/PID/mem of the caller, or -1 until needed */
-	int pidfd;  /* the caller, or -1 until needed */
 };
 
 /* A name resolved in the caller's view: held as (parent directory, last component). */
@@ -96,46 +94,53 @@ static int id_valid(struct call *c)
 	return ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->req->id) < 0 ? -ENOENT : 0;
 }
 
-/* The caller's memory, opened once per call and confirmed to be the caller's (pid reuse). */
-static int mem_fd(struct call *c)
+/*
+ * The caller's memory: process_vm_readv, one call per read where /proc/PID/mem took an open, a
+ * check and a close besides (the brokered call's hot path).  It faults where the kernel's own
+ * copy of the argument would (no FOLL_FORCE).  The pid may have been reused before the read: the
+ * notification still pending afterwards proves the read was the caller's (a live task keeps its
+ * pid).
+ */
+static int read_some(struct call *c, uint64_t addr, void *buf, size_t len, ssize_t *got)
 {
-	if (c->mem >= 0)
-		return c->mem;
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%u/mem", c->req->pid);
-	c->mem = open(p, O_RDONLY | O_CLOEXEC);
-	if (c->mem < 0)
-		return -errno;
-	return id_valid(c) < 0 ? -ENOENT : c->mem;
+	/* buf is where the read goes, not what it reads. */
+	// cppcheck-suppress ctuuninitvar
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	*got = process_vm_readv((pid_t)c->req->pid, &local, 1, &remote, 1, 0);
+	if (*got < 0)
+		return errno == ESRCH ? -ENOENT : -EFAULT;
+	return 0;
 }
 
 static int read_mem(struct call *c, uint64_t addr, void *buf, size_t len)
 {
-	int fd = mem_fd(c);
-	if (fd < 0)
-		return fd;
-	ssize_t n = pread(fd, buf, len, (off_t)addr);
+	ssize_t n;
+	int r = read_some(c, addr, buf, len, &n);
+	if (r < 0)
+		return r;
+	if (id_valid(c) < 0)
+		return -ENOENT;
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
 /* A NUL-terminated string of at most cap - 1 bytes; read page by page (a string may end a mapping). */
 static int read_string(struct call *c, uint64_t addr, char *buf, size_t cap, int too_long)
 {
-	int fd = mem_fd(c);
-	if (fd < 0)
-		return fd;
 	if (!addr)
 		return -EFAULT;
 	size_t got = 0;
 	while (got < cap) {
 		size_t page_left = 4096 - ((addr + got) & 4095);
 		size_t want = page_left < cap - got ? page_left : cap - got;
-		ssize_t n = pread(fd, buf + got, want, (off_t)(addr + got));
+		ssize_t n;
+		int r = read_some(c, addr + got, buf + got, want, &n);
+		if (r < 0)
+			return r;
 		if (n <= 0)
 			return -EFAULT;
 		void *nul = memchr(buf + got, '\0', (size_t)n);
 		if (nul)
-			return 0;
+			return id_valid(c) < 0 ? -ENOENT : 0;
 		got += (size_t)n;
 	}
 	return -too_long;
@@ -160,37 +165,92 @@ static pid_t thread_group(pid_t tid)
 }
 
 /*
- * The notification names the calling thread.  A thread that does not lead its group has a pidfd
- * of its own only with PIDFD_THREAD (6.9+); before that the group's leader stands for it: threads
- * share the descriptor table pidfd_getfd reads (one that unshared it is not served exactly there).  The id check afterwards proves the caller was blocked in
- * this call throughout, so the thread, and the group read from it, are the caller's.
+ * The caller's pidfd, kept between calls in b->pidfds: a build's processes make many brokered calls
+ * each, and pidfd_open with its check costs more than the call's own work.  A kept pidfd names its
+ * process for good; while that process lives no other can hold its pid, so a pidfd_getfd through
+ * it that succeeds reached the caller.  One that fails with ESRCH (the process gone, the pid maybe
+ * reused) is dropped and the pid opened afresh.
  */
-static int caller_pidfd(struct call *c)
+static int pidfd_slot(struct dsh_broker *b, pid_t pid)
 {
-	if (c->pidfd >= 0)
-		return c->pidfd;
+	for (size_t i = 0; i < ARRAY_SIZE(b->pidfds); i++)
+		if (b->pidfds[i].pid == pid)
+			return (int)i;
+	return -1;
+}
+
+static void pidfd_drop(struct dsh_broker *b, int slot)
+{
+	close(b->pidfds[slot].fd);
+	b->pidfds[slot] = (struct dsh_broker_pidfd){ 0 };
+}
+
+static int caller_pidfd(struct call *c, bool *kept)
+{
+	struct dsh_broker *b = c->b;
 	pid_t pid = (pid_t)c->req->pid;
-	c->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
-	if (c->pidfd < 0 && (errno == EINVAL || errno == ENOENT))
-		c->pidfd = (int)syscall(__NR_pidfd_open, pid, PIDFD_THREAD);
-	if (c->pidfd < 0 && (errno == EINVAL || errno == ENOENT)) {
-		pid_t tgid = thread_group(pid);
-		if (tgid > 0 && tgid != pid)
-			c->pidfd = (int)syscall(__NR_pidfd_open, tgid, 0);
-	}
-	if (c->pidfd < 0)
+	int slot = pidfd_slot(b, pid);
+	*kept = slot >= 0;
+	if (slot >= 0)
+		return b->pidfds[slot].fd;
+	int fd = (int)syscall(__NR_pidfd_open, pid, 0);
+	/* A thread that does not lead its group: a pidfd of its own with PIDFD_THREAD (6.9+), kept by
+	   its tid as a process's by its pid (a live thread's tid is never reused). */
+	if (fd < 0 && (errno == EINVAL || errno == ENOENT))
+		fd = (int)syscall(__NR_pidfd_open, pid, PIDFD_THREAD);
+	if (fd < 0)
 		return -errno;
-	return id_valid(c) < 0 ? -ENOENT : c->pidfd;
+	if (id_valid(c) < 0) {
+		close(fd);
+		return -ENOENT;
+	}
+	slot = (int)(b->pidfd_next++ % ARRAY_SIZE(b->pidfds));
+	if (b->pidfds[slot].pid)
+		pidfd_drop(b, slot);
+	b->pidfds[slot] = (struct dsh_broker_pidfd){ .pid = pid, .fd = fd };
+	return fd;
 }
 
 /* A descriptor of the caller, duplicated into the broker (the same open file description). */
-static int caller_fd(struct call *c, int fd)
+/*
+ * Before 6.9 a thread that does not lead its group has no pidfd: its group's leader stands for it,
+ * since threads share the descriptor table pidfd_getfd reads (one that unshared it is not served
+ * exactly).  Never kept: the tid could name another process once the thread is gone.  The id
+ * check proves the caller was blocked in this call throughout, so the group read is its own.
+ */
+static int thread_fd(struct call *c, int fd)
 {
-	int pfd = caller_pidfd(c);
+	pid_t tgid = thread_group((pid_t)c->req->pid);
+	if (tgid <= 0 || tgid == (pid_t)c->req->pid)
+		return -ESRCH;
+	_cleanup_close_ int pfd = (int)syscall(__NR_pidfd_open, tgid, 0);
 	if (pfd < 0)
-		return pfd;
+		return -errno;
+	if (id_valid(c) < 0)
+		return -ENOENT;
 	int r = (int)syscall(__NR_pidfd_getfd, pfd, fd, 0);
 	return r < 0 ? -errno : r;
+}
+
+static int caller_fd(struct call *c, int fd)
+{
+	for (int fresh = 0; fresh < 2; fresh++) {
+		bool kept;
+		int pfd = caller_pidfd(c, &kept);
+		if (pfd == -EINVAL || pfd == -ENOENT) {
+			int r = thread_fd(c, fd);
+			return r == -ESRCH ? pfd : r;
+		}
+		if (pfd < 0)
+			return pfd;
+		int r = (int)syscall(__NR_pidfd_getfd, pfd, fd, 0);
+		if (r >= 0)
+			return r;
+		if (errno != ESRCH || !kept)
+			return -errno;
+		pidfd_drop(c->b, pidfd_slot(c->b, (pid_t)c->req->pid));
+	}
+	return -ESRCH;
 }
 
 /* The base of a relative path: the caller's cwd for AT_FDCWD, else its dirfd. */
@@ -222,6 +282,15 @@ static mode_t caller_umask(struct call *c)
 		if (sscanf(line, "Umask: %o", &m) == 1)
 			break;
 	return (mode_t)(m & 0777);
+}
+
+/* Whether path has a ".." component. */
+static bool has_dot_dot(const char *path)
+{
+	for (const char *c = path; (c = strstr(c, "..")); c += 2)
+		if ((c == path || c[-1] == '/') && (c[2] == '\0' || c[2] == '/'))
+			return true;
+	return false;
 }
 
 /*
@@ -271,8 +340,25 @@ static int resolve(struct call *c, int dirfd, const char *path, bool follow, uin
 			name = "."; /* the path was "/" */
 		if (t->pfd >= 0)
 			close(t->pfd);
-		t->pfd = dsh_openat2(cur_base, parent, O_PATH | O_DIRECTORY, 0,
-				     (resolve_flags & ~(uint64_t)RESOLVE_CACHED) | RESOLVE_NO_MAGICLINKS);
+		t->pfd = -1;
+		_cleanup_free_ char *pcanon = NULL;
+		/* Where the walk meets no symlink (and no '..'), the parent's canonical path is lexical:
+		   the base's (or "/") joined with the parent, and reading it back through /proc is saved
+		   (the broker's hot path).  Any symlink on the way: the walk below, which follows it. */
+		const char *known = parent[0] == '/' ? "/" : cur_base == base && base >= 0 ? base_path : NULL;
+		if (known && !(resolve_flags & ~(uint64_t)(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV |
+							   RESOLVE_CACHED)) && !has_dot_dot(parent)) {
+			t->pfd = dsh_openat2(cur_base, parent, O_PATH | O_DIRECTORY, 0,
+					     (resolve_flags & ~(uint64_t)RESOLVE_CACHED) | RESOLVE_NO_SYMLINKS |
+						     RESOLVE_NO_MAGICLINKS);
+			if (t->pfd < 0 && errno != ELOOP)
+				return -errno;
+			if (t->pfd >= 0 && !(pcanon = dsh_path_normalize(known, parent)))
+				return -ENOMEM;
+		}
+		if (t->pfd < 0)
+			t->pfd = dsh_openat2(cur_base, parent, O_PATH | O_DIRECTORY, 0,
+					     (resolve_flags & ~(uint64_t)RESOLVE_CACHED) | RESOLVE_NO_MAGICLINKS);
 		if (t->pfd < 0)
 			return -errno;
 		free(t->name);
@@ -292,10 +378,11 @@ static int resolve(struct call *c, int dirfd, const char *path, bool follow, uin
 			t->exists = fstat(d, &t->st) == 0;
 			return 0;
 		}
-		_cleanup_free_ char *pcanon = NULL;
-		int r = dsh_fd_path(t->pfd, &pcanon);
-		if (r < 0)
-			return r;
+		if (!pcanon) {
+			int r = dsh_fd_path(t->pfd, &pcanon);
+			if (r < 0)
+				return r;
+		}
 		t->canonical = dsh_path_join(pcanon, name);
 		if (!t->canonical)
 			return -ENOMEM;
@@ -1711,6 +1798,9 @@ int dsh_broker_hold_sockets(struct dsh_broker *b, struct dsh_error **err)
 
 void dsh_broker_clear(struct dsh_broker *b)
 {
+	for (size_t i = 0; i < ARRAY_SIZE(b->pidfds); i++)
+		if (b->pidfds[i].pid)
+			pidfd_drop(b, (int)i);
 	for (size_t i = 0; i < b->n_held; i++) {
 		close(b->held[i].dir);
 		free(b->held[i].name);
@@ -1747,13 +1837,9 @@ int dsh_broker_serve_one(struct dsh_broker *b, int listener, struct dsh_error **
 			return 0; /* interrupted, or the caller died before we read it */
 		return e == EBADF ? -ENOENT : dsh_err_sys(err, e, "broker: SECCOMP_IOCTL_NOTIF_RECV");
 	}
-	struct call c = { .b = b, .listener = listener, .req = req, .mem = -1, .pidfd = -1 };
+	struct call c = { .b = b, .listener = listener, .req = req };
 	b->served++;
 	int r = dispatch(&c);
-	if (c.mem >= 0)
-		close(c.mem);
-	if (c.pidfd >= 0)
-		close(c.pidfd);
 	if (r < 0)
 		return dsh_err_sys(err, -r, "broker: answer call %d", req->data.nr);
 	return 0;

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "dshbox/dshbox.h"
 
@@ -43,6 +44,12 @@ struct dsh_broker {
 	size_t n_held;
 	/* Counters, for tests and the report. */
 	unsigned long served, refused;
+	/* The callers' pidfds, kept between calls by the process that serves (pid 0: a free slot). */
+	struct dsh_broker_pidfd {
+		pid_t pid;
+		int fd;
+	} pidfds[8];
+	unsigned pidfd_next;
 };
 
 /*

@@ -604,6 +604,23 @@ int dsh_glob_compile(const char *pattern, struct dsh_glob *g, struct dsh_error *
 	return 0;
 }
 
+size_t dsh_glob_prefix_dir_len(const struct dsh_glob *g)
+{
+	if (!g->prog)
+		return 0;
+	const struct dsh_glob_prog *p = g->prog;
+	size_t n = p->prefix_len;
+	while (n > 0 && p->prefix[n - 1] != '/')
+		n--;
+	/* The literal bytes up to the prefix's last '/', without it: "/a/b/" and "/a/b/x" give "/a/b". */
+	return n > 1 ? n - 1 : 0;
+}
+
+const char *dsh_glob_prefix(const struct dsh_glob *g)
+{
+	return g->prog ? g->prog->prefix : NULL;
+}
+
 bool dsh_glob_match(const struct dsh_glob *g, const char *path)
 {
 	if (g->literal) {

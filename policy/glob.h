@@ -21,6 +21,14 @@ int dsh_glob_to_regex(const char *pattern, char **ret, struct dsh_error **err);
 int dsh_glob_compile(const char *pattern, struct dsh_glob *ret, struct dsh_error **err);
 /* Whether the glob covers path (the fast matcher). */
 bool dsh_glob_match(const struct dsh_glob *g, const char *path);
+/*
+ * For a wildcard pattern, the length of the literal directory every match lies in: every path it
+ * matches starts with prefix[0..len) and a '/' (0: none but the root).  The rule index files the
+ * pattern under that directory, so that only the paths below it try the automaton.
+ */
+size_t dsh_glob_prefix_dir_len(const struct dsh_glob *g);
+/* The literal bytes every match starts with (NULL for a literal pattern). */
+const char *dsh_glob_prefix(const struct dsh_glob *g);
 /* dsh_glob_match_regex(), the reference the fast matcher is tested against: policy/glob_regex.h. */
 /* The pattern with every wildcard character escaped (for a literal canonical prefix). */
 char *dsh_glob_escape(const char *s);

@@ -7,6 +7,7 @@
 
 #include "common/cleanup.h"
 #include "common/strv.h"
+#include "policy/index.h"
 #include "policy/path.h"
 #include "policy/policy.h"
 #include "policy/rule.h"
@@ -312,6 +313,10 @@ int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cw
 	r = check_nesting(p, err);
 	if (r < 0)
 		goto fail;
+	if (dsh_rule_index_build(&p->index, p->rules, p->n_rules) < 0) {
+		r = oom(err);
+		goto fail;
+	}
 	*ret = p;
 	return 0;
 fail:
@@ -323,6 +328,7 @@ void dsh_policy_free(struct dsh_policy *p)
 {
 	if (!p)
 		return;
+	dsh_rule_index_clear(&p->index);
 	for (size_t i = 0; i < p->n_rules; i++)
 		dsh_rule_clear(&p->rules[i]);
 	free(p->rules);

@@ -58,6 +58,17 @@ struct dsh_root {
 	const struct dsh_rule *readonly_by; /* an r- rule covering the root */
 };
 
+/* policy/index.c: the rules looked up by path instead of scanned. */
+struct dsh_index_slot;
+struct dsh_index_slow;
+struct dsh_rule_index {
+	struct dsh_index_slot *slots; /* open addressing, a power of two */
+	size_t mask, n_slots;
+	struct dsh_index_slow *slow;  /* wildcard patterns and "/": tried in rule order */
+	size_t n_slow;
+	struct dsh_index_slow *filed; /* patterns filed under their literal directory (a slot's globs) */
+};
+
 struct dsh_policy {
 	enum dsh_mode mode;
 	char *workspace;    /* canonical */
@@ -67,6 +78,7 @@ struct dsh_policy {
 
 	struct dsh_rule *rules;
 	size_t n_rules;
+	struct dsh_rule_index index; /* over rules, built last: the rules never change after it */
 
 	/* Writable roots in the mode's sense (empty in read-only; in danger-full-access: "/").
 	   Canonical, de-duplicated, sorted parents first. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/index.h"
 #include "policy/policy.h"
 
 /*
@@ -16,23 +17,22 @@ int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *p
 	*v = (struct dsh_verdict){ .allow = false };
 	if (!path || path[0] != '/')
 		return -EINVAL;
-	for (size_t i = 0; i < p->n_rules; i++)
-		if (p->rules[i].kind == DSH_RULE_DENY && dsh_rule_covers(&p->rules[i], path)) {
-			v->rule = &p->rules[i];
-			v->reason = "rule";
-			return 0;
-		}
+	/* The first rule of each kind in policy order, looked up rather than scanned (index.c). */
+	const struct dsh_rule *deny = NULL, *ro = NULL;
+	if (op == DSH_OP_READ)
+		deny = dsh_index_first_deny(p, path);
+	else
+		dsh_index_first_deny_ro(p, path, &deny, &ro);
+	if (deny || ro) {
+		v->rule = deny ? deny : ro;
+		v->reason = "rule";
+		return 0;
+	}
 	if (op == DSH_OP_READ) {
 		v->allow = true;
 		v->reason = "readable";
 		return 0;
 	}
-	for (size_t i = 0; i < p->n_rules; i++)
-		if (p->rules[i].kind == DSH_RULE_RO && dsh_rule_covers(&p->rules[i], path)) {
-			v->rule = &p->rules[i];
-			v->reason = "rule";
-			return 0;
-		}
 	switch (p->mode) {
 	case DSH_MODE_READ_ONLY:
 		v->reason = "mode read-only";
@@ -59,17 +59,17 @@ int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *p
 bool dsh_policy_spelling_denied(const struct dsh_policy *p, enum dsh_op op, const char *spelled,
 				struct dsh_verdict *v)
 {
-	for (size_t i = 0; i < p->n_rules; i++) {
-		const struct dsh_rule *rule = &p->rules[i];
-		if (rule->kind == DSH_RULE_RW || (rule->kind == DSH_RULE_RO && op == DSH_OP_READ))
-			continue;
-		if (dsh_rule_covers(rule, spelled)) {
-			*v = (struct dsh_verdict){ .allow = false, .rule = rule, .reason = "rule (as spelled)",
-						   .by_spelling = true };
-			return true;
-		}
-	}
-	return false;
+	/* The first deny-type rule in policy order, whichever its kind. */
+	const struct dsh_rule *deny = NULL, *ro = NULL, *rule;
+	if (op == DSH_OP_READ)
+		deny = dsh_index_first_deny(p, spelled);
+	else
+		dsh_index_first_deny_ro(p, spelled, &deny, &ro);
+	rule = !ro || (deny && deny < ro) ? deny : ro;
+	if (!rule)
+		return false;
+	*v = (struct dsh_verdict){ .allow = false, .rule = rule, .reason = "rule (as spelled)", .by_spelling = true };
+	return true;
 }
 
 int dsh_policy_decide(const struct dsh_policy *p, enum dsh_op op, const char *canonical, const char *spelled,
@@ -90,6 +90,9 @@ static bool on_the_way(const char *path, const char *target)
 
 const struct dsh_rule *dsh_policy_guarded(const struct dsh_policy *p, const char *path)
 {
+	if (strlen(path) >= 2)
+		return dsh_index_first_guarding(p, path);
+	/* "/" is on the way to every target: the scan answers it as well as an index would. */
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct dsh_rule *r = &p->rules[i];
 		if (r->kind == DSH_RULE_RW)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -7,7 +8,6 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
-#include <cap-ng.h>
 
 #include "supervisor/caps.h"
 
@@ -17,25 +17,45 @@
 	 SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | \
 	 SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
 
+static int cap_get(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	return (int)syscall(SYS_capget, &h, d);
+}
+
+/*
+ * The syscalls themselves, not libcap-ng: it read /proc/self/status three times and every
+ * capability twice to do the same (the caps stage of the timing view, issue 14).
+ */
 int dsh_caps_drop_all(struct dsh_caps_result *ret, struct dsh_error **err)
 {
 	struct dsh_caps_result res = { 0 };
-	capng_get_caps_process();
-	bool setpcap = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP);
+	struct __user_cap_data_struct d[2];
+	if (cap_get(d) < 0)
+		return dsh_err_sys(err, errno, "caps: capget");
+	bool setpcap = d[CAP_TO_INDEX(CAP_SETPCAP)].effective & CAP_TO_MASK(CAP_SETPCAP);
 
 	if (setpcap) {
 		if (prctl(PR_SET_SECUREBITS, SECBITS, 0, 0, 0) < 0)
 			return dsh_err_sys(err, errno, "caps: lock securebits");
 		res.securebits_locked = true;
+		/* The bounding set, while CAP_SETPCAP is still effective; EINVAL is past the last
+		   capability this kernel knows. */
+		for (int c = 0;; c++)
+			if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
+				if (errno == EINVAL && c > CAP_SETPCAP)
+					break;
+				return dsh_err_sys(err, errno, "caps: drop %d from the bounding set", c);
+			}
+		res.bounding_cleared = true;
 	}
-	/* libcap-ng returns its own stage codes, not errno values: translate once, here. */
-	capng_clear(setpcap ? CAPNG_SELECT_ALL : CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT);
-	int rc = capng_apply(setpcap ? CAPNG_SELECT_ALL : CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT);
-	if (rc < 0) {
-		int e = errno ? errno : EPERM;
-		return dsh_err_sys(err, e, "caps: capng_apply (stage %d)", rc);
-	}
-	res.bounding_cleared = setpcap;
+	/* EINVAL: a kernel before ambient capabilities (4.3), with none to clear. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return dsh_err_sys(err, errno, "caps: clear the ambient set");
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capset, &h, d) < 0)
+		return dsh_err_sys(err, errno, "caps: capset");
 	if (!dsh_caps_none_left(setpcap))
 		return dsh_err(err, DSH_ERR_SYSTEM, EPERM, "caps: capabilities left after dropping them all");
 	if (ret)
@@ -46,20 +66,19 @@ int dsh_caps_drop_all(struct dsh_caps_result *ret, struct dsh_error **err)
 /* Ask the kernel (capget, the prctls), not libcap-ng's cached view. */
 bool dsh_caps_none_left(bool bounding_too)
 {
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
+	if (cap_get(d) < 0)
 		return false;
 	for (int i = 0; i < 2; i++)
 		if (d[i].effective || d[i].permitted || d[i].inheritable)
 			return false;
-	for (int c = 0; c <= 63; c++) {
-		int amb = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0);
-		if (amb < 0 && errno == EINVAL)
+	/* The ambient set is empty now: the kernel keeps it within permitted and inheritable (a
+	   capset that lowers either masks it, security/commoncap.c), and both are empty. */
+	for (int c = 0; bounding_too && c <= 63; c++) {
+		int b = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+		if (b < 0 && errno == EINVAL)
 			break; /* past the last capability this kernel knows */
-		if (amb > 0)
-			return false;
-		if (bounding_too && prctl(PR_CAPBSET_READ, c, 0, 0, 0) > 0)
+		if (b != 0)
 			return false;
 	}
 	return true;
@@ -67,31 +86,38 @@ bool dsh_caps_none_left(bool bounding_too)
 
 int dsh_caps_keep(unsigned long long keep, struct dsh_error **err)
 {
-	capng_get_caps_process();
-	if (!capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP))
+	struct __user_cap_data_struct cur[2];
+	if (cap_get(cur) < 0)
+		return dsh_err_sys(err, errno, "caps: capget");
+	if (!(cur[CAP_TO_INDEX(CAP_SETPCAP)].effective & CAP_TO_MASK(CAP_SETPCAP)))
 		return dsh_err(err, DSH_ERR_SYSTEM, EPERM, "caps: keeping capabilities needs CAP_SETPCAP");
 	/* Raising ambient capabilities is refused once NO_CAP_AMBIENT_RAISE is set: it stays clear. */
 	unsigned long bits = SECBITS & ~(unsigned long)(SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED);
 	if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
 		return dsh_err_sys(err, errno, "caps: lock securebits");
-	capng_clear(CAPNG_SELECT_ALL);
-	for (unsigned c = 0; c <= 63; c++)
-		if (((keep >> c) & 1) &&
-		    capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_INHERITABLE | CAPNG_BOUNDING_SET,
-				 c) < 0)
-			return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "caps: capability %u unknown to libcap-ng", c);
-	int rc = capng_apply(CAPNG_SELECT_ALL);
-	if (rc < 0) {
-		int e = errno ? errno : EPERM;
-		return dsh_err_sys(err, e, "caps: capng_apply (stage %d)", rc);
+	/* The bounding set first (it needs CAP_SETPCAP, which keep may not hold), then the sets. */
+	for (int c = 0; c <= 63; c++) {
+		if ((keep >> c) & 1)
+			continue;
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
+			if (errno == EINVAL)
+				break; /* past the last capability this kernel knows */
+			return dsh_err_sys(err, errno, "caps: drop bounding capability %d", c);
+		}
 	}
+	struct __user_cap_header_struct hd = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct set[2] = { { 0 } };
+	for (int i = 0; i < 2; i++)
+		set[i].effective = set[i].permitted = set[i].inheritable = (uint32_t)(keep >> (32 * i));
+	if (syscall(SYS_capset, &hd, set) < 0)
+		return dsh_err_sys(err, errno, "caps: capset");
 	for (unsigned c = 0; c <= 63; c++) {
 		if (!((keep >> c) & 1))
 			continue;
 		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0 && errno != EINVAL)
 			return dsh_err_sys(err, errno, "caps: raise ambient capability %u", c);
 	}
-	/* Fail closed: the kernel's view, not libcap-ng's, holds exactly `keep` and nothing more. */
+	/* Fail closed: the kernel's view holds exactly `keep` and nothing more. */
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct d[2];
 	if (syscall(SYS_capget, &h, d) < 0)

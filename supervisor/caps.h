@@ -3,7 +3,7 @@
 #define DSH_SUPERVISOR_CAPS_H
 
 /*
- * Capabilities: the one chokepoint (libcap-ng and the securebits prctl).
+ * Capabilities: the one chokepoint (capget/capset and the capability prctls).
  *
  * dsh_caps_drop_all() locks the securebits (no root magic on exec, no setuid fixups, no keep-caps,
  * no ambient raise, each locked) and then clears every set: effective, permitted, inheritable,

@@ -31,6 +31,12 @@
 #define __NR_open_tree_attr 467
 #endif
 _Static_assert(__NR_open_tree_attr <= DSH_SECCOMP_NEWEST_NR, "a rule above the reviewed horizon is never reached");
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64) /* Linux 6.6 */
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
 /* The x32 ABI's bit in the syscall number (x86-64); libseccomp's own program refuses those. */
 #define X32_SYSCALL_BIT 0x40000000U
 
@@ -317,8 +323,40 @@ static void ctx_releasep(scmp_filter_ctx *c)
 		seccomp_release(*c);
 }
 
+unsigned dsh_seccomp_opts_key(const struct dsh_seccomp_opts *o)
+{
+	if (!o)
+		return 0;
+	return (unsigned)o->deny_inet | (unsigned)o->deny_sysv_ipc << 1 | (unsigned)o->nested_sandbox << 2;
+}
+
+/* A copy of the build's program for this key, or 0 when the build has none (then generate it). */
+static int prebuilt(int kind, unsigned key, struct dsh_seccomp_prog *ret, struct dsh_error **err)
+{
+	for (size_t i = 0; i < dsh_seccomp_n_prebuilt; i++) {
+		const struct dsh_seccomp_prebuilt *p = &dsh_seccomp_prebuilt[i];
+		if (p->kind != kind || p->key != key)
+			continue;
+		struct sock_filter *insns = malloc(p->len * sizeof(*insns));
+		if (!insns)
+			return dsh_err_sys(err, ENOMEM, "seccomp program");
+		memcpy(insns, p->insns, p->len * sizeof(*insns));
+		ret->insns = insns;
+		ret->len = p->len;
+		return 1;
+	}
+	return 0;
+}
+
 int dsh_seccomp_compile(const struct dsh_seccomp_opts *o, struct dsh_seccomp_prog *ret,
 			struct dsh_error **err)
+{
+	int r = prebuilt(DSH_SECCOMP_KIND_DENY, dsh_seccomp_opts_key(o), ret, err);
+	return r != 0 ? (r < 0 ? r : 0) : dsh_seccomp_generate(o, ret, err);
+}
+
+int dsh_seccomp_generate(const struct dsh_seccomp_opts *o, struct dsh_seccomp_prog *ret,
+			 struct dsh_error **err)
 {
 	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
@@ -372,6 +410,12 @@ static const char *const notify_sockets[] = { "connect", "sendmsg", "sendmmsg" }
 
 int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err)
 {
+	int r = prebuilt(DSH_SECCOMP_KIND_NOTIFY, sockets, ret, err);
+	return r != 0 ? (r < 0 ? r : 0) : dsh_seccomp_generate_notify(ret, sockets, err);
+}
+
+int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err)
+{
 	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return dsh_err_sys(err, ENOMEM, "seccomp_init");
@@ -422,6 +466,10 @@ int dsh_seccomp_load_listener(const struct dsh_seccomp_prog *p, int *ret_fd, str
 	int fd = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (fd < 0)
 		return dsh_err_sys(err, errno, "seccomp: load the broker's filter");
+	/* Every brokered call is a round trip: the command blocks until the broker answers.  Linux 6.6
+	   can hand each over on the current CPU, as a synchronous call, instead of waking the other
+	   side wherever the scheduler puts it; an older kernel refuses the flag and keeps the wake-ups. */
+	(void)ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP); /* by value */
 	*ret_fd = fd;
 	return 0;
 }

@@ -5,7 +5,8 @@
 /*
  * The seccomp filter: the one chokepoint for libseccomp and the seccomp() syscall.
  *
- * Compiled with libseccomp before clone (dsh_seccomp_compile exports the BPF program into memory),
+ * Generated with libseccomp at build time, one program per combination of the options
+ * (dsh_seccomp_compile copies the run's into memory before clone; see dsh_seccomp_prebuilt),
  * loaded by the child as the last stage before execve (dsh_seccomp_load: one syscall, nothing
  * allocated).  Default action: allow.  Every refusal is an errno (EPERM; clone3 ENOSYS so that
  * libc falls back to clone(), whose flags a filter can read), never a kill, so programs fail with
@@ -103,5 +104,25 @@ const char *const *dsh_seccomp_notified(size_t *ret_n);
 int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err);
 /* Install it on the calling thread; *ret_fd is the listener the broker serves (CLOEXEC). */
 int dsh_seccomp_load_listener(const struct dsh_seccomp_prog *p, int *ret_fd, struct dsh_error **err);
+
+/*
+ * The programs depend on nothing but these options, so the build generates each once with
+ * libseccomp (tools/gen_seccomp.c writes $(BUILD)/gen/seccomp_prebuilt.c) and a run copies one
+ * instead of generating it again (issue 14: the generation was most of the supervisor's own
+ * start-up).  dsh_seccomp_generate*() are that generation, for the tool and the test holding the
+ * tables equal to it; dsh_seccomp_compile*() fall back on them for a key the tables lack.
+ */
+enum { DSH_SECCOMP_KIND_DENY, DSH_SECCOMP_KIND_NOTIFY };
+struct dsh_seccomp_prebuilt {
+	int kind;
+	unsigned key; /* deny: deny_inet | deny_sysv_ipc << 1 | nested_sandbox << 2; notify: sockets */
+	unsigned short len;
+	const struct sock_filter *insns;
+};
+extern const struct dsh_seccomp_prebuilt dsh_seccomp_prebuilt[];
+extern const size_t dsh_seccomp_n_prebuilt;
+unsigned dsh_seccomp_opts_key(const struct dsh_seccomp_opts *o);
+int dsh_seccomp_generate(const struct dsh_seccomp_opts *o, struct dsh_seccomp_prog *ret, struct dsh_error **err);
+int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err);
 
 #endif

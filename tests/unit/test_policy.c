@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -322,4 +323,122 @@ Test(policy, workspace_and_values_are_names_in_patterns)
 	cr_expect(v.allow, "the value's '*' matches only itself");
 	dsh_policy_free(p);
 	dsh_config_clear(&c);
+}
+
+/*
+ * The rule index (policy/index.c) against the scan it replaces: for random policies and paths,
+ * the verdict, the spelling check and the guard name the same rule as a scan in policy order over
+ * dsh_rule_covers() and dsh_path_is_beneath() — the first deny rule, then the first read-only one.
+ */
+static const struct dsh_rule *scan_first(const struct dsh_policy *p, const char *path, bool deny, bool ro)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *r = &p->rules[i];
+		if (((r->kind == DSH_RULE_DENY && deny) || (r->kind == DSH_RULE_RO && ro)) && dsh_rule_covers(r, path))
+			return r;
+	}
+	return NULL;
+}
+
+static const struct dsh_rule *scan_guarded(const struct dsh_policy *p, const char *path)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *r = &p->rules[i];
+		if (r->kind == DSH_RULE_RW)
+			continue;
+		if ((r->literal_dir && dsh_path_is_beneath(r->literal_dir, path)) || dsh_rule_covers(r, path))
+			return r;
+		for (size_t k = 0; k < r->n_match; k++)
+			if (r->match[k].literal && dsh_path_is_beneath(r->match[k].literal, path))
+				return r;
+	}
+	return NULL;
+}
+
+static size_t rnd(unsigned *seed, size_t n)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (*seed >> 16) % n;
+}
+
+Test(policy, the_rule_index_answers_as_the_scan_in_policy_order)
+{
+	char *tree = dsh_test_mkdtemp();
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/real/a", tree);
+	dsh_test_write_file(path, "x");
+	snprintf(path, sizeof(path), "%s/link", tree);
+	char target[1024];
+	snprintf(target, sizeof(target), "%s/real", tree);
+	cr_assert_eq(symlink(target, path), 0);
+
+	static const char *const parts[] = { "a", "b", "ab", "real", "link", ".git", "hooks", "x.pem", "[ab]", "*", "**", "?" };
+	static const char *const kinds[] = { "--", "r-", "rw" };
+	unsigned seed = 12345;
+	int tried = 0;
+#define RND(n) rnd(&seed, n)
+	for (int round = 0; round < 200; round++) {
+		char **rules = NULL;
+		size_t n_rules = 1 + RND(12);
+		for (size_t i = 0; i < n_rules; i++) {
+			char rule[1024];
+			const char *kind = kinds[RND(3)];
+			int len = snprintf(rule, sizeof(rule), "%s %s", kind, RND(8) ? tree : "");
+			size_t depth = RND(4);
+			for (size_t d = 0; d <= depth; d++) {
+				const char *part = parts[RND(ARRAY_SIZE(parts))];
+				if (strncmp(rule, "rw", 2) == 0 && strpbrk(part, "*?["))
+					part = "b";
+				len += snprintf(rule + len, sizeof(rule) - (size_t)len, "/%s", part);
+			}
+			dsh_strv_push(&rules, rule);
+		}
+		struct dsh_config c;
+		dsh_config_init(&c);
+		c.workspace = strdup(tree);
+		c.access = rules;
+		char *env[] = { NULL };
+		struct dsh_policy *p = NULL;
+		_cleanup_error_ struct dsh_error *err = NULL;
+		int r = dsh_policy_new(&c, env, "/", &p, &err);
+		dsh_config_clear(&c);
+		if (r < 0) {
+			/* A rule hiding the workspace itself: refused, nothing to compare. */
+			cr_assert_eq(r, -EINVAL, "%s", err->msg);
+			continue;
+		}
+		tried++;
+		for (int q = 0; q < 200; q++) {
+			int len = snprintf(path, sizeof(path), "%s", RND(6) ? tree : "");
+			size_t depth = RND(5);
+			for (size_t d = 0; d < depth; d++) {
+				static const char *const names[] = { "a", "b", "ab", "real", "link", ".git", "hooks", "x.pem",
+								     "c", ".bashrc", "", "config" };
+				len += snprintf(path + len, sizeof(path) - (size_t)len, "/%s", names[RND(ARRAY_SIZE(names))]);
+			}
+			if (RND(8) == 0 || len == 0)
+				len += snprintf(path + len, sizeof(path) - (size_t)len, "/");
+			struct dsh_verdict v;
+			const struct dsh_rule *deny = scan_first(p, path, true, false);
+			cr_assert_eq(dsh_policy_verdict(p, DSH_OP_READ, path, &v), 0);
+			cr_assert_eq(v.rule, deny, "read %s: rule %s, the scan says %s", path, v.rule ? v.rule->text : "none",
+				     deny ? deny->text : "none");
+			cr_assert_eq(dsh_policy_verdict(p, DSH_OP_WRITE, path, &v), 0);
+			const struct dsh_rule *w = deny ? deny : scan_first(p, path, false, true);
+			cr_assert_eq(v.rule, w, "write %s: rule %s, the scan says %s", path, v.rule ? v.rule->text : "none",
+				     w ? w->text : "none");
+			const struct dsh_rule *s = scan_first(p, path, true, true);
+			bool denied = dsh_policy_spelling_denied(p, DSH_OP_WRITE, path, &v);
+			cr_assert_eq(denied ? v.rule : NULL, s, "spelled %s", path);
+			denied = dsh_policy_spelling_denied(p, DSH_OP_READ, path, &v);
+			cr_assert_eq(denied ? v.rule : NULL, deny, "spelled read %s", path);
+			const struct dsh_rule *g = scan_guarded(p, path);
+			cr_assert_eq(dsh_policy_guarded(p, path), g, "guarded %s: the scan says %s", path, g ? g->text : "none");
+		}
+		dsh_policy_free(p);
+	}
+#undef RND
+	cr_assert_gt(tried, 100, "only %d of 200 random policies loaded", tried);
+	dsh_test_rmtree(tree);
+	free(tree);
 }

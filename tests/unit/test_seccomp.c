@@ -17,6 +17,7 @@
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <seccomp.h>
 
 #include "common/cleanup.h"
 #include "supervisor/seccomp.h"
@@ -500,4 +501,128 @@ Test(seccomp_program, sysv_only_without_an_ipc_namespace)
 	cr_assert_eq(bpf_run(&ll, &d).ret, SECCOMP_RET_ALLOW);
 	dsh_seccomp_prog_clear(&plain);
 	dsh_seccomp_prog_clear(&ll);
+}
+
+/*
+ * The kernel's own test for its action cache (seccomp_is_const_allow, kernel/seccomp.c): it runs
+ * each filter for every native syscall number with nothing but the number and the architecture,
+ * and knows only these instructions; anything else, an argument load above all, means "run the
+ * filter on every call".  Stacked filters share one cache, so each filter must pass this alone.
+ * Stricter than bpf_run above, which accepts instructions the kernel's emulator gives up on.
+ */
+static bool kernel_const_allow(const struct dsh_seccomp_prog *p, uint32_t nr)
+{
+	uint32_t a = 0;
+	for (unsigned pc = 0; pc < p->len; pc++) {
+		const struct sock_filter *f = &p->insns[pc];
+		bool t;
+		switch (f->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			if (f->k == offsetof(struct seccomp_data, nr))
+				a = nr;
+			else if (f->k == offsetof(struct seccomp_data, arch))
+				a = AUDIT_ARCH_X86_64;
+			else
+				return false;
+			break;
+		case BPF_RET | BPF_K:
+			return f->k == SECCOMP_RET_ALLOW;
+		case BPF_JMP | BPF_JA:
+			pc += f->k;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+		case BPF_JMP | BPF_JGE | BPF_K:
+		case BPF_JMP | BPF_JGT | BPF_K:
+		case BPF_JMP | BPF_JSET | BPF_K:
+			switch (BPF_OP(f->code)) {
+			case BPF_JEQ: t = a == f->k; break;
+			case BPF_JGE: t = a >= f->k; break;
+			case BPF_JGT: t = a > f->k; break;
+			default: t = (a & f->k) != 0; break;
+			}
+			pc += t ? f->jt : f->jf;
+			break;
+		case BPF_ALU | BPF_AND | BPF_K:
+			a &= f->k;
+			break;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+static bool notified(int nr, bool sockets)
+{
+	size_t n;
+	const char *const *names = dsh_seccomp_notified(&n);
+	for (size_t i = 0; i < n; i++)
+		if (seccomp_syscall_resolve_name(names[i]) == nr)
+			return true;
+	if (nr == SYS_open || nr == SYS_openat)
+		return true;
+	return sockets && (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendmsg || nr == SYS_sendmmsg ||
+			   nr == SYS_sendto);
+}
+
+Test(seccomp_program, the_kernel_caches_every_call_neither_filter_looks_at)
+{
+	struct dsh_error *err = NULL;
+	struct dsh_seccomp_prog deny = { 0 };
+	cr_assert_eq(dsh_seccomp_compile(NULL, &deny, &err), 0);
+	struct dsh_seccomp_opts o = { 0 };
+	size_t cached = 0;
+	for (int nr = 0; nr <= DSH_SECCOMP_NEWEST_NR; nr++) {
+		bool allow = kernel_const_allow(&deny, (uint32_t)nr);
+		cr_assert_eq(allow, !in_table(nr, &o), "deny filter, syscall %d: %s", nr,
+			     allow ? "cached though the table names it" : "not cached");
+		cached += allow;
+	}
+	cr_assert_gt(cached, 300);
+	cr_assert(kernel_const_allow(&deny, SYS_getppid), "getppid");
+	for (int sockets = 0; sockets < 2; sockets++) {
+		struct dsh_seccomp_prog notify = { 0 };
+		cr_assert_eq(dsh_seccomp_compile_notify(&notify, sockets, &err), 0);
+		for (int nr = 0; nr <= DSH_SECCOMP_NEWEST_NR; nr++) {
+			bool allow = kernel_const_allow(&notify, (uint32_t)nr);
+			cr_assert_eq(allow, !notified(nr, sockets), "broker filter (sockets %d), syscall %d: %s", sockets,
+				     nr, allow ? "cached though notified" : "not cached");
+		}
+		cr_assert(kernel_const_allow(&notify, SYS_getppid) && kernel_const_allow(&notify, SYS_read));
+		dsh_seccomp_prog_clear(&notify);
+	}
+	dsh_seccomp_prog_clear(&deny);
+}
+
+/* The build's programs (tools/gen_seccomp.c) are the ones a run would generate, for every option. */
+Test(seccomp_program, the_prebuilt_programs_are_the_generated_ones)
+{
+	struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_seccomp_n_prebuilt, 10, "8 deny filters and 2 broker filters");
+	for (unsigned key = 0; key < 8; key++) {
+		struct dsh_seccomp_opts o = { .deny_inet = key & 1, .deny_sysv_ipc = key & 2, .nested_sandbox = key & 4 };
+		struct dsh_seccomp_prog a = { 0 }, b = { 0 };
+		cr_assert_eq(dsh_seccomp_compile(&o, &a, &err), 0);
+		cr_assert_eq(dsh_seccomp_generate(&o, &b, &err), 0);
+		cr_assert_eq(a.len, b.len, "key %u", key);
+		cr_assert_eq(memcmp(a.insns, b.insns, a.len * sizeof(*a.insns)), 0, "key %u", key);
+		cr_assert_neq(a.insns, b.insns);
+		dsh_seccomp_prog_clear(&a);
+		dsh_seccomp_prog_clear(&b);
+	}
+	for (int sockets = 0; sockets < 2; sockets++) {
+		struct dsh_seccomp_prog a = { 0 }, b = { 0 };
+		cr_assert_eq(dsh_seccomp_compile_notify(&a, sockets, &err), 0);
+		cr_assert_eq(dsh_seccomp_generate_notify(&b, sockets, &err), 0);
+		cr_assert_eq(a.len, b.len, "sockets %d", sockets);
+		cr_assert_eq(memcmp(a.insns, b.insns, a.len * sizeof(*a.insns)), 0, "sockets %d", sockets);
+		dsh_seccomp_prog_clear(&a);
+		dsh_seccomp_prog_clear(&b);
+	}
+	struct dsh_seccomp_prog n = { 0 }, d = { 0 };
+	cr_assert_eq(dsh_seccomp_compile(NULL, &n, &err), 0);
+	cr_assert_eq(dsh_seccomp_generate(&(struct dsh_seccomp_opts){ 0 }, &d, &err), 0);
+	cr_assert(n.len == d.len && memcmp(n.insns, d.insns, n.len * sizeof(*n.insns)) == 0, "NULL options are { 0 }");
+	dsh_seccomp_prog_clear(&n);
+	dsh_seccomp_prog_clear(&d);
 }
