@@ -59,29 +59,10 @@ static char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "HOME=/n
 /* dshbox run --backend B --workspace WS --cwd WS [--access RULE]... -- sh -c SCRIPT; rules end at NULL. */
 static void run_sh(struct dsh_proc *r, const char *script, ...)
 {
-	const char *argv[64];
-	size_t n = 0;
-	argv[n++] = dsh_test_dshbox();
-	argv[n++] = "run";
-	argv[n++] = "--backend";
-	argv[n++] = backend();
-	argv[n++] = "--workspace";
-	argv[n++] = ws;
-	argv[n++] = "--cwd";
-	argv[n++] = ws;
 	va_list ap;
 	va_start(ap, script);
-	for (const char *rule; (rule = va_arg(ap, const char *)) && n < 56;) {
-		argv[n++] = "--access";
-		argv[n++] = rule;
-	}
+	dsh_test_run_sh(r, env, backend(), ws, script, ap);
 	va_end(ap);
-	argv[n++] = "--";
-	argv[n++] = "sh";
-	argv[n++] = "-c";
-	argv[n++] = script;
-	argv[n] = NULL;
-	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, r), 0);
 }
 
 static void setup(void)

@@ -46,31 +46,12 @@ static char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "HOME=/n
    NULL.  ATTACK in the script is the esc_attack helper's path (exported to the script). */
 static void run_sh(struct dsh_proc *r, const char *script, ...)
 {
-	const char *argv[64];
-	size_t n = 0;
-	argv[n++] = dsh_test_dshbox();
-	argv[n++] = "run";
-	argv[n++] = "--backend";
-	argv[n++] = backend();
-	argv[n++] = "--workspace";
-	argv[n++] = ws;
-	argv[n++] = "--cwd";
-	argv[n++] = ws;
-	va_list ap;
-	va_start(ap, script);
-	for (const char *rule; (rule = va_arg(ap, const char *)) && n < 52;) {
-		argv[n++] = "--access";
-		argv[n++] = rule;
-	}
-	va_end(ap);
 	_cleanup_free_ char *full = NULL;
 	cr_assert(asprintf(&full, "ATTACK='%s'; %s", attack, script) > 0);
-	argv[n++] = "--";
-	argv[n++] = "sh";
-	argv[n++] = "-c";
-	argv[n++] = full;
-	argv[n] = NULL;
-	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, r), 0);
+	va_list ap;
+	va_start(ap, script);
+	dsh_test_run_sh(r, env, backend(), ws, full, ap);
+	va_end(ap);
 }
 
 static void setup(void)

@@ -354,3 +354,29 @@ const char *dsh_vectors_config(const struct dsh_vectors *v)
 	cr_assert_eq(rename(tmp, path), 0, "%s: %s", path, strerror(errno));
 	return path;
 }
+
+void dsh_test_run_sh(struct dsh_proc *r, char *const env[], const char *backend, const char *ws, const char *script,
+		     va_list ap)
+{
+	const char *argv[64];
+	size_t n = 0;
+	argv[n++] = dsh_test_dshbox();
+	argv[n++] = "run";
+	argv[n++] = "--backend";
+	argv[n++] = backend;
+	argv[n++] = "--workspace";
+	argv[n++] = ws;
+	argv[n++] = "--cwd";
+	argv[n++] = ws;
+	for (const char *rule; (rule = va_arg(ap, const char *));) {
+		cr_assert_lt(n, 56, "too many rules");
+		argv[n++] = "--access";
+		argv[n++] = rule;
+	}
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = "-c";
+	argv[n++] = script;
+	argv[n] = NULL;
+	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, r), 0);
+}

@@ -2,6 +2,7 @@
 #ifndef DSH_TESTS_HARNESS_H
 #define DSH_TESTS_HARNESS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -23,6 +24,10 @@ struct dsh_proc {
 /* Run argv (argv[0] is a path, or looked up in PATH) with env (NULL: the test's environment),
    feeding stdin_data (NULL: /dev/null).  Returns 0, or -errno when it could not start. */
 int dsh_proc_run(char *const argv[], char *const env[], const char *stdin_data, struct dsh_proc *r);
+/* dshbox run --backend B --workspace WS --cwd WS [--access RULE]... -- sh -c SCRIPT, the rules
+   taken from ap up to a NULL. */
+void dsh_test_run_sh(struct dsh_proc *r, char *const env[], const char *backend, const char *ws, const char *script,
+		     va_list ap);
 void dsh_proc_clear(struct dsh_proc *r);
 /* Number of lines in s that start with prefix. */
 int dsh_count_lines_with_prefix(const char *s, const char *prefix);
