@@ -94,6 +94,22 @@ static void run_args(const char *runner, char *const *args, struct dsh_proc *r)
 	cr_assert_eq(dsh_proc_run(argv, env, NULL, r), 0);
 }
 
+/* The same argv under bubblewrap (bw) and dshbox bwrap: the same status, output and errors; and
+   ours shows want (when given). */
+static void same_as_bubblewrap(const char *bw, char *const *args, const char *want)
+{
+	struct dsh_proc theirs, ours;
+	run_args(bw, args, &theirs);
+	run_args(NULL, args, &ours);
+	cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
+	cr_expect_str_eq(ours.out, theirs.out);
+	if (want)
+		cr_expect(strstr(ours.out, want), "%s", ours.out);
+	cr_expect_str_eq(ours.err, theirs.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
+}
+
 /* Whether this machine can build a linux-ns sandbox at all (dshbox probe says). */
 static void require_sandbox(void)
 {
@@ -474,14 +490,7 @@ Test(bwrap_vs_bubblewrap, new_root_without_the_current_directory)
 	args[n] = NULL;
 	const char *bw = real_bwrap();
 	require_sandbox();
-	struct dsh_proc theirs, ours;
-	run_args(bw, args, &theirs);
-	run_args(NULL, args, &ours);
-	cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
-	cr_expect_str_eq(ours.out, theirs.out);
-	cr_expect_str_eq(ours.err, theirs.err);
-	dsh_proc_clear(&theirs);
-	dsh_proc_clear(&ours);
+	same_as_bubblewrap(bw, args, NULL);
 }
 
 /*
@@ -680,15 +689,7 @@ Test(bwrap_vs_bubblewrap, uid_and_gid_inside)
 			 "id -u; id -g; stat -c '%u %g' /etc/passwd; touch /tmp/x && stat -c '%u %g' /tmp/x;"
 			 " echo x > /tmp/y; cat /proc/self/uid_map /proc/self/gid_map",
 			 NULL };
-	struct dsh_proc theirs, ours;
-	run_args(bw, args, &theirs);
-	run_args(NULL, args, &ours);
-	cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
-	cr_expect_str_eq(ours.out, theirs.out);
-	cr_expect(strncmp(ours.out, "1234\n4321\n", 10) == 0, "%s", ours.out);
-	cr_expect_str_eq(ours.err, theirs.err);
-	dsh_proc_clear(&theirs);
-	dsh_proc_clear(&ours);
+	same_as_bubblewrap(bw, args, "1234\n4321\n");
 }
 
 /*
@@ -781,15 +782,7 @@ Test(bwrap_vs_bubblewrap, cgroup_namespace)
 	const char *opts[] = { "--unshare-cgroup", "--unshare-cgroup-try" };
 	for (size_t i = 0; i < 2; i++) {
 		char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", (char *)opts[i], "--", "/bin/sh", "-c", script, NULL };
-		struct dsh_proc theirs, ours;
-		run_args(bw, args, &theirs);
-		run_args(NULL, args, &ours);
-		cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
-		cr_expect_str_eq(ours.out, theirs.out);
-		cr_expect(strstr(ours.out, "own-cgroup-namespace\n"), "%s", ours.out);
-		cr_expect_str_eq(ours.err, theirs.err);
-		dsh_proc_clear(&theirs);
-		dsh_proc_clear(&ours);
+		same_as_bubblewrap(bw, args, "own-cgroup-namespace\n");
 	}
 }
 
@@ -804,18 +797,11 @@ Test(bwrap_vs_bubblewrap, mqueue)
 	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-ipc", "--mqueue",
 			 "/dev/mqueue", "--tmpfs", "/tmp", "--mqueue", "/tmp/q/mq", "--", "/bin/sh", "-c", (char *)script,
 			 NULL };
-	struct dsh_proc theirs, ours;
-	run_args(bw, args, &theirs);
-	run_args(NULL, args, &ours);
-	cr_expect_eq(ours.exit_code, theirs.exit_code, "%s", ours.err);
-	cr_expect_str_eq(ours.out, theirs.out);
-	cr_expect(strstr(ours.out, "/dev/mqueue rw,relatime - mqueue mqueue rw\n"), "%s", ours.out);
-	cr_expect_str_eq(ours.err, theirs.err);
-	dsh_proc_clear(&theirs);
-	dsh_proc_clear(&ours);
+	same_as_bubblewrap(bw, args, "/dev/mqueue rw,relatime - mqueue mqueue rw\n");
 	/* Without --unshare-ipc bubblewrap shows root the host's queues: refused by dshbox bwrap. */
 	char *host[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--mqueue", "/dev/mqueue", "true",
 			 NULL };
+	struct dsh_proc ours;
 	run_args(NULL, host, &ours);
 	cr_expect_eq(ours.exit_code, 1, "%s", ours.err);
 	cr_expect_eq(dsh_count_lines_with_prefix(ours.err, "bwrap: "), 1, "%s", ours.err);
