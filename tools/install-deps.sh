@@ -13,8 +13,9 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # build:      the compiler, pkg-config and the libraries libdshbox links (SPEC 7), git for .ci/run
-# test:       Criterion; util-linux (setpriv), iproute2 and procps, which the suites run; strace and
-#             gdb, which run inside `dshbox run` (debuggers work there: SPEC 3.7)
+# test:       Criterion; libmount (the integration suite reads mount tables with it: dshbox and
+#             libdshbox do not link it); util-linux (setpriv), iproute2 and procps, which the suites
+#             run; strace and gdb, which run inside `dshbox run` (debuggers work there: SPEC 3.7)
 # compare:    bubblewrap, hyperfine, valgrind, cppcheck (make bench, make lint)
 # windows:    the mingw-w64 cross compiler (make windows)
 # man:        man-db, so that `man ./man/dshbox.1` works
