@@ -18,6 +18,8 @@ $SUDO apt-get update -qq
 #             run; strace and gdb, which run inside `dshbox run` (debuggers work there: SPEC 3.7)
 # compare:    bubblewrap, hyperfine, valgrind, cppcheck (make bench, make lint)
 # windows:    the mingw-w64 cross compiler (make windows)
+# vmtest:     qemu-system-x86, busybox-static, cpio, xz-utils and zstd (make vmtest boots Debian's
+#             kernels with them: tools/vmtest)
 # man:        man-db, so that `man ./man/dshbox.1` works
 # workloads:  python3-venv (a virtual environment built inside dshbox run, tests/integration)
 # package:    dpkg-dev (dpkg-buildpackage), debhelper and dh-apparmor (debian/rules), apparmor
@@ -29,6 +31,7 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
 	libyaml-dev libjansson-dev libcriterion-dev \
 	util-linux iproute2 procps strace gdb \
 	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 \
+	qemu-system-x86 busybox-static cpio xz-utils zstd \
 	man-db \
 	python3-venv \
 	dpkg-dev debhelper dh-apparmor apparmor lintian >/dev/null

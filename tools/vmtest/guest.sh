@@ -105,6 +105,9 @@ suite() {
 	# Each failure's report (assertion and the captured output), bounded.
 	awk '/^not ok /{p=1; n=0} p && n++ < 25 {print} /^  \.\.\.$/{p=0}' "$tap.run" | sed "s/^/VMTEST: $2 $1:   /" | head -n 200 >&2
 	say "$2 $1: $((p - sk)) passed, $f failed, $sk skipped in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", b - a }') s"
+	# Where the time went (each test's own duration, as Criterion measured it): what to trim first.
+	sed -n 's/^\(not \)\{0,1\}ok - \([^ ]*\) .*(\([0-9.]*\)s)$/\3 \2/p' "$tap.run" | sort -rn | head -n 5 |
+		awk -v l="$2 $1" '{ printf "VMTEST: %s: slowest: %ss %s\n", l, $1, $2 }' >&2
 	echo "$((p - sk))/$f/$sk"
 }
 
