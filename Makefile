@@ -245,9 +245,9 @@ $(BUILD)/windows/dshbox-winrun.exe: $(WIN_SRCS) $(wildcard common/*.h policy/*.h
 # ---- vmtest: dshbox on other kernels, under QEMU (tools/vmtest/, docs/vmtest.md) ----
 #   make vmtest KERNEL=6.1     one matrix row; KERNEL=5.10|6.1|6.12|7.x|/path/to/bzImage
 #   make vmtest-all            every Debian series below
-#   make vmtest-ci             the rows .ci/run runs (5.10 6.1: ~22 min with TCG)
-# Knobs: VMTEST_SHARED=dir (the conformance vectors when ../shared is elsewhere), VMTEST_FULL=1,
-# VMTEST_MODULES=dir (a bzImage's modules), VMTEST_TIMEOUT=s, VMTEST_REFRESH=1.
+#   make vmtest-ci             the rows .ci/run runs (5.10 6.1: ~30 min with TCG)
+# Knobs: VMTEST_FULL=1, VMTEST_MODULES=dir (a bzImage's modules), VMTEST_TIMEOUT=s,
+# VMTEST_ACCEL=kvm, VMTEST_REFRESH=1.
 VMTEST_ALL ?= 5.10 6.1 6.12 7.x
 VMTEST_CI ?= 5.10 6.1
 .PHONY: vmtest vmtest-all vmtest-ci

@@ -6,12 +6,11 @@
 # that tools/vmtest/vmtest.sh reads from the serial console.  Then it powers the VM off.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LC_ALL=C
-top='' build='' shared='' full=0 name=''
+top='' build='' full=0 name=''
 for a in $(cat /proc/cmdline); do
 	case $a in
 	vmtest.top=*) top=${a#*=} ;;
 	vmtest.build=*) build=${a#*=} ;;
-	vmtest.shared=*) shared=${a#*=} ;;
 	vmtest.full=*) full=${a#*=} ;;
 	vmtest.name=*) name=${a#*=} ;;
 	esac
@@ -131,18 +130,6 @@ off() {
 }
 trap off EXIT
 start=$(cut -d' ' -f1 /proc/uptime)
-
-# The tests read their vectors from TOP/../shared.  Where that is missing on the host (a worktree
-# whose shared directory lives elsewhere), lay out TOP's parent here, on a tmpfs: TOP and SHARED.
-if [ -n "$shared" ] && [ ! -d "$top/../shared" ]; then
-	parent=$(dirname "$top")
-	mkdir -p /run/vmt/top /run/vmt/shared
-	mount --bind "$top" /run/vmt/top && mount --bind "$shared" /run/vmt/shared &&
-		mount -t tmpfs -o mode=755 tmpfs "$parent" &&
-		mkdir -p "$top" "$parent/shared" &&
-		mount --move /run/vmt/top "$top" && mount --move /run/vmt/shared "$parent/shared" ||
-		say "could not place $shared at $top/../shared"
-fi
 
 kernel=$(uname -r)
 say "kernel $kernel, $(nproc) cpu, $(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo) MiB"

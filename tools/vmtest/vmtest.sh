@@ -7,8 +7,7 @@
 # One VM at a time.  Logs: BUILD/vmtest/logs/NAME.log.  Exit 1 when a row has a failure (or none
 # came back); else 3 when a kernel could not be fetched (no Debian mirror answered: its row says
 # SKIP and why, and is not a pass); else 0.
-# Knobs: VMTEST_SHARED (the conformance vectors' directory when TOP/../shared is missing),
-#   VMTEST_FULL=1 (also the stress suites fence_kill and fence_race), VMTEST_TIMEOUT (s, per VM),
+# Knobs: VMTEST_FULL=1 (also the stress suites fence_kill and fence_race), VMTEST_TIMEOUT (s, per VM),
 #   VMTEST_ACCEL (tcg, or kvm), VMTEST_REFRESH=1 (fetch again).
 set -eu
 build=$1
@@ -26,8 +25,6 @@ accel=${VMTEST_ACCEL:-tcg}
 for t in qemu-system-x86_64 cpio gzip; do
 	command -v "$t" >/dev/null 2>&1 || { echo "vmtest: $t is missing (apt-get install qemu-system-x86 busybox-static cpio)" >&2; exit 2; }
 done
-shared=${VMTEST_SHARED:-}
-[ -n "$shared" ] && shared=$(cd "$shared" && pwd)
 
 fmt='%-22s %-4s %-6s %-5s %-6s %-11s %-11s %-11s %-11s %6s\n'
 header() {
@@ -78,7 +75,6 @@ for k in "$@"; do
 	"$here/initramfs.sh" "$kdir" "$kdir/initrd.gz"
 	log=$vdir/logs/$name.log
 	cmdline="console=ttyS0 panic=-1 loglevel=4 vmtest.top=$top vmtest.build=$build vmtest.full=${VMTEST_FULL:-0} vmtest.name=$name"
-	[ -n "$shared" ] && cmdline="$cmdline vmtest.shared=$shared"
 	t0=$(date +%s)
 	# The console is the only channel back: the guest ends with one VMTEST-ROW line.
 	timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 -accel "$accel" -smp 1 -m 2G -nographic \
