@@ -13,10 +13,13 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # build:      the compiler, pkg-config and the libraries libdshbox links (SPEC 7), git for .ci/run
-# test:       Criterion; util-linux (setpriv), iproute2 and procps, which the suites run; strace and
-#             gdb, which run inside `dshbox run` (debuggers work there: SPEC 3.7)
+# test:       Criterion; libmount (the integration suite reads mount tables with it: dshbox and
+#             libdshbox do not link it); util-linux (setpriv), iproute2 and procps, which the suites
+#             run; strace and gdb, which run inside `dshbox run` (debuggers work there: SPEC 3.7)
 # compare:    bubblewrap, hyperfine, valgrind, cppcheck (make bench, make lint)
 # windows:    the mingw-w64 cross compiler (make windows)
+# vmtest:     qemu-system-x86, busybox-static, cpio, xz-utils and zstd (make vmtest boots Debian's
+#             kernels with them: tools/vmtest)
 # man:        man-db, so that `man ./man/dshbox.1` works
 # workloads:  python3-venv (a virtual environment built inside dshbox run, tests/integration)
 # srt:        nodejs, npm, socat, ripgrep and curl: Anthropic's sandbox-runtime through dshbox bwrap
@@ -30,6 +33,7 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
 	libyaml-dev libjansson-dev libcriterion-dev \
 	util-linux iproute2 procps strace gdb \
 	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 \
+	qemu-system-x86 busybox-static cpio xz-utils zstd \
 	man-db \
 	python3-venv nodejs socat ripgrep curl \
 	dpkg-dev debhelper dh-apparmor apparmor lintian >/dev/null

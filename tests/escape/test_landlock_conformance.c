@@ -97,6 +97,7 @@ static bool claimed(const struct dsh_policy *p, const struct dsh_run_options *o)
 
 Test(landlock_conformance, every_claimed_verdict_holds, .timeout = 300)
 {
+	dsh_test_require_landlock();
 	struct dsh_vectors v;
 	dsh_vectors_load("verdicts.tsv", &v);
 	_cleanup_free_ char *probe = dsh_test_helper("probe_access");

@@ -20,6 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <libmount.h>
+
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "common/strv.h"
@@ -332,40 +334,39 @@ Test(run_tree, path_swapped_after_planning_aborts)
 	free(root);
 }
 
-/* The mount options of the mount at path in a mountinfo text ("ro,nosuid,..."), or NULL. */
-static char *mount_opts(const char *mountinfo, const char *path, char **ret_fstype)
+static void mnt_unref_tablep(struct libmnt_table **tb)
 {
-	char *found = NULL;
-	_cleanup_free_ char *copy = strdup(mountinfo);
-	char *save = NULL;
-	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char mp[4096], opts[512], fstype[64];
-		/* id parent major:minor root mountpoint options [optional...] - fstype source superopts */
-		if (sscanf(l, "%*s %*s %*s %*s %4095s %511s", mp, opts) != 2 || strcmp(mp, path) != 0)
-			continue;
-		const char *dash = strstr(l, " - ");
-		if (!dash || sscanf(dash + 3, "%63s", fstype) != 1)
-			continue;
-		free(found); /* the last mount on a path is the one that shows */
-		found = strdup(opts);
-		if (ret_fstype) {
-			free(*ret_fstype);
-			*ret_fstype = strdup(fstype);
-		}
-	}
-	return found;
+	mnt_unref_table(*tb); /* accepts NULL */
+}
+
+/*
+ * A mountinfo text (the sandbox's /proc/self/mountinfo, printed by cat inside) as a libmount table:
+ * libmount knows the format's escapes and optional fields, so a mount point with a space or a
+ * tagged propagation field reads as the kernel wrote it.
+ */
+static struct libmnt_table *parse_mountinfo(const char *text)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	cr_assert_not_null(f, "fmemopen: %s", strerror(errno));
+	struct libmnt_table *tb = mnt_new_table();
+	cr_assert_not_null(tb);
+	int r = mnt_table_parse_stream(tb, f, "sandbox mountinfo");
+	fclose(f);
+	cr_assert_eq(r, 0, "libmount cannot parse the sandbox's mountinfo (%d):\n%s", r, text);
+	return tb;
+}
+
+/* The mount that shows at path: the last one mounted there (searching backward), or NULL. */
+static struct libmnt_fs *mount_at(struct libmnt_table *tb, const char *path)
+{
+	/* No path cache on tb: targets compare as the kernel printed them, never canonicalized on this
+	   host (the sandbox's tree is not the test's). */
+	return mnt_table_find_target(tb, path, MNT_ITER_BACKWARD);
 }
 
 static bool has_opt(const char *opts, const char *o)
 {
-	size_t n = strlen(o);
-	for (const char *p = opts; p && *p;) {
-		if (strncmp(p, o, n) == 0 && (p[n] == ',' || p[n] == '\0'))
-			return true;
-		p = strchr(p, ',');
-		p = p ? p + 1 : NULL;
-	}
-	return false;
+	return opts && mnt_optstr_get_option(opts, o, NULL, NULL) == 0;
 }
 
 /* The mount tree inside is the plan: each entry is a mount with the flags its action promises. */
@@ -402,14 +403,16 @@ Test(run_tree, mount_tree_is_the_plan)
 		{ "/dev/shm", "tmpfs", { "rw", "nosuid", "nodev" }, { NULL } },
 		{ "/dev/null", NULL, { NULL }, { NULL } },
 	};
+	_cleanup_(mnt_unref_tablep) struct libmnt_table *tb = parse_mountinfo(r.out);
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		_cleanup_free_ char *fstype = NULL;
-		_cleanup_free_ char *opts = mount_opts(r.out, cases[i].path, &fstype);
-		cr_expect_not_null(opts, "no mount at %s inside the sandbox", cases[i].path);
-		if (!opts)
+		struct libmnt_fs *fs = mount_at(tb, cases[i].path);
+		cr_expect_not_null(fs, "no mount at %s inside the sandbox", cases[i].path);
+		if (!fs)
 			continue;
+		/* The per-mount flags (ro, nosuid, nodev, noexec), not the superblock's. */
+		const char *opts = mnt_fs_get_vfs_options(fs);
 		if (cases[i].fstype)
-			cr_expect_str_eq(fstype, cases[i].fstype, "%s: filesystem", cases[i].path);
+			cr_expect_str_eq(mnt_fs_get_fstype(fs), cases[i].fstype, "%s: filesystem", cases[i].path);
 		for (size_t k = 0; k < 5 && cases[i].want[k]; k++)
 			cr_expect(has_opt(opts, cases[i].want[k]), "%s: '%s' not in %s", cases[i].path, cases[i].want[k], opts);
 	}

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "landlock/landlock.h"
 #include "tests/lib/harness.h"
 
 extern char **environ;
@@ -44,6 +45,14 @@ static bool kernel_has_a_backend(void)
 		has = !(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 1);
 	}
 	return has;
+}
+
+void dsh_test_require_landlock(void)
+{
+	int abi = dsh_landlock_abi();
+	if (abi < 1)
+		DSH_SKIP("this kernel has no Landlock (landlock_create_ruleset: %s; Linux 5.13+ with landlock "
+			 "in lsm=)", strerror(-abi));
 }
 
 void dsh_test_require_backend(void)

@@ -58,6 +58,8 @@ char *dsh_test_read_file(const char *path);
 
 /* Skip (with the reason) on a kernel where dshbox probe finds no confining backend (5.10). */
 void dsh_test_require_backend(void);
+/* Skip (with the reason) on a kernel without Landlock (before 5.13, or not in lsm=). */
+void dsh_test_require_landlock(void);
 
 /* One conformance vector file, loaded as it is. */
 struct dsh_vectors {

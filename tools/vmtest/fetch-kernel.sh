@@ -3,7 +3,8 @@
 # unpacked into DIR/SERIES (vmlinuz, config, modules), never installed: apt runs on a private
 # state and cache directory under DIR with only the suites that carry that series.
 # A second run is offline: an unpacked kernel is reused unless VMTEST_REFRESH=1.
-# Prints the unpacked directory on stdout.
+# Prints the unpacked directory on stdout.  Exit 3 (and one 'fetch-kernel: unreachable: …' line on
+# stderr) when no Debian mirror answers: the caller reports the row as skipped, never as passed.
 set -eu
 series=$1
 dir=$2
@@ -40,8 +41,34 @@ set -- -o Dir::Etc="$apt/etc" -o Dir::Etc::SourceList="$apt/sources.list" -o Dir
 	-o Dir::State="$apt" -o Dir::State::Lists="$apt/lists" -o Dir::State::status="$apt/status" \
 	-o Dir::Cache="$apt" -o Dir::Cache::Archives="$apt/archives" -o APT::Architecture=amd64 \
 	-o APT::Architectures=amd64 -o Acquire::Languages=none -o Debug::NoLocking=1 -o APT::Sandbox::User=root
+# A bounded wait per mirror: an unreachable network must end this in seconds, not minutes.
+set -- "$@" -o Acquire::http::Timeout=20 -o Acquire::Retries=1
+# apt-get update exits 0 when an index fails to download (it keeps the old one): read its messages.
+log="$apt/update.log"
+update() {
+	apt-get "$@" -q update > "$log" 2>&1 && ! grep -Eq '^(W|E|Err):? .*(Failed to fetch|does not have a Release file|Could not|Unable to|No Hash entry)|^Err:' "$log"
+}
+unreachable() {
+	grep -Eq 'Could not resolve|Temporary failure resolving|Could not connect|Connection failed|Connection timed out|Network is unreachable|No route to host|Failed to fetch.*Timeout' "$log"
+}
 echo "fetch-kernel: apt-get update ($series: $(printf '%s' "$suites" | tr '|' ',' | sed "s#$D ##g; s#$S ##g"))" >&2
-apt-get "$@" -qq update >&2
+if ! update "$@"; then
+	# A release past its support moves from deb.debian.org to archive.debian.org (bullseye's turn
+	# comes when its LTS ends); the archive's Release files are past their Valid-Until on purpose.
+	sed 's#http://deb\.debian\.org/#http://archive.debian.org/#' "$apt/sources.list" > "$apt/sources.list.tmp"
+	mv "$apt/sources.list.tmp" "$apt/sources.list"
+	echo "fetch-kernel: deb.debian.org failed ($(grep -E '^(W|E|Err)' "$log" | head -n 1)); trying archive.debian.org" >&2
+	set -- "$@" -o Acquire::Check-Valid-Until=false
+	if ! update "$@"; then
+		if unreachable; then
+			echo "fetch-kernel: unreachable: neither deb.debian.org nor archive.debian.org answers ($(grep -E '^(W|E|Err)' "$log" | head -n 1))" >&2
+			exit 3
+		fi
+		echo "fetch-kernel: apt-get update failed on both mirrors:" >&2
+		grep -E '^(W|E|Err)' "$log" >&2 || cat "$log" >&2
+		exit 1
+	fi
+fi
 # The image package: '-unsigned' where it exists (bullseye to trixie), else the signed one; since
 # 2026 sid splits it into linux-image (a shell), linux-binary (vmlinuz) and linux-modules, all
 # fetched.  Release candidates (experimental's ~rc) only with VMTEST_RC=1.
@@ -62,7 +89,14 @@ parts=$(apt-cache "$@" show "$pkg=$ver" | sed -n 's/^Depends: //p' | tr ',' '\n'
 	sed -n 's/^ *\(linux-\(binary\|modules\)-[^ ]*\).*/\1/p')
 echo "fetch-kernel: $pkg $ver${parts:+ (with $(echo $parts))}" >&2
 # shellcheck disable=SC2046 # one word per package
-(cd "$apt/archives" && rm -f ./*.deb && apt-get "$@" -qq download "$pkg=$ver" $(for q in $parts; do echo "$q=$ver"; done) >&2)
+if ! (cd "$apt/archives" && rm -f ./*.deb && apt-get "$@" -q download "$pkg=$ver" $(for q in $parts; do echo "$q=$ver"; done) > "$log" 2>&1); then
+	if unreachable; then
+		echo "fetch-kernel: unreachable: the download of $pkg failed ($(grep -E '^(W|E|Err)' "$log" | head -n 1))" >&2
+		exit 3
+	fi
+	cat "$log" >&2
+	exit 1
+fi
 rm -rf "$out.tmp"
 mkdir -p "$out.tmp"
 for deb in "$apt"/archives/*.deb; do dpkg-deb -x "$deb" "$out.tmp"; done
