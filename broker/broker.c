@@ -558,6 +558,16 @@ static int respond_fd(struct call *c, int fd, bool cloexec)
 		.newfd_flags = cloexec ? O_CLOEXEC : 0,
 	};
 	int r = ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+	if (r < 0 && errno == EINVAL) {
+		/* Before 5.14 there is no SECCOMP_ADDFD_FLAG_SEND: install, then answer with the number.
+		   The caller is still blocked in the call, so nothing of it sees the descriptor before. */
+		a.flags = 0;
+		r = ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+		close(fd);
+		if (r < 0)
+			return errno == ENOENT ? 0 : respond(c, 0, errno);
+		return respond(c, r, 0);
+	}
 	close(fd);
 	if (r < 0 && errno != ENOENT)
 		return respond(c, 0, errno);
