@@ -63,7 +63,9 @@ static int select_auto(const struct dsh_policy *p, const struct dsh_run_options 
 	int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "no backend can enforce this policy here%s",
 			reasons ? reasons : "");
 	dsh_err_hint(err, "%s", first_hint ? first_hint
-				: "enable unprivileged user namespaces or Landlock, or choose --mode danger-full-access");
+				: "linux-ns needs Linux 5.12+ (the new mount API) with unprivileged user namespaces, "
+				  "the landlock backend Linux 5.13+ with Landlock enabled; or choose --mode "
+				  "danger-full-access");
 	return r;
 }
 
