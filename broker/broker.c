@@ -152,15 +152,21 @@ static int read_path(struct call *c, uint64_t addr, char *buf)
 }
 
 /* The thread group of a thread, from its /proc entry; 0 when it cannot be read. */
-static pid_t thread_group(pid_t tid)
+/* One field of /proc/PID/status, read with fmt ("Umask: %o"); *val stays as given if absent. */
+static void status_field(pid_t pid, const char *fmt, unsigned *val)
 {
 	char p[64], line[128];
-	snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
 	_cleanup_fclose_ FILE *f = fopen(p, "re");
-	int tgid = 0;
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+		if (sscanf(line, fmt, val) == 1)
 			break;
+}
+
+static pid_t thread_group(pid_t tid)
+{
+	unsigned tgid = 0;
+	status_field(tid, "Tgid: %u", &tgid);
 	return (pid_t)tgid;
 }
 
@@ -273,14 +279,8 @@ static int caller_base(struct call *c, int dirfd)
 /* The caller's umask: what the kernel would apply to a mode the caller passes. */
 static mode_t caller_umask(struct call *c)
 {
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%u/status", c->req->pid);
-	_cleanup_fclose_ FILE *f = fopen(p, "re");
-	char line[128];
 	unsigned m = 022;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Umask: %o", &m) == 1)
-			break;
+	status_field((pid_t)c->req->pid, "Umask: %o", &m);
 	return (mode_t)(m & 0777);
 }
 

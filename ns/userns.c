@@ -24,19 +24,6 @@ static int write_file(const char *path, const char *data, struct dsh_error **err
 	return 0;
 }
 
-int dsh_userns_map_self(uid_t uid, gid_t gid, struct dsh_error **err)
-{
-	char buf[64];
-	int r = write_file("/proc/self/setgroups", "deny", err);
-	if (r < 0)
-		return r;
-	snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	if ((r = write_file("/proc/self/uid_map", buf, err)) < 0)
-		return r;
-	snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-	return write_file("/proc/self/gid_map", buf, err);
-}
-
 int dsh_userns_map_as(uid_t inner_uid, gid_t inner_gid, uid_t uid, gid_t gid, struct dsh_error **err)
 {
 	char buf[64];
@@ -63,4 +50,9 @@ int dsh_userns_lock_as(uid_t inner_uid, gid_t inner_gid, uid_t uid, gid_t gid, s
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
 		return dsh_err_sys(err, errno, "unshare(CLONE_NEWUSER|CLONE_NEWNS)");
 	return dsh_userns_map_as(inner_uid, inner_gid, uid, gid, err);
+}
+
+int dsh_userns_map_self(uid_t uid, gid_t gid, struct dsh_error **err)
+{
+	return dsh_userns_map_as(uid, gid, uid, gid, err);
 }
