@@ -508,6 +508,9 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 		if (r < 0)
 			goto out;
 	}
+	/* One filter for the command where the two join (issue 10): an open then runs one program. */
+	if (spec->seccomp && spec->notify && (r = dsh_seccomp_join(spec->seccomp, spec->notify, &ctx.joined, err)) < 0)
+		goto out;
 	struct init_arg arg = { &ctx, report[0], status[0], status[1] };
 	unsigned long flags = spec->no_namespaces ? 0
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (spec->share_ipc ? 0 : CLONE_NEWIPC) |
@@ -579,6 +582,7 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	}
 	r = 0;
 out:
+	dsh_seccomp_prog_clear(&ctx.joined);
 	dsh_remask_watch_clear(&rm.w);
 	for (int i = 0; i < 2; i++)
 		if (ctx.keeper_fds[i] >= 0)

@@ -110,6 +110,9 @@ struct dsh_stage_ctx {
 	int fg_tty;                 /* the terminal whose foreground init takes for the sandbox, or -1 */
 	int *ordered_sources;       /* dshbox bwrap: bind sources cloned before the plan is applied */
 	pid_t outer_pid;            /* init's pid in the caller's pid namespace (spec->on_locked only) */
+	/* spec->seccomp and spec->notify as one program (dsh_seccomp_join), loaded by the broker stage
+	   in place of both; empty when the spec has not both or they could not be joined. */
+	struct dsh_seccomp_prog joined;
 };
 
 struct dsh_stage {

@@ -458,6 +458,120 @@ int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, stru
 	return export_prog(ctx, false, ret, err);
 }
 
+/*
+ * The kernel's own question when it fills its action cache (seccomp_is_const_allow): does the
+ * program allow this native number whatever the arguments?  The same instructions it knows;
+ * anything else, an argument load above all, is "no".
+ */
+static bool const_allow(const struct dsh_seccomp_prog *p, uint32_t arch, uint32_t nr)
+{
+	uint32_t a = 0;
+	for (unsigned pc = 0; pc < p->len; pc++) {
+		const struct sock_filter *f = &p->insns[pc];
+		bool t;
+		switch (f->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			if (f->k == offsetof(struct seccomp_data, nr))
+				a = nr;
+			else if (f->k == offsetof(struct seccomp_data, arch))
+				a = arch;
+			else
+				return false;
+			continue;
+		case BPF_RET | BPF_K:
+			return f->k == SECCOMP_RET_ALLOW;
+		case BPF_JMP | BPF_JA:
+			pc += f->k;
+			continue;
+		case BPF_JMP | BPF_JEQ | BPF_K: t = a == f->k; break;
+		case BPF_JMP | BPF_JGE | BPF_K: t = a >= f->k; break;
+		case BPF_JMP | BPF_JGT | BPF_K: t = a > f->k; break;
+		case BPF_JMP | BPF_JSET | BPF_K: t = (a & f->k) != 0; break;
+		case BPF_ALU | BPF_AND | BPF_K:
+			a &= f->k;
+			continue;
+		default:
+			return false;
+		}
+		pc += t ? f->jt : f->jf;
+	}
+	return false;
+}
+
+/* The low 32 bits of argument i, which is all the kernel reads of an open's int flags. */
+#define ARG_LO(i) (offsetof(struct seccomp_data, args[i]) + (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0))
+
+/*
+ * Ahead of the joined program: an open that creates nothing is allowed after four compares.
+ * Nothing else is decided here, and only what both programs would allow anyway: the deny program
+ * must allow the number whatever its arguments (checked, not assumed), and the broker's sends an
+ * open on only when one of these bits is set (dsh_seccomp_generate_notify).
+ */
+static size_t open_prefix(const struct dsh_seccomp_prog *deny, uint32_t arch, struct sock_filter out[16])
+{
+	static const struct { int nr; unsigned arg; } opens[] = {
+		{ __NR_openat, 2 },
+#ifdef __NR_open
+		{ __NR_open, 1 },
+#endif
+	};
+	size_t m = 0, which[ARRAY_SIZE(opens)];
+	for (size_t i = 0; i < ARRAY_SIZE(opens); i++)
+		if (const_allow(deny, arch, (uint32_t)opens[i].nr))
+			which[m++] = i;
+	if (m == 0)
+		return 0; /* no open the deny program leaves alone: nothing to shorten */
+	/* arch, its check, the number; three per open (a miss keeps the number in A for the next);
+	   "allow"; then `end`, the first instruction after the prefix */
+	const size_t allow = 3 + 3 * m, end = allow + 1;
+	size_t n = 0;
+	out[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	out[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, (uint8_t)(end - n - 1));
+	n++;
+	out[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	for (size_t k = 0; k < m; k++) {
+		const size_t miss = k + 1 < m ? n + 3 : end;
+		out[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)opens[which[k]].nr, 0,
+						      (uint8_t)(miss - n - 1));
+		n++;
+		out[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)ARG_LO(opens[which[k]].arg));
+		out[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT | __O_TMPFILE,
+						      (uint8_t)(end - n - 1), (uint8_t)(allow - n - 1));
+		n++;
+	}
+	out[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	return n;
+}
+
+int dsh_seccomp_join(const struct dsh_seccomp_prog *deny, const struct dsh_seccomp_prog *notify,
+		     struct dsh_seccomp_prog *ret, struct dsh_error **err)
+{
+	*ret = (struct dsh_seccomp_prog){ 0 };
+	for (unsigned i = 0; i < deny->len; i++)
+		if (BPF_CLASS(deny->insns[i].code) == BPF_RET && BPF_RVAL(deny->insns[i].code) != BPF_K)
+			return 0; /* a verdict computed at run time: not one to rewrite */
+	struct sock_filter pre[16];
+	size_t np = open_prefix(deny, (uint32_t)seccomp_arch_native(), pre);
+	size_t len = np + deny->len + notify->len;
+	if (len > BPF_MAXINSNS)
+		return 0;
+	struct sock_filter *insns = malloc(len * sizeof(*insns));
+	if (!insns)
+		return dsh_err_sys(err, ENOMEM, "seccomp program");
+	memcpy(insns, pre, np * sizeof(*insns));
+	for (unsigned i = 0; i < deny->len; i++) {
+		struct sock_filter f = deny->insns[i];
+		/* "allow" from the deny program means "ask the broker's": a jump to its first instruction */
+		if (f.code == (BPF_RET | BPF_K) && f.k == SECCOMP_RET_ALLOW)
+			f = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, deny->len - i - 1, 0, 0);
+		insns[np + i] = f;
+	}
+	memcpy(insns + np + deny->len, notify->insns, notify->len * sizeof(*insns));
+	ret->insns = insns;
+	ret->len = (unsigned short)len;
+	return 1;
+}
+
 int dsh_seccomp_load_listener(const struct dsh_seccomp_prog *p, int *ret_fd, struct dsh_error **err)
 {
 	struct sock_fprog prog = { .len = p->len, .filter = p->insns };

@@ -106,6 +106,17 @@ int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, bool sockets, struc
 int dsh_seccomp_load_listener(const struct dsh_seccomp_prog *p, int *ret_fd, struct dsh_error **err);
 
 /*
+ * The deny program and the broker's as one (issue 10): an open that creates nothing was run
+ * through both, since the broker's looks at its flags and so no cache answers it; joined, it
+ * passes four compares.  The deny program's "allow" becomes a jump to the broker's, which is what
+ * two stacked filters decide (a refusal outranks a notification, which outranks "allow").  Returns
+ * 1 with *ret set, or 0 when they cannot be joined (too long, or a verdict the deny program
+ * computes): then each is loaded on its own.
+ */
+int dsh_seccomp_join(const struct dsh_seccomp_prog *deny, const struct dsh_seccomp_prog *notify,
+		     struct dsh_seccomp_prog *ret, struct dsh_error **err);
+
+/*
  * The programs depend on nothing but these options, so the build generates each once with
  * libseccomp (tools/gen_seccomp.c writes $(BUILD)/gen/seccomp_prebuilt.c) and a run copies one
  * instead of generating it again (issue 14: the generation was most of the supervisor's own

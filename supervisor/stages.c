@@ -288,15 +288,16 @@ static int hand_over_served(int sock, int listener)
 }
 
 /*
- * The runtime broker's filter, installed just before the deny filter (SPEC 3.12); its listener goes
- * to init, the broker, which serves it from now on.  The command keeps no copy.
+ * The runtime broker's filter, installed just before the deny filter (SPEC 3.12), or joined with
+ * it into one program; its listener goes to init, the broker, which serves it from now on.  The
+ * command keeps no copy.
  */
 static int st_broker(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	if (!c->spec->notify)
 		return 0;
 	int listener = -1;
-	int r = dsh_seccomp_load_listener(c->spec->notify, &listener, err);
+	int r = dsh_seccomp_load_listener(c->joined.insns ? &c->joined : c->spec->notify, &listener, err);
 	if (r < 0)
 		return r;
 	if (c->spec->broker && c->spec->broker->sockets)
@@ -313,7 +314,7 @@ static int st_broker(struct dsh_stage_ctx *c, struct dsh_error **err)
 static int st_seccomp(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	int r = 0;
-	if (c->spec->seccomp)
+	if (c->spec->seccomp && !c->joined.insns)
 		r = dsh_seccomp_load(c->spec->seccomp, err);
 	for (size_t i = 0; r >= 0 && i < c->spec->n_extra_seccomp; i++)
 		r = dsh_seccomp_load(&c->spec->extra_seccomp[i], err);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The seccomp filter, loaded in a forked child: every refusal is an errno, never a kill. */
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -283,15 +284,17 @@ Test(seccomp, table_is_documented)
 struct run {
 	uint32_t ret;
 	bool loaded_args;
+	unsigned steps; /* instructions run */
 };
 
 static struct run bpf_run(const struct dsh_seccomp_prog *p, const struct seccomp_data *d)
 {
-	struct run out = { 0, false };
+	struct run out = { 0, false, 0 };
 	uint32_t A = 0, X = 0, M[BPF_MEMWORDS] = { 0 };
 	const uint8_t *data = (const uint8_t *)d;
 	for (unsigned pc = 0; pc < p->len; pc++) {
 		const struct sock_filter *f = &p->insns[pc];
+		out.steps++;
 		switch (BPF_CLASS(f->code)) {
 		case BPF_LD:
 			cr_assert_eq(BPF_MODE(f->code), BPF_ABS, "unexpected load mode %#x", f->code);
@@ -625,4 +628,110 @@ Test(seccomp_program, the_prebuilt_programs_are_the_generated_ones)
 	cr_assert(n.len == d.len && memcmp(n.insns, d.insns, n.len * sizeof(*n.insns)) == 0, "NULL options are { 0 }");
 	dsh_seccomp_prog_clear(&n);
 	dsh_seccomp_prog_clear(&d);
+}
+
+/*
+ * The deny program and the broker's joined into one (dsh_seccomp_join): for every call the
+ * kernel would decide what it decides with the two stacked (the broker's loaded first, the deny
+ * program on top; a refusal outranks a notification, which outranks "allow"), and an open that
+ * creates nothing is answered without running either.
+ */
+static uint32_t stacked(uint32_t first, uint32_t second)
+{
+	/* SECCOMP_RET_ACTION_FULL ordering for the actions these programs use */
+	const uint32_t a1 = first & SECCOMP_RET_ACTION_FULL, a2 = second & SECCOMP_RET_ACTION_FULL;
+	int r1 = a1 == SECCOMP_RET_ERRNO ? 2 : a1 == SECCOMP_RET_USER_NOTIF ? 1 : 0;
+	int r2 = a2 == SECCOMP_RET_ERRNO ? 2 : a2 == SECCOMP_RET_USER_NOTIF ? 1 : 0;
+	cr_assert(a1 == SECCOMP_RET_ERRNO || a1 == SECCOMP_RET_USER_NOTIF || a1 == SECCOMP_RET_ALLOW, "%#x", first);
+	cr_assert(a2 == SECCOMP_RET_ERRNO || a2 == SECCOMP_RET_USER_NOTIF || a2 == SECCOMP_RET_ALLOW, "%#x", second);
+	return r2 > r1 ? second : first; /* equal: the most recently installed, the deny program */
+}
+
+static void check_joined(const struct dsh_seccomp_opts *o, bool sockets)
+{
+	struct dsh_error *err = NULL;
+	struct dsh_seccomp_prog deny = { 0 }, notify = { 0 }, joined = { 0 };
+	cr_assert_eq(dsh_seccomp_compile(o, &deny, &err), 0);
+	cr_assert_eq(dsh_seccomp_compile_notify(&notify, sockets, &err), 0);
+	cr_assert_eq(dsh_seccomp_join(&deny, &notify, &joined, &err), 1, "the programs were not joined");
+	cr_assert_eq(joined.len, deny.len + notify.len + 10, "a prefix of 10: arch, number, open, openat, allow");
+	static const uint64_t flags[] = { 0, O_RDONLY | O_CLOEXEC, O_WRONLY | O_TRUNC, O_CREAT, O_CREAT | O_EXCL | 1ULL << 32,
+					  O_TMPFILE | O_RDWR, __O_TMPFILE, O_DIRECTORY, O_PATH, 1ULL << 32 };
+	static const uint64_t arg0s[] = { 0, AF_INET, AF_UNIX, CLONE_NEWUSER | SIGCHLD, SIGCHLD, 0xffffffffULL };
+	static const uint64_t arg1s[] = { 0, TIOCSTI, TCGETS };
+	static const uint32_t arches[] = { AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, AUDIT_ARCH_AARCH64 };
+	static const uint32_t high[] = { X32_BIT | SYS_openat, X32_BIT | SYS_open, X32_BIT | 500, 0xffffffffU,
+					 DSH_SECCOMP_NEWEST_NR + 1, 1000 };
+	struct seccomp_data d = { 0 };
+	size_t checked = 0;
+	for (size_t a = 0; a < ARRAY_SIZE(arches); a++)
+		for (uint32_t nr = 0; nr <= DSH_SECCOMP_NEWEST_NR + ARRAY_SIZE(high); nr++) {
+			d.arch = arches[a];
+			d.nr = (int)(nr <= DSH_SECCOMP_NEWEST_NR ? nr : high[nr - DSH_SECCOMP_NEWEST_NR - 1]);
+			for (size_t f = 0; f < ARRAY_SIZE(flags); f++)
+				for (size_t i = 0; i < ARRAY_SIZE(arg0s); i++)
+					for (size_t k = 0; k < ARRAY_SIZE(arg1s); k++) {
+						d.args[0] = arg0s[i];
+						d.args[1] = (d.nr == SYS_open) ? flags[f] : arg1s[k];
+						d.args[2] = flags[f];
+						d.args[4] = k; /* sendto: with a destination or not */
+						uint32_t two = stacked(bpf_run(&notify, &d).ret, bpf_run(&deny, &d).ret);
+						uint32_t one = bpf_run(&joined, &d).ret;
+						cr_assert_eq(one, two, "arch %#x nr %d args %#llx %#llx %#llx: joined %#x, stacked %#x",
+							     d.arch, d.nr, (unsigned long long)d.args[0], (unsigned long long)d.args[1],
+							     (unsigned long long)d.args[2], one, two);
+						checked++;
+					}
+		}
+	cr_assert_gt(checked, 100000);
+	/* an open that creates nothing: answered by the prefix, the programs never run */
+	d = (struct seccomp_data){ .arch = AUDIT_ARCH_X86_64, .nr = SYS_openat, .args = { 0, 0, O_RDONLY | O_CLOEXEC } };
+	struct run r = bpf_run(&joined, &d);
+	cr_assert(r.ret == SECCOMP_RET_ALLOW && r.steps <= 7, "openat(O_RDONLY): %#x after %u instructions", r.ret, r.steps);
+	d = (struct seccomp_data){ .arch = AUDIT_ARCH_X86_64, .nr = SYS_open, .args = { 0, O_WRONLY | O_TRUNC } };
+	r = bpf_run(&joined, &d);
+	cr_assert(r.ret == SECCOMP_RET_ALLOW && r.steps <= 9, "open(O_WRONLY): %#x after %u instructions", r.ret, r.steps);
+	d.args[1] = O_WRONLY | O_CREAT;
+	cr_assert_eq(bpf_run(&joined, &d).ret, SECCOMP_RET_USER_NOTIF, "open(O_CREAT) goes to the broker");
+	/* the kernel's action cache answers every call neither program looks at, as with two */
+	for (int nr = 0; nr <= DSH_SECCOMP_NEWEST_NR; nr++)
+		cr_assert_eq(kernel_const_allow(&joined, (uint32_t)nr), !in_table(nr, o) && !notified(nr, sockets),
+			     "joined, syscall %d", nr);
+	dsh_seccomp_prog_clear(&deny);
+	dsh_seccomp_prog_clear(&notify);
+	dsh_seccomp_prog_clear(&joined);
+}
+
+Test(seccomp_program, one_program_decides_what_two_would)
+{
+	for (unsigned key = 0; key < 8; key++)
+		for (int sockets = 0; sockets < 2; sockets++) {
+			struct dsh_seccomp_opts o = { .deny_inet = key & 1, .deny_sysv_ipc = key & 2, .nested_sandbox = key & 4 };
+			check_joined(&o, sockets);
+		}
+}
+
+/* An open the deny program looks at is not answered ahead of it: the prefix leaves it out. */
+Test(seccomp_program, the_prefix_never_answers_for_the_deny_program)
+{
+	struct dsh_error *err = NULL;
+	struct dsh_seccomp_prog notify = { 0 }, joined = { 0 };
+	cr_assert_eq(dsh_seccomp_compile_notify(&notify, false, &err), 0);
+	/* a deny program that refuses openat(O_RDONLY) of anything: arch, number, EPERM */
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, RET_EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct dsh_seccomp_prog deny = { insns, ARRAY_SIZE(insns) };
+	cr_assert_eq(dsh_seccomp_join(&deny, &notify, &joined, &err), 1);
+	struct seccomp_data d = { .arch = AUDIT_ARCH_X86_64, .nr = SYS_openat, .args = { 0, 0, O_RDONLY } };
+	cr_assert_eq(bpf_run(&joined, &d).ret, RET_EPERM);
+	d.nr = SYS_open;
+	d.args[1] = O_RDONLY;
+	cr_assert_eq(bpf_run(&joined, &d).ret, SECCOMP_RET_ALLOW, "open is still answered early");
+	cr_assert_eq(joined.len, deny.len + notify.len + 7, "arch, number, open, allow");
+	dsh_seccomp_prog_clear(&notify);
+	dsh_seccomp_prog_clear(&joined);
 }
