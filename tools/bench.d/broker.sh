@@ -29,6 +29,20 @@ done
 awk 'NR == 1 { a = $1; b = $2; c = $3 } { if ($1 < a) a = $1; if ($2 < b) b = $2; if ($3 < c) c = $3 }
 	END { printf "   bare %.1f   broker on %.1f   broker off %.1f   on / off = %.3f   on / bare = %.3f\n", a, b, c, b / c, b / a }' "$S/orc"
 
+echo "-- the same, the filters alone on a bare process: dshbox's deny filter, joined with the broker's, and"
+echo "   one filter that does nothing but read an open's flags (ns per call, minimum of $REPS x $ITERS)"
+r=0
+: > "$S/flt"
+while [ $r -lt "$REPS" ]; do
+	printf '%s %s %s %s\n' "$("$BUILD/bench/bench_syscall" orc "$ITERS" "$P")" \
+		"$("$BUILD/bench/bench_syscall" --seccomp orc "$ITERS" "$P")" \
+		"$("$BUILD/bench/bench_syscall" --broker orc "$ITERS" "$P")" \
+		"$("$BUILD/bench/bench_syscall" --floor orc "$ITERS" "$P")" >> "$S/flt"
+	r=$((r + 1))
+done
+awk 'NR == 1 { a = $1; b = $2; c = $3; d = $4 } { if ($1 < a) a = $1; if ($2 < b) b = $2; if ($3 < c) c = $3; if ($4 < d) d = $4 }
+	END { printf "   bare %.1f   deny %.1f   joined %.1f   floor %.1f   joined / deny = %.3f   floor / deny = %.3f\n", a, b, c, d, c / b, d / b }' "$S/flt"
+
 echo "-- tar x of 10,000 small files inside the workspace"
 T="$C/small10k.tar"
 if [ ! -e "$T" ]; then

@@ -7,7 +7,10 @@
  * OP is getppid (the seccomp action cache: no argument check may touch it), open (openat + close
  * of PATH: Landlock walks the path on every open), orc (openat + read of 4 KiB + close: what the
  * runtime broker's filter adds to a reader) or stat (fstatat of PATH: no Landlock hook).
- * --seccomp loads dshbox's own filter first; --landlock applies the linux-ns grant set (read beneath
+ * --seccomp loads dshbox's own filter first; --broker loads it joined with the runtime broker's, as
+ * a run with the broker does (nobody serves it: only creating calls would wait); --floor loads the
+ * least a filter can be that reads an open's flags (the cost no runtime broker can go below);
+ * --landlock applies the linux-ns grant set (read beneath
  * /, read+write beneath DIR and the device nodes); both: what `dshbox run` adds to a process.  Run
  * it bare, with either, and inside `dshbox run` (tools/bench.d/syscall.sh) to get ratios measured
  * in the same run.  Prints the best of 7 rounds in ns per call.
@@ -22,6 +25,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 
 #include "landlock/landlock.h"
 #include "policy/policy.h"
@@ -42,19 +48,23 @@ static int die(const char *what, struct dsh_error *err)
 
 int main(int argc, char **argv)
 {
-	bool seccomp = false;
+	bool seccomp = false, broker = false, floor = false;
 	const char *landlock_dir = NULL;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--seccomp") == 0)
 			seccomp = true;
+		else if (strcmp(argv[i], "--broker") == 0)
+			broker = true;
+		else if (strcmp(argv[i], "--floor") == 0)
+			floor = true;
 		else if (strcmp(argv[i], "--landlock") == 0 && i + 1 < argc)
 			landlock_dir = argv[++i];
 		else
 			break;
 	}
 	if (argc - i < 2) {
-		fprintf(stderr, "usage: bench_syscall [--seccomp] [--landlock DIR] getppid|open|orc|stat ITERS [PATH]\n");
+		fprintf(stderr, "usage: bench_syscall [--seccomp|--broker|--floor] [--landlock DIR] getppid|open|orc|stat ITERS [PATH]\n");
 		return 2;
 	}
 	const char *op = argv[i];
@@ -75,11 +85,32 @@ int main(int argc, char **argv)
 			return die("landlock", err);
 		dsh_landlock_spec_clear(&s);
 	}
-	if (seccomp) {
+	if (seccomp && !broker) {
 		struct dsh_seccomp_prog prog = { 0 };
 		if (dsh_seccomp_compile(NULL, &prog, &err) < 0 || dsh_seccomp_load(&prog, &err) < 0)
 			return die("seccomp", err);
 		dsh_seccomp_prog_clear(&prog);
+	}
+	if (broker) {
+		struct dsh_seccomp_prog deny = { 0 }, notify = { 0 }, joined = { 0 };
+		int fd = -1;
+		if (dsh_seccomp_compile(NULL, &deny, &err) < 0 || dsh_seccomp_compile_notify(&notify, false, &err) < 0 ||
+		    dsh_seccomp_join(&deny, &notify, &joined, &err) != 1 || dsh_seccomp_load_listener(&joined, &fd, &err) < 0)
+			return die("seccomp (joined)", err);
+		dsh_seccomp_prog_clear(&deny);
+		dsh_seccomp_prog_clear(&notify);
+		dsh_seccomp_prog_clear(&joined);
+	}
+	if (floor) {
+		struct sock_filter insns[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 1),
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct dsh_seccomp_prog prog = { insns, 4 };
+		if (dsh_seccomp_load(&prog, &err) < 0)
+			return die("seccomp (floor)", err);
 	}
 
 	double best = 1e18;
