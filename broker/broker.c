@@ -521,13 +521,15 @@ static bool create_denied(struct dsh_broker *b, const struct target *t)
 }
 
 /*
- * Whether a symlink may not take the name t: one on the way to an r-/-- target (an absent .git
- * under the default r- .git/config, b under -- b/secret, the literal directory of a glob) would
- * lead the target's path, for whoever follows it later, to a tree the command chose.
+ * Whether a new name t of this type is refused because it lies on the way to an r-/-- target (an
+ * absent .git under the default r- .git/config, b under -- b/secret, the literal directory of a
+ * glob): only a directory may be made there.  A symlink would lead the target's path, for whoever
+ * follows it later, to a tree the command chose; a file is followed by some readers too (git reads
+ * a .git file's "gitdir:" and takes that directory's config and hooks).
  */
-static bool symlink_denied(struct dsh_broker *b, mode_t mode, const struct target *t)
+static bool nondir_denied(struct dsh_broker *b, mode_t mode, const struct target *t)
 {
-	return S_ISLNK(mode) && guard(b, t->canonical, t->spelled);
+	return !S_ISDIR(mode) && guard(b, t->canonical, t->spelled);
 }
 
 /* ---- answers ---- */
@@ -619,7 +621,8 @@ static int do_open(struct call *c, int dirfd, uint64_t path_addr, uint64_t flags
 		}
 		/* Creating a name, or truncating one through an O_CREAT open: a rule's word first. */
 		bool writes = !t.exists || (flags & (O_WRONLY | O_RDWR | O_TRUNC));
-		if (writes && create_denied(c->b, &t) && !kernel_refuses_name(&t)) {
+		if (((writes && create_denied(c->b, &t)) || (!t.exists && nondir_denied(c->b, S_IFREG, &t))) &&
+		    !kernel_refuses_name(&t)) {
 			target_clear(&t);
 			return answer(c, -EACCES);
 		}
@@ -697,7 +700,7 @@ static int do_make(struct call *c, enum make what, int dirfd, uint64_t path_addr
 	r = resolve(c, dirfd, path, false, 0, &t);
 	if (r >= 0 && t.exists)
 		r = -EEXIST;
-	if (r >= 0 && (create_denied(c->b, &t) || (what == MAKE_SYMLINK && symlink_denied(c->b, S_IFLNK, &t))) &&
+	if (r >= 0 && (create_denied(c->b, &t) || (what != MAKE_DIR && nondir_denied(c->b, S_IFREG, &t))) &&
 	    !kernel_refuses_name(&t))
 		r = -EACCES;
 	if (r >= 0) {
@@ -764,7 +767,7 @@ static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_
 		r = -EACCES;
 	if (r >= 0 && !kernel && (flags & RENAME_EXCHANGE) && create_denied(c->b, &o))
 		r = -EACCES;
-	if (r >= 0 && !kernel && symlink_denied(c->b, o.st.st_mode, &n))
+	if (r >= 0 && !kernel && nondir_denied(c->b, o.st.st_mode, &n))
 		r = -EACCES;
 	/* A directory brings its descendants to new names as well (subtree.c: why no call of the
 	   command can add one between this walk and the rename); an exchange moves both trees. */
@@ -815,10 +818,8 @@ static int do_link(struct call *c, int odir, uint64_t opath, int ndir, uint64_t 
 		r = -EEXIST;
 	if (r >= 0 && !kernel && create_denied(c->b, &n))
 		r = -EACCES;
-	/* A symlink's second name is a new symlink (an unknown type fails closed). */
-	struct stat sst;
-	mode_t src_mode = src < 0 ? o.st.st_mode : fstat(src, &sst) == 0 ? sst.st_mode : S_IFLNK;
-	if (r >= 0 && !kernel && symlink_denied(c->b, src_mode, &n))
+	/* A hard link is never a directory: no second name on the way to a target. */
+	if (r >= 0 && !kernel && nondir_denied(c->b, S_IFREG, &n))
 		r = -EACCES;
 	if (r >= 0 && src >= 0) {
 		char p[64];
@@ -1363,7 +1364,7 @@ static int do_bind(struct call *c)
 	r = resolve(c, AT_FDCWD, path, false, 0, &t);
 	if (r >= 0 && t.exists)
 		r = -EADDRINUSE;
-	if (r >= 0 && create_denied(c->b, &t) && !kernel_refuses_name(&t))
+	if (r >= 0 && (create_denied(c->b, &t) || nondir_denied(c->b, S_IFSOCK, &t)) && !kernel_refuses_name(&t))
 		r = -EACCES;
 	if (r >= 0) {
 		struct sockaddr_un un;

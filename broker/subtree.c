@@ -46,7 +46,7 @@ static bool covered(const struct walk *w)
 	return !v.allow && v.rule;
 }
 
-/* And the one symlink_denied() asks of a new symlink: is the name on the way to a target? */
+/* And the one nondir_denied() asks of a new non-directory: is the name on the way to a target? */
 static bool guarded(const struct walk *w)
 {
 	return dsh_policy_guarded(w->p, w->canonical) || (w->two && dsh_policy_guarded(w->p, w->spelled));
@@ -114,7 +114,7 @@ static int walk_dir(struct walk *w, int fd, unsigned depth)
 			}
 			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
 		}
-		if (type == DT_LNK && guarded(w)) {
+		if (type != DT_DIR && guarded(w)) {
 			pop(w, cl, sl);
 			return -EACCES;
 		}

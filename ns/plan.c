@@ -135,6 +135,54 @@ static bool under_foreign_dir(const char *path, char **ret)
 	return false;
 }
 
+int dsh_path_file_on_the_way(const char *path, char **ret)
+{
+	*ret = NULL;
+	_cleanup_free_ char *dir = strdup(path);
+	if (!dir)
+		return -ENOMEM;
+	for (char *s = dir + 1; s && *s;) {
+		char *slash = strchr(s, '/');
+		if (!slash)
+			return 0;
+		*slash = '\0';
+		struct stat st;
+		if (lstat(dir, &st) < 0 || S_ISLNK(st.st_mode))
+			return 0;
+		if (!S_ISDIR(st.st_mode)) {
+			*ret = TAKE_PTR(dir);
+			return 1;
+		}
+		*slash = '/';
+		s = slash + 1;
+	}
+	return 0;
+}
+
+/*
+ * A target whose path crosses a file where a directory was expected (.git/config when .git is a
+ * file, as in a git worktree) cannot exist, but that file is not inert: git follows a .git file's
+ * "gitdir:" and takes that directory's config and hooks, so a command that rewrote it would plant
+ * them for the user's next git command.  The entry becomes a read-only bind of that file (a mask
+ * would say more than the rule does).  1: e now names it; 0: no such file; -ENOMEM.
+ */
+static int bind_file_on_the_way(struct dsh_mount_entry *e)
+{
+	_cleanup_free_ char *file = NULL;
+	int r = dsh_path_file_on_the_way(e->path, &file);
+	if (r <= 0)
+		return r;
+	char *why = NULL;
+	if (asprintf(&why, "%s: a file on the way to %s", e->why, e->path) < 0)
+		return -ENOMEM;
+	free(e->why);
+	e->why = why;
+	free(e->path);
+	e->path = TAKE_PTR(file);
+	e->action = DSH_MOUNT_BIND_RO;
+	return 1;
+}
+
 /* The entry's path as seen now: its kind (for masks) and identity. ENOENT when absent. */
 static int probe_entry(struct dsh_mount_entry *e)
 {
@@ -502,6 +550,11 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 				continue;
 			}
 			_cleanup_free_ char *foreign = NULL;
+			if (pr == -ENOTDIR && (r = bind_file_on_the_way(e)) != 0) {
+				if (r < 0)
+					goto fail_sys;
+				pr = probe_entry(e);
+			}
 			if (pr == -ENOTDIR)
 				pr = -ENOENT; /* a file on the way: nothing can exist below it */
 			if (pr < 0 && pr != -ENOENT && pr != -ELOOP &&

@@ -61,6 +61,13 @@ struct dsh_mount_plan {
 int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_mount_plan **ret,
 			 struct dsh_error **err);
 void dsh_mount_plan_free(struct dsh_mount_plan *plan);
+/*
+ * The first file (anything but a directory or a symlink) on the way to path, in *ret: a target
+ * beneath it cannot exist, but some readers follow the file itself (git, a .git file's
+ * "gitdir:"), so the backends keep it as the rule would keep the target.  1 found, 0 none
+ * (a symlink on the way ends the search: the broker keeps the link), -ENOMEM.
+ */
+int dsh_path_file_on_the_way(const char *path, char **ret);
 /* The plan as text, one entry per line (--dry-run). */
 char *dsh_mount_plan_render(const struct dsh_mount_plan *plan);
 

@@ -108,6 +108,20 @@ const struct dsh_rule *dsh_policy_guarded(const struct dsh_policy *p, const char
 	return NULL;
 }
 
+int dsh_policy_decide_file(const struct dsh_policy *p, enum dsh_op op, const char *canonical, const char *spelled,
+			   bool is_dir, struct dsh_verdict *ret)
+{
+	int r = dsh_policy_decide(p, op, canonical, spelled, ret);
+	if (r < 0 || !ret->allow || op != DSH_OP_WRITE || is_dir)
+		return r;
+	const struct dsh_rule *g = dsh_policy_guarded(p, canonical);
+	if (!g && spelled && strcmp(spelled, canonical) != 0)
+		g = dsh_policy_guarded(p, spelled);
+	if (g)
+		*ret = (struct dsh_verdict){ .allow = false, .rule = g, .reason = "on the way", .on_the_way = true };
+	return 0;
+}
+
 bool dsh_policy_rule_covers(const struct dsh_rule *r, const char *path)
 {
 	return dsh_rule_covers(r, path);
@@ -117,7 +131,9 @@ char *dsh_verdict_explain(const struct dsh_verdict *v)
 {
 	char *s = NULL;
 	int r;
-	if (v->rule)
+	if (v->rule && v->on_the_way)
+		r = asprintf(&s, "only a directory may stand on the way to what rule \"%s\" protects", v->rule->text);
+	else if (v->rule)
 		r = asprintf(&s, "rule \"%s\"", v->rule->text);
 	else if (v->root)
 		r = asprintf(&s, "writable root %s", v->root->path);

@@ -22,6 +22,7 @@
 #include "common/strbuf.h"
 #include "common/strv.h"
 #include "landlock/landlock.h"
+#include "ns/plan.h"
 #include "ns/walk.h"
 #include "policy/policy.h"
 #include "supervisor/backends.h"
@@ -94,7 +95,7 @@ static const char *match_in_root(const struct dsh_policy *p, const struct dsh_wa
  * a writable root holds is lost only when it exists now (ret_where: the path, for the warning).
  */
 static enum expr classify(const struct dsh_policy *p, const struct dsh_rule *rule, const struct dsh_walk_result *matches,
-			  const struct dsh_root **ret_root, const char **ret_where)
+			  const struct dsh_root **ret_root, const char **ret_where, char **ret_file)
 {
 	*ret_root = NULL;
 	*ret_where = rule->canonical;
@@ -124,8 +125,18 @@ static enum expr classify(const struct dsh_policy *p, const struct dsh_rule *rul
 		*ret_root = live_root_beneath(p, rule->literal_dir);
 		return rule->kind == DSH_RULE_RO ? EXPR_NO_GRANT : EXPR_GLOB;
 	} else {
-		if ((*ret_root = live_root_holding(p, rule->canonical)))
-			return exists_now(rule->canonical) ? EXPR_LOST_IN_ROOT : EXPR_ABSENT_IN_ROOT;
+		if ((*ret_root = live_root_holding(p, rule->canonical))) {
+			if (exists_now(rule->canonical))
+				return EXPR_LOST_IN_ROOT;
+			/* A file where the target's path needs a directory (.git in a git worktree): the
+			   rule keeps it in linux-ns (ns/plan.c), and a grant here cannot be taken back. */
+			int f = dsh_path_file_on_the_way(rule->canonical, ret_file);
+			if (f < 0 || (f > 0 && dsh_path_is_beneath(*ret_file, (*ret_root)->path))) {
+				*ret_where = f > 0 ? *ret_file : rule->canonical;
+				return EXPR_LOST_IN_ROOT;
+			}
+			return EXPR_ABSENT_IN_ROOT;
+		}
 		if (rule->kind == DSH_RULE_RO)
 			return EXPR_NO_GRANT;
 	}
@@ -486,7 +497,8 @@ int dsh_landlock_plan_build_abi(const struct dsh_policy *p, const struct dsh_run
 			break;
 		}
 		const char *where = NULL;
-		rp->expr = classify(p, rule, &own, &rp->root, &where);
+		_cleanup_free_ char *file = NULL;
+		rp->expr = classify(p, rule, &own, &rp->root, &where, &file);
 		if (rp->expr == EXPR_LOST_IN_ROOT && where && !(rp->where = strdup(where)))
 			r = dsh_err_sys(err, ENOMEM, "landlock plan");
 		for (size_t k = 0; r >= 0 && rp->expr == EXPR_GLOB && k < own.n; k++) {

@@ -246,6 +246,7 @@ struct dsh_verdict {
 	const struct dsh_root *root; /* the writable root that allowed a write, or NULL */
 	const char *reason;          /* static text: "rule", "mode read-only", "writable root", ... */
 	bool by_spelling;            /* a deny-type rule covering the path as spelled decided */
+	bool on_the_way;             /* dsh_policy_decide_file(): a file there would stand on the way to rule's target */
 };
 
 /*
@@ -264,6 +265,16 @@ int dsh_policy_decide(const struct dsh_policy *p, enum dsh_op op, const char *ca
  */
 bool dsh_policy_spelling_denied(const struct dsh_policy *p, enum dsh_op op, const char *spelled,
 				struct dsh_verdict *ret);
+/*
+ * The verdict for a file at canonical (a write makes or replaces one; is_dir: a directory stands
+ * there now, and stays).  dsh_policy_decide(), and then, for a write the path's rules allow: only
+ * a directory may stand on the way to an r-/-- target (a .git *file* beside the default r-
+ * .git/config is followed by git to a directory of its own choosing), so a file there is denied
+ * with the rule it would go around (on_the_way).  The file fence, `dshbox check` and the runtime
+ * broker answer the same.
+ */
+int dsh_policy_decide_file(const struct dsh_policy *p, enum dsh_op op, const char *canonical, const char *spelled,
+			   bool is_dir, struct dsh_verdict *ret);
 /* dsh_policy_decide() without a spelling. */
 int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *path,
 		       struct dsh_verdict *ret);

@@ -122,6 +122,53 @@ Test(policy, may_protect_below_is_false_only_where_no_rule_reaches)
 	dsh_policy_free(p);
 }
 
+/*
+ * A file written at a name on the way to an r-/-- target is denied, naming the rule it would go
+ * around; a directory there is not, and neither is a file anywhere else the path's rules allow.
+ */
+Test(policy, only_a_directory_stands_on_the_way_to_a_protected_target)
+{
+	const char *rules[] = { "-- keys/*.pem", "r- b/secret", NULL };
+	char *env[] = { NULL };
+	struct dsh_policy *p = load("/nonexistent-dshbox/ws", DSH_MODE_WORKSPACE_WRITE, env, rules);
+	struct {
+		const char *path;
+		bool is_dir, allow;
+		const char *rule;
+	} cases[] = {
+		{ "/nonexistent-dshbox/ws/.git", false, false, "r- /nonexistent-dshbox/ws/.git/hooks" },
+		{ "/nonexistent-dshbox/ws/.git", true, true, NULL },
+		{ "/nonexistent-dshbox/ws/keys", false, false, "-- keys/*.pem" },
+		{ "/nonexistent-dshbox/ws/b", false, false, "r- b/secret" },
+		{ "/nonexistent-dshbox/ws/b", true, true, NULL },
+		{ "/nonexistent-dshbox/ws/b/secret", false, false, "r- b/secret" },
+		{ "/nonexistent-dshbox/ws/keys/notes.txt", false, true, NULL },
+		{ "/nonexistent-dshbox/ws/.gitignore", false, true, NULL },
+		{ "/nonexistent-dshbox/ws/sub/.git", false, true, NULL },
+		{ "/nonexistent-dshbox/ws", true, true, NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct dsh_verdict v;
+		cr_assert_eq(dsh_policy_decide_file(p, DSH_OP_WRITE, cases[i].path, NULL, cases[i].is_dir, &v), 0);
+		cr_expect_eq(v.allow, cases[i].allow, "%s (dir %d)", cases[i].path, cases[i].is_dir);
+		if (cases[i].rule)
+			cr_expect(v.rule && strcmp(dsh_rule_text(v.rule), cases[i].rule) == 0, "%s: rule %s, want %s",
+				  cases[i].path, v.rule ? dsh_rule_text(v.rule) : "none", cases[i].rule);
+		/* reads are the path's own verdict */
+		struct dsh_verdict rd, plain;
+		cr_assert_eq(dsh_policy_decide_file(p, DSH_OP_READ, cases[i].path, NULL, false, &rd), 0);
+		cr_assert_eq(dsh_policy_verdict(p, DSH_OP_READ, cases[i].path, &plain), 0);
+		cr_expect_eq(rd.allow, plain.allow, "read %s", cases[i].path);
+	}
+	struct dsh_verdict v;
+	cr_assert_eq(dsh_policy_decide_file(p, DSH_OP_WRITE, "/nonexistent-dshbox/ws/.git", NULL, false, &v), 0);
+	_cleanup_free_ char *why = dsh_verdict_explain(&v);
+	cr_expect(v.on_the_way && why && strstr(why, "on the way") && strstr(why, ".git/hooks"), "%s", why);
+	/* the path's own verdict is unchanged: a directory on the way may be written into */
+	cr_expect(allowed(p, DSH_OP_WRITE, "/nonexistent-dshbox/ws/.git"));
+	dsh_policy_free(p);
+}
+
 Test(policy, writable_roots_are_canonical_deduplicated_and_sorted)
 {
 	char *tree = dsh_test_mkdtemp();
