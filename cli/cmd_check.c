@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "common/cleanup.h"
@@ -104,7 +105,10 @@ int cmd_check(int argc, char **argv, char **envp)
 	}
 	for (size_t i = 0; !failed && i < n; i++) {
 		struct dsh_verdict v;
-		dsh_policy_decide(p, (enum dsh_op)op, paths[i], spelled[i], &v);
+		/* A write makes a file, unless a directory stands there (then it is one written into). */
+		struct stat st;
+		bool is_dir = stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode);
+		dsh_policy_decide_file(p, (enum dsh_op)op, paths[i], spelled[i], is_dir, &v);
 		_cleanup_free_ char *why = dsh_verdict_explain(&v);
 		const char *opname = op == DSH_OP_READ ? "read" : "write";
 		any_denied |= !v.allow;

@@ -167,6 +167,19 @@ static int check_spelling(struct ctx *c, const char *spelled, const char *canoni
 		    rule, spelled, dsh_mode_to_string(dsh_policy_mode(c->p)));
 }
 
+/* A denial, said with what decided it. */
+static int denied(struct ctx *c, const struct dsh_verdict *v, const char *canonical, const char *spelled)
+{
+	const char *rule = v->rule ? dsh_rule_text(v->rule) : v->reason;
+	if (v->by_spelling)
+		return fail(c, DSH_ERR_DENIED, canonical, 0, rule,
+			    "denied: rule \"%s\" covers the path as spelled, %s (mode %s)", rule, spelled,
+			    dsh_mode_to_string(dsh_policy_mode(c->p)));
+	_cleanup_free_ char *why = dsh_verdict_explain(v);
+	return fail(c, DSH_ERR_DENIED, canonical, 0, rule ? rule : "denied", "denied: %s (mode %s)",
+		    why ? why : (rule ? rule : "the policy"), dsh_mode_to_string(dsh_policy_mode(c->p)));
+}
+
 /*
  * The policy's decision on the canonical path, with the spelling the caller used (through
  * symlinks): the process sandbox masks a `--` directory, so a tool may not reach through it by
@@ -178,16 +191,18 @@ static int check(struct ctx *c, enum dsh_op op, const char *canonical, const cha
 	int r = dsh_policy_decide(c->p, op, canonical, spelled, &v);
 	if (r < 0)
 		return fail(c, DSH_ERR_INVALID, canonical, 0, NULL, "no verdict: %s", strerror(-r));
-	if (v.allow)
-		return 0;
-	const char *rule = v.rule ? dsh_rule_text(v.rule) : v.reason;
-	if (v.by_spelling)
-		return fail(c, DSH_ERR_DENIED, canonical, 0, rule,
-			    "denied: rule \"%s\" covers the path as spelled, %s (mode %s)", rule, spelled,
-			    dsh_mode_to_string(dsh_policy_mode(c->p)));
-	_cleanup_free_ char *why = dsh_verdict_explain(&v);
-	return fail(c, DSH_ERR_DENIED, canonical, 0, rule ? rule : "denied", "denied: %s (mode %s)",
-		    why ? why : (rule ? rule : "the policy"), dsh_mode_to_string(dsh_policy_mode(c->p)));
+	return v.allow ? 0 : denied(c, &v, canonical, spelled);
+}
+
+/* The same for the file a write makes or replaces (dsh_policy_decide_file); is_dir: a directory
+   stands there, which the write then refuses as no regular file. */
+static int check_file(struct ctx *c, const char *canonical, const char *spelled, bool is_dir)
+{
+	struct dsh_verdict v;
+	int r = dsh_policy_decide_file(c->p, DSH_OP_WRITE, canonical, spelled, is_dir, &v);
+	if (r < 0)
+		return fail(c, DSH_ERR_INVALID, canonical, 0, NULL, "no verdict: %s", strerror(-r));
+	return v.allow ? 0 : denied(c, &v, canonical, spelled);
 }
 
 /* ---- kernel resolution ---- */
@@ -308,7 +323,7 @@ static int make_parents(struct ctx *c, const char *parent, const char *spelled, 
 	_cleanup_free_ char *target = NULL;
 	if (asprintf(&target, "%s%s%s/%s", canon, strcmp(canon, "/") == 0 ? "" : "/", rest, name) < 0)
 		return fail_sys(c, spelled, ENOMEM, "resolve");
-	r = check(c, DSH_OP_WRITE, target, spelled);
+	r = check_file(c, target, spelled, false);
 	if (r < 0)
 		return r;
 	size_t cbase = strlen(canon) + (strcmp(canon, "/") == 0 ? 0 : 1);
@@ -443,7 +458,7 @@ static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 			followed = true;
 			continue;
 		}
-		r = check(c, DSH_OP_WRITE, t->path, spelled);
+		r = check_file(c, t->path, spelled, t->exists && S_ISDIR(t->st.st_mode));
 		if (r < 0)
 			return r;
 		if (!t->exists && followed)
@@ -1341,9 +1356,12 @@ int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fenc
 		ret->n_entries++;
 		struct dsh_verdict v;
 		e->denied = dsh_policy_verdict(p, DSH_OP_READ, child, &v) < 0 || !v.allow;
-		e->writable = !e->denied && dsh_policy_verdict(p, DSH_OP_WRITE, child, &v) == 0 && v.allow;
 		struct stat cst;
-		if (fstatat(dirfd(d), de->d_name, &cst, AT_SYMLINK_NOFOLLOW) == 0) {
+		bool seen = fstatat(dirfd(d), de->d_name, &cst, AT_SYMLINK_NOFOLLOW) == 0;
+		/* "rw" for a file only where a file may be written (a .git file on the way: r-) */
+		e->writable = !e->denied && dsh_policy_decide_file(p, DSH_OP_WRITE, child, NULL, seen && S_ISDIR(cst.st_mode),
+								   &v) == 0 && v.allow;
+		if (seen) {
 			e->type = S_ISREG(cst.st_mode)   ? DSH_FENCE_ENTRY_FILE
 				  : S_ISDIR(cst.st_mode) ? DSH_FENCE_ENTRY_DIR
 				  : S_ISLNK(cst.st_mode) ? DSH_FENCE_ENTRY_SYMLINK

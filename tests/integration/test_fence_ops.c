@@ -577,3 +577,50 @@ Test(fence_ops, planted_hard_links_and_temporaries_cannot_reach_outside)
 	cr_expect_eq(access(tmp, F_OK), -1);
 	dsh_policy_free(p);
 }
+
+/*
+ * A .git *file* at the workspace's root is followed by git to a directory of the writer's choosing,
+ * around the default r- .git/config: the fence writes no file on the way to a protected target,
+ * absent (a new .git) or present (a git worktree's), and lists such a file read-only.  `dshbox
+ * check --write` answers the same; a directory there stays writable into.
+ */
+Test(fence_ops, no_file_is_written_on_the_way_to_a_protected_target)
+{
+	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *git = P("%s/.git", ws);
+	cr_expect_eq(write_fails(p, git, "gitdir: /tmp/evil\n"), DSH_ERR_DENIED);
+	struct stat st;
+	cr_expect(lstat(git, &st) < 0 && errno == ENOENT, ".git was made");
+
+	static const char orig[] = "gitdir: /somewhere/main/.git/worktrees/wt\n";
+	dsh_test_write_file(git, orig);
+	cr_expect_eq(write_fails(p, git, "gitdir: /tmp/evil\n"), DSH_ERR_DENIED);
+	struct dsh_fence_list_result lr;
+	struct dsh_error *f = NULL;
+	cr_assert_eq(dsh_fence_list(p, ".", &lr, &f), 0);
+	cr_assert_eq(lr.n_entries, 1);
+	cr_expect_str_eq(lr.entries[0].name, ".git");
+	cr_expect_not(lr.entries[0].denied);
+	cr_expect_not(lr.entries[0].writable, "a .git file is listed rw");
+	dsh_fence_list_result_clear(&lr);
+
+	const char *args[] = { "edit", ".git", "--old", "worktrees", "--new", "x", "--workspace", ws, "--cwd", ws, NULL };
+	struct dsh_proc r = run_fs(NULL, args);
+	cr_expect_eq(r.exit_code, 1, "stderr: %s", r.err);
+	cr_expect(strstr(r.err, "dshbox: error:") && strstr(r.err, "on the way") && strstr(r.err, ".git/hooks"), "%s", r.err);
+	dsh_proc_clear(&r);
+	_cleanup_free_ char *got = dsh_test_read_file(git);
+	cr_expect(got && strcmp(got, orig) == 0, ".git is now '%s'", got ? got : "(missing)");
+
+	const char *check[] = { dsh_test_dshbox(), "check", "--workspace", ws, "--cwd", ws, "--write", ".git", NULL };
+	cr_assert_eq(dsh_proc_run((char *const *)check, NULL, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 1, "check --write .git: %s%s", r.out, r.err);
+	cr_expect(strncmp(r.out, "deny write ", 11) == 0 && strstr(r.out, "on the way"), "%s", r.out);
+	dsh_proc_clear(&r);
+	cr_assert_eq(unlink(git), 0);
+	cr_assert_eq(mkdir(git, 0755), 0);
+	cr_assert_eq(dsh_proc_run((char *const *)check, NULL, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 0, "check --write on the .git directory: %s%s", r.out, r.err);
+	dsh_proc_clear(&r);
+	dsh_policy_free(p);
+}
