@@ -370,6 +370,32 @@ static int a_link_to(int argc, char **argv)
 	return 0;
 }
 
+/* argv: PATH CONTENT: open(2) with O_CREAT (a new file, or the one there truncated) and write. */
+static int a_write_file(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	errno = 0;
+	int fd = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0 && write(fd, argv[1], strlen(argv[1])) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	step("write", fd);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* argv: PATH: mknod(2) of a fifo (a new name that is neither file nor directory). */
+static int a_make_fifo(int argc, char **argv)
+{
+	if (argc < 1)
+		return 2;
+	TRY("mknod", mknod(argv[0], S_IFIFO | 0644, 0));
+	return 0;
+}
+
 /* argv: PATH: bind(2) a unix socket there (a new name, like mknod). */
 static int a_bind_name(int argc, char **argv)
 {
@@ -590,7 +616,8 @@ static const struct {
 	{ "ptrace1", a_ptrace1 },     { "ptrace-out", a_ptrace_out }, { "ptrace1-userns", a_ptrace1_userns }, { "ptrace-sibling", a_ptrace_sibling },
 	{ "signal", a_signal },         { "procroot", a_procroot },
 	{ "links", a_links },         { "rename-ro", a_rename_ro },   { "rename-dir", a_rename_dir },
-	{ "symlink-to", a_symlink_to }, { "link-to", a_link_to }, { "bind-name", a_bind_name },   { "inherited", a_inherited },
+	{ "symlink-to", a_symlink_to }, { "link-to", a_link_to }, { "bind-name", a_bind_name },
+	{ "write-file", a_write_file }, { "make-fifo", a_make_fifo },   { "inherited", a_inherited },
 	{ "setuid", a_setuid },       { "rawdisk", a_rawdisk },       { "sysrq", a_sysrq },
 	{ "unix-connect", a_unix_connect }, { "abstract", a_abstract }, { "vsock", a_vsock },
 	{ "int80", a_int80 },         { "personality", a_personality }, { "core", a_core },
