@@ -25,9 +25,10 @@ struct dsh_remask_watch {
 	const struct dsh_mount_plan *plan;
 	int *wd;          /* the watch of each entry's parent, by entry (-1: not watched) */
 	unsigned long sent;
+	size_t unwatched; /* glob matches left unwatched: the user's inotify watches ran out */
 };
 
-/* Watch the parents of the plan's literal r-/-- entries. */
+/* Watch the parents of the plan's r-/-- entries (literal targets, and glob matches found at start). */
 int dsh_remask_watch_init(struct dsh_remask_watch *w, const struct dsh_mount_plan *plan, int keeper_fd,
 			  struct dsh_error **err);
 /* Read the pending events and ask the keeper to re-apply each entry whose name was replaced.

@@ -507,6 +507,12 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 		r = dsh_remask_watch_init(&rm.w, spec->mounts, ctx.keeper_fds[1], err);
 		if (r < 0)
 			goto out;
+		if (rm.w.unwatched && dsh_strv_pushf(&g.warnings, "%zu glob matches are not watched for replacement on "
+				     "the host (the inotify watch limit, fs.inotify.max_user_watches, was reached): "
+				     "one the host replaces during this run is readable until the next", rm.w.unwatched) < 0) {
+			r = dsh_err_sys(err, ENOMEM, "run");
+			goto out;
+		}
 	}
 	/* One filter for the command where the two join (issue 10): an open then runs one program. */
 	if (spec->seccomp && spec->notify && (r = dsh_seccomp_join(spec->seccomp, spec->notify, &ctx.joined, err)) < 0)
