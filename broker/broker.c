@@ -461,17 +461,32 @@ static bool on_the_way(const char *path, const char *target)
 	return strncmp(target, path, n) == 0 && (target[n] == '\0' || target[n] == '/');
 }
 
+/* What the call being served is refused for, kept until its answer (respond). */
+static void note_denial(struct dsh_broker *b, const char *path, const char *what, bool is_rule)
+{
+	if (!what)
+		what = "?";
+	if (is_rule)
+		snprintf(b->denial, sizeof(b->denial), "%s (rule \"%s\")", path, what);
+	else
+		snprintf(b->denial, sizeof(b->denial), "%s (on the way to %s, a glob's match)", path, what);
+}
+
 /* The rule (or plan target) that keeps name from being removed, renamed, replaced or changed. */
 static const char *guard(struct dsh_broker *b, const char *canonical, const char *spelled)
 {
 	const struct dsh_rule *r = dsh_policy_guarded(b->policy, canonical);
 	if (!r && spelled && strcmp(spelled, canonical) != 0)
 		r = dsh_policy_guarded(b->policy, spelled);
-	if (r)
+	if (r) {
+		note_denial(b, canonical, dsh_rule_text(r), true);
 		return dsh_rule_text(r);
+	}
 	for (size_t i = 0; b->targets && b->targets[i]; i++)
-		if (on_the_way(canonical, b->targets[i]))
+		if (on_the_way(canonical, b->targets[i])) {
+			note_denial(b, canonical, b->targets[i], false);
 			return b->targets[i];
+		}
 	return NULL;
 }
 
@@ -517,6 +532,8 @@ static bool create_denied(struct dsh_broker *b, const struct target *t)
 	struct dsh_verdict v;
 	if (dsh_policy_decide(b->policy, DSH_OP_WRITE, t->canonical, t->spelled, &v) < 0)
 		return true;
+	if (!v.allow && v.rule)
+		note_denial(b, t->canonical, dsh_rule_text(v.rule), true);
 	return !v.allow && v.rule;
 }
 
@@ -537,8 +554,12 @@ static bool nondir_denied(struct dsh_broker *b, mode_t mode, const struct target
 static int respond(struct call *c, int64_t val, int error)
 {
 	struct seccomp_notif_resp resp = { .id = c->req->id, .val = error ? 0 : val, .error = error ? -error : 0 };
-	if (error)
-		c->b->refused += error == EACCES;
+	if (error == EACCES) {
+		c->b->refused++;
+		/* the first refusal that knows its reason is kept for the run's note */
+		if (!c->b->first_refusal[0] && c->b->denial[0])
+			memcpy(c->b->first_refusal, c->b->denial, sizeof(c->b->first_refusal));
+	}
 	if (ioctl(c->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
 		return -errno;
 	return 0;
@@ -777,6 +798,9 @@ static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_
 	if (r >= 0 && !kernel && (flags & RENAME_EXCHANGE) && n.exists && S_ISDIR(n.st.st_mode))
 		r = dsh_broker_subtree_check(c->b->policy, n.pfd, n.name, o.canonical, o.spelled,
 					     DSH_SUBTREE_MAX_ENTRIES);
+	if (r == -EACCES && !c->b->denial[0])
+		snprintf(c->b->denial, sizeof(c->b->denial), "%s (a name moved with it would be one a rule protects)",
+			 n.canonical);
 	if (r >= 0)
 		r = sys_result(renameat2(o.pfd, o.name, n.pfd, n.name, flags));
 	target_clear(&o);
@@ -1079,7 +1103,11 @@ static int unix_target(struct call *c, const char *path, struct target *t)
 	if (!t->exists)
 		return -ENOENT;
 	/* Not a socket (a masked one is a mode-000 file): the kernel says so itself, if allowed. */
-	return socket_allowed(c->b, t->canonical) ? 0 : -EACCES;
+	if (socket_allowed(c->b, t->canonical))
+		return 0;
+	snprintf(c->b->denial, sizeof(c->b->denial), "%s (protectSockets: a socket this run did not bind, not in "
+		 "allowUnixSockets)", t->canonical);
+	return -EACCES;
 }
 
 /*
@@ -1850,6 +1878,7 @@ int dsh_broker_serve_one(struct dsh_broker *b, int listener, struct dsh_error **
 	}
 	struct call c = { .b = b, .listener = listener, .req = req };
 	b->served++;
+	b->denial[0] = '\0';
 	int r = dispatch(&c);
 	if (r < 0)
 		return dsh_err_sys(err, -r, "broker: answer call %d", req->data.nr);

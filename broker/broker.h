@@ -44,6 +44,9 @@ struct dsh_broker {
 	size_t n_held;
 	/* Counters, for tests and the report. */
 	unsigned long served, refused;
+	/* The first call refused by a rule's word, as `PATH (rule "TEXT")` (the run names it after a
+	   failure); denial: what the call being served was refused for, while it is decided. */
+	char first_refusal[512], denial[512];
 	/* The callers' pidfds, kept between calls by the process that serves (pid 0: a free slot). */
 	struct dsh_broker_pidfd {
 		pid_t pid;

@@ -112,19 +112,24 @@ static int reproduce_signal(int sig)
  * dshbox's own), and never in the words of a denial signature, which would make a host take any
  * failure for a denial.
  */
-static void name_hidden(int status, char *const *hidden)
+static void name_hidden(int status, char *const *hidden, const struct dsh_run_result *res)
 {
 	size_t n = dsh_strv_len(hidden);
-	if (n == 0)
-		return;
 	struct dsh_buf b = { 0 };
+	if (n)
+		dsh_buf_addf(&b, "; this run hides from it: ");
 	for (size_t i = 0; i < n && i < 3; i++)
 		dsh_buf_addf(&b, "%s%s", i ? "; " : "", hidden[i]);
 	if (n > 3)
 		dsh_buf_addf(&b, "; and %zu more (dshbox run --dry-run lists them)", n - 3);
+	/* What the runtime broker would not do for it: creating .git/hooks under the default rule
+	   fails `git init` with nothing but "Permission denied". */
+	if (res->refused && res->refusal[0])
+		dsh_buf_addf(&b, "; the runtime broker refused %lu of its calls, the first at %s", res->refused,
+			     res->refusal);
 	_cleanup_free_ char *list = dsh_buf_steal(&b);
-	if (list)
-		cli_note("the command exited %d; this run hides from it: %s", status, list);
+	if (list && *list)
+		cli_note("the command exited %d%s", status, list);
 }
 
 int cmd_run(int argc, char **argv, char **envp)
@@ -335,7 +340,7 @@ int cmd_run(int argc, char **argv, char **envp)
 	} else {
 		rc = res.exit_code;
 		if (rc != 0 && !res.message)
-			name_hidden(rc, setup.description.hidden);
+			name_hidden(rc, setup.description.hidden, &res);
 	}
 out_plan:
 	dsh_run_setup_clear(&setup);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -43,6 +44,15 @@
 
 /* What the child side tells the supervisor: one record, one write (< PIPE_BUF, so atomic). */
 enum { REC_SETUP = 1, REC_EXEC = 2, REC_WARN = 3, REC_TIMING = 4 };
+
+/* init to the supervisor, on the status pipe: a job-control stop, or the command's end with what
+   the broker refused.  One write each, below PIPE_BUF, so never split or interleaved. */
+struct status_frame {
+	int32_t status;
+	uint32_t refused;
+	char refusal[512];
+};
+_Static_assert(sizeof(struct status_frame) <= PIPE_BUF, "one atomic write");
 struct record {
 	int32_t kind;
 	int32_t code;      /* errno */
@@ -343,7 +353,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		while ((w = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
 			if (w == cmd && WIFSTOPPED(st)) {
 				/* A job-control stop: the supervisor follows it, and continues the sandbox */
-				int32_t stopped = st;
+				struct status_frame stopped = { .status = st };
 				(void)dsh_write_all(status_fd, &stopped, sizeof(stopped));
 				continue;
 			}
@@ -358,7 +368,11 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 				while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 					;
 			}
-			int32_t status = st;
+			struct status_frame status = { .status = st };
+			if (c->spec->broker) {
+				status.refused = c->spec->broker->refused;
+				memcpy(status.refusal, c->spec->broker->first_refusal, sizeof(status.refusal));
+			}
 			(void)dsh_write_all(status_fd, &status, sizeof(status));
 			_exit(0);
 		}
@@ -399,6 +413,7 @@ static int remask_ready(void *data, int fd)
 /* What the supervisor gathers from init's two pipes while it waits. */
 struct gathered {
 	struct dsh_terminal *term;
+	struct status_frame frame;
 	int32_t cmd_status;
 	bool have_status;
 	struct record rec;
@@ -413,10 +428,11 @@ struct gathered {
 static int status_ready(void *data, int fd)
 {
 	struct gathered *g = data;
-	ssize_t n = read(fd, &g->cmd_status, sizeof(g->cmd_status));
+	ssize_t n = read(fd, &g->frame, sizeof(g->frame));
 	if (n < 0 && errno == EINTR)
 		return DSH_CHILD_GO_ON;
-	g->have_status = n == (ssize_t)sizeof(g->cmd_status);
+	g->have_status = n == (ssize_t)sizeof(g->frame);
+	g->cmd_status = g->frame.status;
 	if (g->timing)
 		g->status_ns = dsh_timing_now();
 	if (g->have_status && WIFSTOPPED(g->cmd_status)) {
@@ -581,6 +597,9 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	}
 	memset(ret, 0, sizeof(*ret));
 	dsh_child_decode(g.cmd_status, ret);
+	ret->refused = g.frame.refused;
+	memcpy(ret->refusal, g.frame.refusal, sizeof(ret->refusal));
+	ret->refusal[sizeof(ret->refusal) - 1] = '\0';
 	ret->warnings = TAKE_PTR(g.warnings);
 	if (g.have_rec && g.rec.kind == REC_EXEC) {
 		g.rec.msg[sizeof(g.rec.msg) - 1] = '\0';

@@ -57,6 +57,10 @@ struct dsh_run_result {
 	int signal;      /* the signal that killed the command, or 0 */
 	char *message;   /* why exec failed (exit 126/127), for the one error line; or NULL.  Owned. */
 	char **warnings; /* degradations found while setting up (NULL-terminated, or NULL).  Owned. */
+	/* The runtime broker's refusals (EACCES by a rule's word) and the first one, as
+	   `PATH (rule "TEXT")`, or "" (the run names it after a failure). */
+	unsigned long refused;
+	char refusal[512];
 };
 
 struct dsh_backend {

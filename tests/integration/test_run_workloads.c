@@ -168,6 +168,39 @@ Test(run_workloads, a_commit_of_a_masked_tracked_file_names_the_rule, .timeout =
 	free(ws);
 }
 
+/*
+ * `git init` at the root of a workspace makes .git/hooks, which the default r- rule protects
+ * (SPEC 1.6) and the broker will not create: git says only "Permission denied", so the run's note
+ * names the call the broker refused and the rule.  In a subdirectory the same init works.
+ */
+Test(run_workloads, a_refused_call_is_named_after_a_failure, .timeout = 120)
+{
+	if (access("/usr/bin/git", X_OK) < 0)
+		DSH_SKIP("git is not installed");
+	char *ws = dsh_test_mkdtemp();
+	struct dsh_proc r;
+	const char *argv[] = { dsh_test_dshbox(), "run", "--workspace", ws, "--cwd", ws, "--", "git", "init", "-q", NULL };
+	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, &r), 0);
+	cr_expect_neq(r.exit_code, 0, "git init made .git/hooks: %s", r.err);
+	_cleanup_free_ char *note = NULL;
+	cr_assert(asprintf(&note, "dshbox: note: the command exited %d; the runtime broker refused 1 of its calls, the "
+				  "first at %s/.git/hooks (rule \"r- %s/.git/hooks\")\n", r.exit_code, ws, ws) > 0);
+	cr_expect(strstr(r.err, note), "the note names the call and the rule: %s", r.err);
+	const char *line = strstr(r.err, "dshbox: note:");
+	cr_expect(line && !strcasestr(line, "permission denied"), "%s", r.err);
+	dsh_proc_clear(&r);
+	_cleanup_free_ char *hooks = NULL;
+	cr_assert(asprintf(&hooks, "%s/.git/hooks", ws) > 0);
+	cr_expect_neq(access(hooks, F_OK), 0, ".git/hooks was made on the host");
+	const char *sub[] = { dsh_test_dshbox(), "run", "--workspace", ws, "--cwd", ws, "--", "git", "init", "-q", "sub", NULL };
+	cr_assert_eq(dsh_proc_run((char *const *)sub, env, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_str_eq(r.err, "");
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(ws);
+	free(ws);
+}
+
 Test(run_workloads, a_python_virtual_environment, .timeout = 300)
 {
 	if (access("/usr/bin/python3", X_OK) < 0 || system("/usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null") != 0)
