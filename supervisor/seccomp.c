@@ -458,12 +458,7 @@ int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, stru
 	return export_prog(ctx, false, ret, err);
 }
 
-/*
- * The kernel's own question when it fills its action cache (seccomp_is_const_allow): does the
- * program allow this native number whatever the arguments?  The same instructions it knows;
- * anything else, an argument load above all, is "no".
- */
-static bool const_allow(const struct dsh_seccomp_prog *p, uint32_t arch, uint32_t nr)
+bool dsh_seccomp_const_allow(const struct dsh_seccomp_prog *p, uint32_t arch, uint32_t nr)
 {
 	uint32_t a = 0;
 	for (unsigned pc = 0; pc < p->len; pc++) {
@@ -517,7 +512,7 @@ static size_t open_prefix(const struct dsh_seccomp_prog *deny, uint32_t arch, st
 	};
 	size_t m = 0, which[ARRAY_SIZE(opens)];
 	for (size_t i = 0; i < ARRAY_SIZE(opens); i++)
-		if (const_allow(deny, arch, (uint32_t)opens[i].nr))
+		if (dsh_seccomp_const_allow(deny, arch, (uint32_t)opens[i].nr))
 			which[m++] = i;
 	if (m == 0)
 		return 0; /* no open the deny program leaves alone: nothing to shorten */

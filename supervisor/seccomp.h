@@ -106,6 +106,15 @@ int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, bool sockets, struc
 int dsh_seccomp_load_listener(const struct dsh_seccomp_prog *p, int *ret_fd, struct dsh_error **err);
 
 /*
+ * The kernel's own question when it fills its action cache (seccomp_is_const_allow, Linux 5.11):
+ * does the program allow this number of this architecture whatever the arguments?  It runs the
+ * program on the number and architecture alone and knows only these instructions: loads of the two,
+ * jumps on constants, AND, return of a constant; anything else, an argument load above all, is
+ * "no".  Stacked filters share one cache, so each must pass alone.
+ */
+bool dsh_seccomp_const_allow(const struct dsh_seccomp_prog *p, uint32_t arch, uint32_t nr);
+
+/*
  * The deny program and the broker's as one (issue 10): an open that creates nothing was run
  * through both, since the broker's looks at its flags and so no cache answers it; joined, it
  * passes four compares.  The deny program's "allow" becomes a jump to the broker's, which is what

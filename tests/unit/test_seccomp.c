@@ -507,52 +507,59 @@ Test(seccomp_program, sysv_only_without_an_ipc_namespace)
 }
 
 /*
- * The kernel's own test for its action cache (seccomp_is_const_allow, kernel/seccomp.c): it runs
- * each filter for every native syscall number with nothing but the number and the architecture,
- * and knows only these instructions; anything else, an argument load above all, means "run the
- * filter on every call".  Stacked filters share one cache, so each filter must pass this alone.
- * Stricter than bpf_run above, which accepts instructions the kernel's emulator gives up on.
+ * The kernel's own test for its action cache (seccomp_is_const_allow, kernel/seccomp.c), as
+ * dsh_seccomp_const_allow emulates it (held to hand-made programs below): each filter is run for
+ * every native syscall number with nothing but the number and the architecture.
  */
 static bool kernel_const_allow(const struct dsh_seccomp_prog *p, uint32_t nr)
 {
-	uint32_t a = 0;
-	for (unsigned pc = 0; pc < p->len; pc++) {
-		const struct sock_filter *f = &p->insns[pc];
-		bool t;
-		switch (f->code) {
-		case BPF_LD | BPF_W | BPF_ABS:
-			if (f->k == offsetof(struct seccomp_data, nr))
-				a = nr;
-			else if (f->k == offsetof(struct seccomp_data, arch))
-				a = AUDIT_ARCH_X86_64;
-			else
-				return false;
-			break;
-		case BPF_RET | BPF_K:
-			return f->k == SECCOMP_RET_ALLOW;
-		case BPF_JMP | BPF_JA:
-			pc += f->k;
-			break;
-		case BPF_JMP | BPF_JEQ | BPF_K:
-		case BPF_JMP | BPF_JGE | BPF_K:
-		case BPF_JMP | BPF_JGT | BPF_K:
-		case BPF_JMP | BPF_JSET | BPF_K:
-			switch (BPF_OP(f->code)) {
-			case BPF_JEQ: t = a == f->k; break;
-			case BPF_JGE: t = a >= f->k; break;
-			case BPF_JGT: t = a > f->k; break;
-			default: t = (a & f->k) != 0; break;
-			}
-			pc += t ? f->jt : f->jf;
-			break;
-		case BPF_ALU | BPF_AND | BPF_K:
-			a &= f->k;
-			break;
-		default:
-			return false;
-		}
+	return dsh_seccomp_const_allow(p, AUDIT_ARCH_X86_64, nr);
+}
+
+Test(seccomp_program, the_cache_emulation_knows_what_the_kernel_knows)
+{
+	struct sock_filter allow_all[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+	struct sock_filter by_arg[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_filter by_nr[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, RET_EPERM),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xff),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 100, 0, 3),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 1, 1, 0),
+		BPF_STMT(BPF_JMP | BPF_JA, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_filter ret_a[] = { BPF_STMT(BPF_RET | BPF_A, 0) };
+	struct dsh_seccomp_prog a = { allow_all, 1 }, g = { by_arg, 2 }, n = { by_nr, ARRAY_SIZE(by_nr) }, x = { ret_a, 1 };
+	cr_expect(dsh_seccomp_const_allow(&a, AUDIT_ARCH_X86_64, 7));
+	cr_expect_not(dsh_seccomp_const_allow(&g, AUDIT_ARCH_X86_64, 7), "an argument load is never constant");
+	cr_expect_not(dsh_seccomp_const_allow(&x, AUDIT_ARCH_X86_64, 0), "a computed verdict is unknown");
+	cr_expect(dsh_seccomp_const_allow(&n, AUDIT_ARCH_X86_64, 42), "below 100: allowed");
+	cr_expect(dsh_seccomp_const_allow(&n, AUDIT_ARCH_X86_64, 100), "100, even: allowed after the JA");
+	cr_expect_not(dsh_seccomp_const_allow(&n, AUDIT_ARCH_X86_64, 101), "101, odd: ENOSYS");
+	cr_expect(dsh_seccomp_const_allow(&n, AUDIT_ARCH_X86_64, 0x100 + 42), "AND 0xff");
+	cr_expect_not(dsh_seccomp_const_allow(&n, AUDIT_ARCH_I386, 42), "another architecture");
+	/* and the same answers as this suite's interpreter, where that one loads no argument */
+	struct dsh_seccomp_prog deny = { 0 };
+	struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_seccomp_compile(NULL, &deny, &err), 0);
+	struct seccomp_data d = { .arch = AUDIT_ARCH_X86_64 };
+	for (int nr = 0; nr <= DSH_SECCOMP_NEWEST_NR + 10; nr++) {
+		d.nr = nr;
+		struct run r = bpf_run(&deny, &d);
+		if (!r.loaded_args)
+			cr_expect_eq(dsh_seccomp_const_allow(&deny, AUDIT_ARCH_X86_64, (uint32_t)nr),
+				     r.ret == SECCOMP_RET_ALLOW, "syscall %d", nr);
+		else
+			cr_expect_not(dsh_seccomp_const_allow(&deny, AUDIT_ARCH_X86_64, (uint32_t)nr), "syscall %d", nr);
 	}
-	return false;
+	dsh_seccomp_prog_clear(&deny);
 }
 
 static bool notified(int nr, bool sockets)
