@@ -549,6 +549,34 @@ static bool nondir_denied(struct dsh_broker *b, mode_t mode, const struct target
 	return !S_ISDIR(mode) && guard(b, t->canonical, t->spelled);
 }
 
+/*
+ * Whether a symlink with the text link may not take the name t: from there it would lead a rule
+ * around (dsh_broker_link_redirects) — a host reader following it would read, as a path the rule
+ * covers, a file the command wrote elsewhere.
+ */
+static bool link_denied(struct dsh_broker *b, const struct target *t, const char *link)
+{
+	const struct dsh_rule *r = NULL;
+	int rc = dsh_broker_link_redirects(b->policy, t->canonical, link, &r);
+	if (rc > 0)
+		snprintf(b->denial, sizeof(b->denial), "%s (a symlink to %s would lead around rule \"%s\")", t->canonical,
+			 link, dsh_rule_text(r));
+	return rc != 0;
+}
+
+/* The same for the symlink from, when it takes the name to (renamed, or linked). */
+static bool moved_link_denied(struct dsh_broker *b, const struct target *from, const struct target *to)
+{
+	if (!from->exists || !S_ISLNK(from->st.st_mode))
+		return false;
+	char link[PATH_MAX];
+	ssize_t n = readlinkat(from->pfd, from->name, link, sizeof(link) - 1);
+	if (n < 0)
+		return true; /* a link that cannot be read cannot be judged */
+	link[n] = '\0';
+	return link_denied(b, to, link);
+}
+
 /* ---- answers ---- */
 
 static int respond(struct call *c, int64_t val, int error)
@@ -721,7 +749,9 @@ static int do_make(struct call *c, enum make what, int dirfd, uint64_t path_addr
 	r = resolve(c, dirfd, path, false, 0, &t);
 	if (r >= 0 && t.exists)
 		r = -EEXIST;
-	if (r >= 0 && (create_denied(c->b, &t) || (what != MAKE_DIR && nondir_denied(c->b, S_IFREG, &t))) &&
+	if (r >= 0 &&
+	    (create_denied(c->b, &t) || (what != MAKE_DIR && nondir_denied(c->b, S_IFREG, &t)) ||
+	     (what == MAKE_SYMLINK && link_denied(c->b, &t, link))) &&
 	    !kernel_refuses_name(&t))
 		r = -EACCES;
 	if (r >= 0) {
@@ -790,6 +820,9 @@ static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_
 		r = -EACCES;
 	if (r >= 0 && !kernel && nondir_denied(c->b, o.st.st_mode, &n))
 		r = -EACCES;
+	if (r >= 0 && !kernel && (moved_link_denied(c->b, &o, &n) ||
+				  ((flags & RENAME_EXCHANGE) && moved_link_denied(c->b, &n, &o))))
+		r = -EACCES;
 	/* A directory brings its descendants to new names as well (subtree.c: why no call of the
 	   command can add one between this walk and the rename); an exchange moves both trees. */
 	if (r >= 0 && !kernel && S_ISDIR(o.st.st_mode))
@@ -842,8 +875,9 @@ static int do_link(struct call *c, int odir, uint64_t opath, int ndir, uint64_t 
 		r = -EEXIST;
 	if (r >= 0 && !kernel && create_denied(c->b, &n))
 		r = -EACCES;
-	/* A hard link is never a directory: no second name on the way to a target. */
-	if (r >= 0 && !kernel && nondir_denied(c->b, S_IFREG, &n))
+	/* A hard link is never a directory: no second name on the way to a target; a symlink's
+	   second name is a symlink there. */
+	if (r >= 0 && !kernel && (nondir_denied(c->b, S_IFREG, &n) || (src < 0 && moved_link_denied(c->b, &o, &n))))
 		r = -EACCES;
 	if (r >= 0 && src >= 0) {
 		char p[64];

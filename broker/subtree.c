@@ -21,6 +21,44 @@
 
 #include "broker/subtree.h"
 #include "common/cleanup.h"
+#include "policy/path.h"
+#include "policy/policy.h"
+
+/* Whether the command can write nothing at or below path: no write grant there, no writable root
+   beneath it (what it holds is the host's, and a rule keeps the command from replacing it). */
+static bool nothing_writable_below(const struct dsh_policy *p, const char *path)
+{
+	struct dsh_verdict v;
+	if (dsh_policy_verdict(p, DSH_OP_WRITE, path, &v) < 0 || v.allow)
+		return false;
+	for (size_t i = 0; i < dsh_policy_root_count(p); i++) {
+		const struct dsh_root *r = dsh_policy_root(p, i);
+		if (!dsh_root_dead_by(r) && !dsh_root_readonly_by(r) && dsh_path_is_beneath(dsh_root_path(r), path))
+			return false;
+	}
+	return true;
+}
+
+int dsh_broker_link_redirects(const struct dsh_policy *p, const char *canonical, const char *link,
+			      const struct dsh_rule **ret_rule)
+{
+	*ret_rule = NULL;
+	if (!dsh_policy_may_protect_below(p, canonical))
+		return 0; /* no rule reaches below the name: nothing to lead around */
+	_cleanup_free_ char *dir = strdup(canonical);
+	if (!dir)
+		return -ENOMEM;
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	_cleanup_free_ char *target = NULL;
+	if (dsh_path_resolve_physical(dir, link, &target, NULL) < 0 && !(target = dsh_path_normalize(dir, link)))
+		return -ENOMEM;
+	if (nothing_writable_below(p, target))
+		return 0; /* it leads to the host's files only: nothing the command put there */
+	*ret_rule = dsh_policy_redirected(p, canonical, target);
+	return *ret_rule != NULL;
+}
 
 /* The would-be path of the entry being looked at, canonical and as spelled. */
 struct walk {
@@ -117,6 +155,19 @@ static int walk_dir(struct walk *w, int fd, unsigned depth)
 		if (type != DT_DIR && guarded(w)) {
 			pop(w, cl, sl);
 			return -EACCES;
+		}
+		if (type == DT_LNK) {
+			/* a relative link means something else from its new place */
+			char link[PATH_MAX];
+			ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+			const struct dsh_rule *rule = NULL;
+			if (n >= 0)
+				link[n] = '\0';
+			r = n < 0 ? -EACCES : dsh_broker_link_redirects(w->p, w->canonical, link, &rule);
+			if (r != 0) {
+				pop(w, cl, sl);
+				return r < 0 ? r : -EACCES;
+			}
 		}
 		if (type == DT_DIR && may_protect_below(w)) {
 			if (depth + 1 >= DSH_SUBTREE_MAX_DEPTH) {

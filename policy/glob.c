@@ -520,6 +520,36 @@ bool dsh_glob_may_match_below(const struct dsh_glob *g, const char *dir)
 	return prog_below(g->prog, dir, cur);
 }
 
+bool dsh_glob_below_within(const struct dsh_glob *g, const char *name, const char *target)
+{
+	if (dsh_glob_match(g, target))
+		return true; /* target is covered, and with it everything below */
+	if (dsh_glob_match(g, name))
+		return false;
+	if (g->literal)
+		return !dsh_path_is_beneath(g->literal, name); /* a literal below name is nowhere below target */
+	if (!g->prog)
+		return true;
+	uint64_t below_name[SET_WORDS], below_target[SET_WORDS];
+	if (!prog_below(g->prog, name, below_name))
+		return true; /* nothing below name can match */
+	if (!prog_below(g->prog, target, below_target))
+		return false;
+	/* The automaton is the same: from a superset of states, every rest that matches after name
+	   matches after target too.  A state inside a double star and its slash (its loop) matches no
+	   more than the same double star not yet entered (its option), which moves on every byte as the
+	   loop does and may also skip it: a link deeper in one than its target is no way around it. */
+	const struct tok *toks = g->prog->toks;
+	for (size_t i = 0; i <= g->prog->n; i++) {
+		if (!has(below_name, i) || has(below_target, i))
+			continue;
+		if (!(i > 0 && i < g->prog->n && toks[i].type == T_DSS_LOOP && toks[i - 1].type == T_DSS_OPT &&
+		      has(below_target, i - 1)))
+			return false;
+	}
+	return true;
+}
+
 /* Add name (len bytes) to *names unless it is there. */
 static int names_add(char ***names, const char *name, size_t len)
 {

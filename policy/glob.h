@@ -44,6 +44,9 @@ char *dsh_glob_unescape(const char *s);
  * everything below), or some state of the automaton is still alive after "dir/".
  */
 bool dsh_glob_may_match_below(const struct dsh_glob *g, const char *dir);
+/* Whether every path below name that g matches, with name replaced by target, is matched too (a
+   symlink at name leading to target leads nothing g covers out of its reach). */
+bool dsh_glob_below_within(const struct dsh_glob *g, const char *name, const char *target);
 /*
  * The names an entry of the directory dir must have to be covered or to lead to a cover, when the
  * automaton alive after "dir/" allows only literal names there ("/a/?/lit/x" below "/a/b": "lit").

@@ -287,3 +287,16 @@ bool dsh_policy_may_protect_below(const struct dsh_policy *p, const char *dir)
 	}
 	return false;
 }
+
+const struct dsh_rule *dsh_policy_redirected(const struct dsh_policy *p, const char *name, const char *target)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *r = &p->rules[i];
+		if (r->kind == DSH_RULE_RW)
+			continue;
+		for (size_t k = 0; k < r->n_match; k++)
+			if (!dsh_glob_below_within(&r->match[k], name, target))
+				return r;
+	}
+	return NULL;
+}

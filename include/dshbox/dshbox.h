@@ -296,6 +296,17 @@ const struct dsh_rule *dsh_policy_guarded(const struct dsh_policy *p, const char
  */
 bool dsh_policy_may_protect_below(const struct dsh_policy *p, const char *dir);
 
+/*
+ * The r-/-- rule a symlink at name pointing to target would lead around, or NULL (both absolute,
+ * canonical; target as the kernel would resolve the link from name's directory).  A rule is led
+ * around when it covers some path below name that it does not cover with name replaced by target:
+ * a reader on the host following the link would then read, as the covered path, a file outside
+ * the rule (`ln -s ../mine keys/sub` under an r- glob that reaches below keys only).  A link to
+ * where the same rules reach at least as far (`venv/lib64 -> lib` where one glob reaches both)
+ * leads nothing around.
+ */
+const struct dsh_rule *dsh_policy_redirected(const struct dsh_policy *p, const char *name, const char *target);
+
 /* Whether rule r (a glob or a literal, any spelling) covers path: for planners that expand rules. */
 bool dsh_policy_rule_covers(const struct dsh_rule *r, const char *path);
 

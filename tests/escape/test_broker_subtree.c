@@ -401,3 +401,35 @@ Test(broker_subtree, a_worktree_git_file_is_kept)
 	cr_expect(got && strcmp(got, orig) == 0, ".git on the host is now '%s'", got ? got : "(missing)");
 	dsh_proc_clear(&r);
 }
+
+/*
+ * A symlink deeper in a glob's reach (r- conf/ANY/NAME.toml, ANY a double star): `ln -s ../mine
+ * conf/sub` would show the host, at conf/sub/app.toml, a file the command wrote in mine/ — around
+ * the r-.  A link that stays where the glob reaches, or leads only to the host's own files, is an
+ * ordinary link.
+ * Made, renamed or linked there, or brought there inside a renamed directory: refused.
+ */
+Test(broker_subtree, a_symlink_in_a_globs_reach_may_not_lead_it_around)
+{
+	put("mine/app.toml", "planted\n");
+	put("conf/real/readme", "no match at start: the landlock backend can run this rule\n");
+	struct dsh_proc r;
+	run_sh(&r,
+	       "\"$ATTACK\" symlink-to ../mine conf/sub; \"$ATTACK\" symlink-to real conf/alias; "
+	       "\"$ATTACK\" symlink-to /usr/share conf/usr; mkdir s && \"$ATTACK\" symlink-to ../../mine s/l && "
+	       "\"$ATTACK\" rename-dir s conf/s; \"$ATTACK\" symlink-to ../mine l && \"$ATTACK\" rename-dir l conf/l; "
+	       "\"$ATTACK\" link-to l conf/l2",
+	       "r- conf/**/*.toml", NULL);
+	cr_expect_str_eq(r.out,
+			 "symlink=EACCES\nsymlink=ok\nsymlink=ok\nsymlink=ok\nrename=EACCES\nsymlink=ok\nrename=EACCES\n"
+			 "link=EACCES\n",
+			 "stderr: %s", r.err);
+	expect_absent("conf/sub");
+	expect_absent("conf/s");
+	expect_absent("conf/l");
+	expect_absent("conf/l2");
+	_cleanup_free_ char *alias = at("conf/alias");
+	struct stat st;
+	cr_expect(lstat(alias, &st) == 0 && S_ISLNK(st.st_mode), "a link within the glob's reach was not made");
+	dsh_proc_clear(&r);
+}

@@ -90,16 +90,26 @@ Test(broker_subtree_walk, a_descendant_under_a_rule_is_refused)
 Test(broker_subtree_walk, a_symlink_is_judged_by_its_name_and_never_followed)
 {
 	_cleanup_free_ char *link = at("t/k.pem"), *dirlink = at("t/d");
-	file("elsewhere/inner/x.pem");
+	/* t/d leads, from its new place keys/d, to keys/stash: where the rule reaches already, so no
+	   way around it (dsh_broker_link_redirects); followed, the walk would meet inner/x.pem */
+	file("keys/stash/inner/x.pem");
 	_cleanup_free_ char *t = at("t");
 	cr_assert_eq(mkdir(t, 0755), 0);
-	cr_assert_eq(symlink("../elsewhere", dirlink), 0);
+	cr_assert_eq(symlink("stash", dirlink), 0);
 	cr_expect_eq(check("-- keys/**/*.pem", "t", "keys", NULL, 1000), 0, "followed t/d");
 	cr_assert_eq(symlink("/etc/hostname", link), 0);
 	cr_expect_eq(check("-- keys/**/*.pem", "t", "keys", NULL, 1000), -EACCES);
 	/* A symlink on the way to a literal target leads it elsewhere: t/d would become x/d. */
 	cr_expect_eq(check("-- x/d/secret", "t", "x", NULL, 1000), -EACCES);
 	cr_expect_eq(check("-- x/e/secret", "t", "x", NULL, 1000), 0);
+	/* From its new place a relative link means something else: keys/e -> ../elsewhere leaves the
+	   rule's reach for a place the command can write. */
+	cr_assert_eq(unlink(link), 0);
+	_cleanup_free_ char *out = at("t/e");
+	file("elsewhere/inner/x.pem");
+	cr_assert_eq(symlink("../elsewhere", out), 0);
+	cr_expect_eq(check("-- keys/**/*.pem", "t", "keys", NULL, 1000), -EACCES, "keys/e leads the rule around");
+	cr_expect_eq(check("-- keys/**/*.pem", "t", "other", NULL, 1000), 0, "no rule reaches below other/e");
 }
 
 Test(broker_subtree_walk, the_spelling_counts_as_the_fence_reads_it)

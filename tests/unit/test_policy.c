@@ -169,6 +169,36 @@ Test(policy, only_a_directory_stands_on_the_way_to_a_protected_target)
 	dsh_policy_free(p);
 }
 
+/* A symlink leads a rule around when the rule covers below its name what it does not below its target. */
+Test(policy, a_link_leads_a_rule_around_where_it_reaches_less)
+{
+	const char *rules[] = { "r- conf/**/*.toml", "-- **/*.pem", NULL };
+	char *env[] = { NULL };
+	struct dsh_policy *p = load("/nonexistent-dshbox/ws", DSH_MODE_WORKSPACE_WRITE, env, rules);
+	struct {
+		const char *name, *target, *rule;
+	} cases[] = {
+		{ "/nonexistent-dshbox/ws/conf/sub", "/nonexistent-dshbox/ws/mine", "r- conf/**/*.toml" },
+		{ "/nonexistent-dshbox/ws/conf/sub", "/nonexistent-dshbox/ws/conf/real", NULL },
+		{ "/nonexistent-dshbox/ws/conf/a/b", "/nonexistent-dshbox/ws/conf", NULL },
+		{ "/nonexistent-dshbox/ws/venv/lib64", "/nonexistent-dshbox/ws/venv/lib", NULL },
+		{ "/nonexistent-dshbox/ws/venv/lib64", "/usr/lib", "-- **/*.pem" },
+		{ "/nonexistent-dshbox/ws/conf/x", "/usr/lib", "r- conf/**/*.toml" },
+		{ "/nonexistent-dshbox/elsewhere/x", "/usr/lib", NULL },
+		{ "/nonexistent-dshbox/ws/a.pem", "/nonexistent-dshbox/ws/b", "-- **/*.pem" }, /* covered itself */
+		{ "/nonexistent-dshbox/ws/.git", "/tmp/g", "-- **/*.pem" }, /* the first of two */
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct dsh_rule *r = dsh_policy_redirected(p, cases[i].name, cases[i].target);
+		if (cases[i].rule)
+			cr_expect(r && strcmp(dsh_rule_text(r), cases[i].rule) == 0, "%s -> %s: rule %s, want %s",
+				  cases[i].name, cases[i].target, r ? dsh_rule_text(r) : "none", cases[i].rule);
+		else
+			cr_expect_null(r, "%s -> %s: rule %s", cases[i].name, cases[i].target, r ? dsh_rule_text(r) : "");
+	}
+	dsh_policy_free(p);
+}
+
 Test(policy, writable_roots_are_canonical_deduplicated_and_sorted)
 {
 	char *tree = dsh_test_mkdtemp();
