@@ -22,7 +22,6 @@
 #include "broker/subtree.h"
 #include "common/cleanup.h"
 #include "policy/path.h"
-#include "policy/policy.h"
 
 /* Whether the command can write nothing at or below path: no write grant there, no writable root
    beneath it (what it holds is the host's, and a rule keeps the command from replacing it). */
@@ -31,12 +30,7 @@ static bool nothing_writable_below(const struct dsh_policy *p, const char *path)
 	struct dsh_verdict v;
 	if (dsh_policy_verdict(p, DSH_OP_WRITE, path, &v) < 0 || v.allow)
 		return false;
-	for (size_t i = 0; i < dsh_policy_root_count(p); i++) {
-		const struct dsh_root *r = dsh_policy_root(p, i);
-		if (!dsh_root_dead_by(r) && !dsh_root_readonly_by(r) && dsh_path_is_beneath(dsh_root_path(r), path))
-			return false;
-	}
-	return true;
+	return !dsh_policy_live_root_beneath(p, path);
 }
 
 int dsh_broker_link_redirects(const struct dsh_policy *p, const char *canonical, const char *link,

@@ -55,6 +55,16 @@ const struct dsh_root *dsh_policy_root(const struct dsh_policy *p, size_t i)
 	return i < p->n_roots ? &p->roots[i] : NULL;
 }
 
+const struct dsh_root *dsh_policy_live_root_beneath(const struct dsh_policy *p, const char *dir)
+{
+	for (size_t i = 0; i < p->n_roots; i++) {
+		const struct dsh_root *r = &p->roots[i];
+		if (!r->dead_by && !r->readonly_by && dsh_path_is_beneath(r->path, dir))
+			return r;
+	}
+	return NULL;
+}
+
 const char *dsh_root_path(const struct dsh_root *r) { return r->path; }
 const char *dsh_root_origin_name(const struct dsh_root *r) { return dsh_root_origin_to_string(r->origin); }
 const struct dsh_rule *dsh_root_rule(const struct dsh_root *r) { return r->rule; }

@@ -61,16 +61,6 @@ static const struct dsh_root *live_root_holding(const struct dsh_policy *p, cons
 	return NULL;
 }
 
-/* A live writable root beneath dir (a glob rooted at dir may reach into it), or NULL. */
-static const struct dsh_root *live_root_beneath(const struct dsh_policy *p, const char *dir)
-{
-	for (size_t i = 0; i < p->n_roots; i++) {
-		const struct dsh_root *r = &p->roots[i];
-		if (!r->dead_by && !r->readonly_by && dsh_path_is_beneath(r->path, dir))
-			return r;
-	}
-	return NULL;
-}
 
 /* Whether a rule's target exists now; an error other than "absent" counts as present (fail closed). */
 static bool exists_now(const char *path)
@@ -122,7 +112,7 @@ static enum expr classify(const struct dsh_policy *p, const struct dsh_rule *rul
 			return EXPR_ABSENT_IN_ROOT;
 		/* Matches outside the roots get no grant; one created later inside a root beneath the
 		   glob's directory (ret_root) is the broker's to refuse. */
-		*ret_root = live_root_beneath(p, rule->literal_dir);
+		*ret_root = dsh_policy_live_root_beneath(p, rule->literal_dir);
 		return rule->kind == DSH_RULE_RO ? EXPR_NO_GRANT : EXPR_GLOB;
 	} else {
 		if ((*ret_root = live_root_holding(p, rule->canonical))) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -413,8 +413,7 @@ static int remask_ready(void *data, int fd)
 /* What the supervisor gathers from init's two pipes while it waits. */
 struct gathered {
 	struct dsh_terminal *term;
-	struct status_frame frame;
-	int32_t cmd_status;
+	struct status_frame frame; /* the last one init sent: the command's status, what the broker refused */
 	bool have_status;
 	struct record rec;
 	bool have_rec;
@@ -432,12 +431,11 @@ static int status_ready(void *data, int fd)
 	if (n < 0 && errno == EINTR)
 		return DSH_CHILD_GO_ON;
 	g->have_status = n == (ssize_t)sizeof(g->frame);
-	g->cmd_status = g->frame.status;
 	if (g->timing)
 		g->status_ns = dsh_timing_now();
-	if (g->have_status && WIFSTOPPED(g->cmd_status)) {
+	if (g->have_status && WIFSTOPPED(g->frame.status)) {
 		g->have_status = false;
-		dsh_terminal_stopped(g->term, WSTOPSIG(g->cmd_status));
+		dsh_terminal_stopped(g->term, WSTOPSIG(g->frame.status));
 		return DSH_CHILD_GO_ON;
 	}
 	return DSH_CHILD_DONE;
@@ -596,7 +594,7 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 		goto out;
 	}
 	memset(ret, 0, sizeof(*ret));
-	dsh_child_decode(g.cmd_status, ret);
+	dsh_child_decode(g.frame.status, ret);
 	ret->refused = g.frame.refused;
 	memcpy(ret->refusal, g.frame.refusal, sizeof(ret->refusal));
 	ret->refusal[sizeof(ret->refusal) - 1] = '\0';

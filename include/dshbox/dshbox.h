@@ -232,6 +232,9 @@ struct dsh_root;
 /* The writable roots in the mode's sense: canonical, de-duplicated, sorted parents first. */
 size_t dsh_policy_root_count(const struct dsh_policy *p);
 const struct dsh_root *dsh_policy_root(const struct dsh_policy *p, size_t i);
+/* A writable root the command can write (no -- or r- rule covers it) at or beneath dir, or NULL:
+   a glob rooted at dir may reach into it, a link to dir may lead into it. */
+const struct dsh_root *dsh_policy_live_root_beneath(const struct dsh_policy *p, const char *dir);
 const char *dsh_root_path(const struct dsh_root *r);
 const char *dsh_root_origin_name(const struct dsh_root *r); /* "workspace", "/tmp", "rw rule" ... */
 const struct dsh_rule *dsh_root_rule(const struct dsh_root *r);        /* the rw rule, or NULL */
