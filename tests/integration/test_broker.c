@@ -36,27 +36,6 @@ static char *P(const char *fmt, const char *a)
 	return s;
 }
 
-static struct dsh_policy *policy_with(const char *const *rules)
-{
-	struct dsh_config c;
-	dsh_config_init(&c);
-	c.workspace = strdup(ws);
-	c.protect_defaults = false;
-	for (size_t i = 0; rules && rules[i]; i++)
-		dsh_strv_push(&c.access, rules[i]);
-	char *env[] = { "HOME=/nonexistent", NULL };
-	struct dsh_policy *p = NULL;
-	_cleanup_error_ struct dsh_error *err = NULL;
-	cr_assert_eq(dsh_policy_new(&c, env, ws, &p, &err), 0, "%s", err ? err->msg : "");
-	dsh_config_clear(&c);
-	return p;
-}
-
-/*
- * Run fn in a child under the broker's filter, served here until it exits; its exit status is
- * fn's (0: every expectation inside held; else the number of the first that did not).  With
- * stop_after >= 0 the broker stops serving (and closes the listener) after that many calls.
- */
 /*
  * Whether this kernel sends a descriptor with the reply (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14), the
  * broker's way of handing over a file it opened: -1 until a listener was asked.  A kernel without
@@ -64,6 +43,11 @@ static struct dsh_policy *policy_with(const char *const *rules)
  */
 static int addfd_send = -1;
 
+/*
+ * Run fn in a child under the broker's filter, served here until it exits; its exit status is
+ * fn's (0: every expectation inside held; else the number of the first that did not).  With
+ * stop_after >= 0 the broker stops serving (and closes the listener) after that many calls.
+ */
 static int brokered(struct dsh_broker *b, int (*fn)(void), long stop_after)
 {
 	int sv[2];
@@ -171,7 +155,7 @@ Test(broker, refuses_names_a_rule_covers_and_makes_the_others)
 {
 	_cleanup_free_ char *sub = P("%s/sub", ws);
 	cr_assert_eq(mkdir(sub, 0755), 0);
-	struct dsh_policy *p = policy_with((const char *const[]){ "-- **/*.pem", "r- .envrc", NULL });
+	struct dsh_policy *p = dsh_test_policy(ws, (const char *const[]){ "-- **/*.pem", "r- .envrc", NULL });
 	struct dsh_broker b = { .policy = p };
 	int rc = brokered(&b, creates, -1);
 	if (rc != 0 && !addfd_send)
@@ -234,7 +218,8 @@ Test(broker, guards_targets_their_ancestors_and_spelled_symlinks)
 	cr_assert_eq(mkdir(fr, 0755), 0);
 	dsh_test_write_file(frf, "x");
 	dsh_test_write_file(other, "evil");
-	struct dsh_policy *p = policy_with((const char *const[]){ "-- sub/secret.txt", "r- git/hooks", "r- build", NULL });
+	struct dsh_policy *p =
+		dsh_test_policy(ws, (const char *const[]){ "-- sub/secret.txt", "r- git/hooks", "r- build", NULL });
 	struct dsh_broker b = { .policy = p };
 	cr_expect_eq(brokered(&b, moves, -1), 0);
 	struct stat st;
@@ -291,7 +276,7 @@ static int races(void)
 
 Test(broker, a_racer_rewriting_the_path_creates_nothing_protected)
 {
-	struct dsh_policy *p = policy_with((const char *const[]){ "-- *.pem", NULL });
+	struct dsh_policy *p = dsh_test_policy(ws, (const char *const[]){ "-- *.pem", NULL });
 	struct dsh_broker b = { .policy = p };
 	cr_expect_eq(brokered(&b, races, -1), 0);
 	_cleanup_free_ char *bad = P("%s/bad-0000.pem", ws), *ok = P("%s/ok-0000.txt", ws);
@@ -316,7 +301,7 @@ static int after_death(void)
 
 Test(broker, without_its_broker_every_notified_call_fails)
 {
-	struct dsh_policy *p = policy_with(NULL);
+	struct dsh_policy *p = dsh_test_policy(ws, NULL);
 	struct dsh_broker b = { .policy = p };
 	cr_expect_eq(brokered(&b, after_death, 1), 0);
 	_cleanup_free_ char *second = P("%s/second", ws), *third = P("%s/third", ws);

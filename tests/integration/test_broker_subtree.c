@@ -51,25 +51,10 @@ static void file(const char *rel)
 	dsh_test_write_file(path, "x\n");
 }
 
-static struct dsh_policy *policy_with(const char *rule)
-{
-	struct dsh_config c;
-	dsh_config_init(&c);
-	c.workspace = strdup(ws);
-	c.protect_defaults = false;
-	dsh_strv_push(&c.access, rule);
-	char *env[] = { "HOME=/nonexistent", NULL };
-	struct dsh_policy *p = NULL;
-	_cleanup_error_ struct dsh_error *err = NULL;
-	cr_assert_eq(dsh_policy_new(&c, env, ws, &p, &err), 0, "%s", err ? err->msg : "");
-	dsh_config_clear(&c);
-	return p;
-}
-
 /* The answer for moving ws/name to ws/to (spelled: ws/spelled, or none). */
 static int check(const char *rule, const char *name, const char *to, const char *spelled, size_t max)
 {
-	struct dsh_policy *p = policy_with(rule);
+	struct dsh_policy *p = dsh_test_policy(ws, (const char *const[]){ rule, NULL });
 	_cleanup_free_ char *canonical = at(to), *sp = spelled ? at(spelled) : NULL;
 	int r = dsh_broker_subtree_check(p, wsfd, name, canonical, sp, max);
 	dsh_policy_free(p);

@@ -307,6 +307,28 @@ static char *probe_script(void)
 	return s;
 }
 
+/* args, then `-- /bin/sh -c script`, under bubblewrap bw (theirs) and dshbox bwrap (ours). */
+static void run_both(const char *bw, char ***args, const char *script, struct dsh_proc *theirs,
+		     struct dsh_proc *ours)
+{
+	dsh_strv_push(args, "--");
+	dsh_strv_push(args, "/bin/sh");
+	dsh_strv_push(args, "-c");
+	dsh_strv_push(args, script);
+	run_args(bw, *args, theirs);
+	run_args(NULL, *args, ours);
+}
+
+/* The same exit status, output and error output; what names the comparison in a failure. */
+static void expect_same(const struct dsh_proc *theirs, const struct dsh_proc *ours, const char *what)
+{
+	cr_expect_eq(ours->exit_code, theirs->exit_code, "%s: exit: dshbox %d, bwrap %d (%s)", what, ours->exit_code,
+		     theirs->exit_code, ours->err);
+	cr_expect_str_eq(ours->out, theirs->out, "%s differs:\n--- bwrap\n%s--- dshbox bwrap\n%s", what, theirs->out,
+			 ours->out);
+	cr_expect_str_eq(ours->err, theirs->err, "%s", what);
+}
+
 /* Run argv (ws and out substituted for the words WS and OUT) under both, and compare. */
 static void compare_argv(const char *const *words)
 {
@@ -322,17 +344,9 @@ static void compare_argv(const char *const *words)
 		else
 			dsh_strv_push(&args, words[i]);
 	}
-	dsh_strv_push(&args, "--");
-	dsh_strv_push(&args, "/bin/sh");
-	dsh_strv_push(&args, "-c");
-	dsh_strv_push(&args, script);
 	struct dsh_proc theirs, ours;
-	run_args(bw, args, &theirs);
-	run_args(NULL, args, &ours);
-	cr_expect_eq(ours.exit_code, theirs.exit_code, "exit: dshbox %d, bwrap %d (%s)", ours.exit_code,
-		     theirs.exit_code, ours.err);
-	cr_expect_str_eq(ours.out, theirs.out, "probe differs:\n--- bwrap\n%s--- dshbox bwrap\n%s", theirs.out, ours.out);
-	cr_expect_str_eq(ours.err, theirs.err);
+	run_both(bw, &args, script, &theirs, &ours);
+	expect_same(&theirs, &ours, "probe");
 	dsh_proc_clear(&theirs);
 	dsh_proc_clear(&ours);
 }
@@ -517,20 +531,13 @@ Test(bwrap_vs_bubblewrap, capabilities_and_nested_user_namespaces)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		_cleanup_strv_ char **args = dsh_strv_copy(cases[i]);
-		dsh_strv_push(&args, "--");
-		dsh_strv_push(&args, "/bin/sh");
-		dsh_strv_push(&args, "-c");
-		dsh_strv_push(&args, script);
 		struct dsh_proc theirs, ours;
-		run_args(bw, args, &theirs);
-		run_args(NULL, args, &ours);
-		cr_expect_eq(ours.exit_code, theirs.exit_code, "case %zu: dshbox %d, bwrap %d (%s)", i, ours.exit_code,
-			     theirs.exit_code, ours.err);
-		cr_expect_str_eq(ours.out, theirs.out, "case %zu:\n--- bwrap\n%s--- dshbox bwrap\n%s", i, theirs.out,
-				 ours.out);
+		run_both(bw, &args, script, &theirs, &ours);
+		char what[32];
+		snprintf(what, sizeof(what), "case %zu", i);
+		expect_same(&theirs, &ours, what);
 		if (i == 0) /* sandbox-runtime's argv: its helper's namespace must work, for root too */
 			cr_expect(strstr(ours.out, "nested-ok\n"), "no user namespace inside: %s", ours.err);
-		cr_expect_str_eq(ours.err, theirs.err, "case %zu", i);
 		dsh_proc_clear(&theirs);
 		dsh_proc_clear(&ours);
 	}

@@ -179,8 +179,7 @@ Test(run_workloads, a_refused_call_is_named_after_a_failure, .timeout = 120)
 		DSH_SKIP("git is not installed");
 	char *ws = dsh_test_mkdtemp();
 	struct dsh_proc r;
-	const char *argv[] = { dsh_test_dshbox(), "run", "--workspace", ws, "--cwd", ws, "--", "git", "init", "-q", NULL };
-	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, &r), 0);
+	run_in(ws, "git init -q", &r);
 	cr_expect_neq(r.exit_code, 0, "git init made .git/hooks: %s", r.err);
 	_cleanup_free_ char *note = NULL;
 	cr_assert(asprintf(&note, "dshbox: note: the command exited %d; the runtime broker refused 1 of its calls, the "
@@ -192,8 +191,7 @@ Test(run_workloads, a_refused_call_is_named_after_a_failure, .timeout = 120)
 	_cleanup_free_ char *hooks = NULL;
 	cr_assert(asprintf(&hooks, "%s/.git/hooks", ws) > 0);
 	cr_expect_neq(access(hooks, F_OK), 0, ".git/hooks was made on the host");
-	const char *sub[] = { dsh_test_dshbox(), "run", "--workspace", ws, "--cwd", ws, "--", "git", "init", "-q", "sub", NULL };
-	cr_assert_eq(dsh_proc_run((char *const *)sub, env, NULL, &r), 0);
+	run_in(ws, "git init -q sub", &r);
 	cr_expect_eq(r.exit_code, 0, "%s", r.err);
 	cr_expect_str_eq(r.err, "");
 	dsh_proc_clear(&r);

@@ -11,7 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
+#include "common/strv.h"
 #include "landlock/landlock.h"
+#include "policy/policy.h"
 #include "tests/lib/harness.h"
 
 extern char **environ;
@@ -388,4 +391,20 @@ void dsh_test_run_sh(struct dsh_proc *r, char *const env[], const char *backend,
 	argv[n++] = script;
 	argv[n] = NULL;
 	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, r), 0);
+}
+
+struct dsh_policy *dsh_test_policy(const char *ws, const char *const *rules)
+{
+	struct dsh_config c;
+	dsh_config_init(&c);
+	c.workspace = strdup(ws);
+	c.protect_defaults = false;
+	for (size_t i = 0; rules && rules[i]; i++)
+		dsh_strv_push(&c.access, rules[i]);
+	char *env[] = { "HOME=/nonexistent", NULL };
+	struct dsh_policy *p = NULL;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_policy_new(&c, env, ws, &p, &err), 0, "%s", err ? err->msg : "");
+	dsh_config_clear(&c);
+	return p;
 }

@@ -56,6 +56,11 @@ char *dsh_test_read_file(const char *path);
 			cr_skip_test(__VA_ARGS__);                                \
 	} while (0)
 
+/* A workspace-write policy for ws with rules (NULL-terminated, or NULL), the defaults of SPEC 1.6
+   off and HOME unset, so that only the rules named decide. */
+struct dsh_policy;
+struct dsh_policy *dsh_test_policy(const char *ws, const char *const *rules);
+
 /* Skip (with the reason) on a kernel where dshbox probe finds no confining backend (5.10). */
 void dsh_test_require_backend(void);
 /* Skip (with the reason) on a kernel without Landlock (before 5.13, or not in lsm=). */
