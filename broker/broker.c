@@ -151,7 +151,6 @@ static int read_path(struct call *c, uint64_t addr, char *buf)
 	return read_string(c, addr, buf, PATH_MAX, ENAMETOOLONG);
 }
 
-/* The thread group of a thread, from its /proc entry; 0 when it cannot be read. */
 /* One field of /proc/PID/status, read with fmt ("Umask: %o"); *val stays as given if absent. */
 static void status_field(pid_t pid, const char *fmt, unsigned *val)
 {
@@ -163,6 +162,7 @@ static void status_field(pid_t pid, const char *fmt, unsigned *val)
 			break;
 }
 
+/* The thread group of a thread, from its /proc entry; 0 when it cannot be read. */
 static pid_t thread_group(pid_t tid)
 {
 	unsigned tgid = 0;
@@ -217,7 +217,6 @@ static int caller_pidfd(struct call *c, bool *kept)
 	return fd;
 }
 
-/* A descriptor of the caller, duplicated into the broker (the same open file description). */
 /*
  * Before 6.9 a thread that does not lead its group has no pidfd: its group's leader stands for it,
  * since threads share the descriptor table pidfd_getfd reads (one that unshared it is not served
@@ -238,6 +237,7 @@ static int thread_fd(struct call *c, int fd)
 	return r < 0 ? -errno : r;
 }
 
+/* A descriptor of the caller, duplicated into the broker (the same open file description). */
 static int caller_fd(struct call *c, int fd)
 {
 	for (int fresh = 0; fresh < 2; fresh++) {
@@ -538,15 +538,15 @@ static bool create_denied(struct dsh_broker *b, const struct target *t)
 }
 
 /*
- * Whether a new name t of this type is refused because it lies on the way to an r-/-- target (an
- * absent .git under the default r- .git/config, b under -- b/secret, the literal directory of a
- * glob): only a directory may be made there.  A symlink would lead the target's path, for whoever
+ * Whether a new name t that is not a directory is refused: it lies on the way to an r-/-- target
+ * (an absent .git under the default r- .git/config, b under -- b/secret, the literal directory of
+ * a glob), where only a directory may be made.  A symlink would lead the target's path, for whoever
  * follows it later, to a tree the command chose; a file is followed by some readers too (git reads
  * a .git file's "gitdir:" and takes that directory's config and hooks).
  */
-static bool nondir_denied(struct dsh_broker *b, mode_t mode, const struct target *t)
+static bool nondir_denied(struct dsh_broker *b, const struct target *t)
 {
-	return !S_ISDIR(mode) && guard(b, t->canonical, t->spelled);
+	return guard(b, t->canonical, t->spelled) != NULL;
 }
 
 /*
@@ -670,7 +670,7 @@ static int do_open(struct call *c, int dirfd, uint64_t path_addr, uint64_t flags
 		}
 		/* Creating a name, or truncating one through an O_CREAT open: a rule's word first. */
 		bool writes = !t.exists || (flags & (O_WRONLY | O_RDWR | O_TRUNC));
-		if (((writes && create_denied(c->b, &t)) || (!t.exists && nondir_denied(c->b, S_IFREG, &t))) &&
+		if (((writes && create_denied(c->b, &t)) || (!t.exists && nondir_denied(c->b, &t))) &&
 		    !kernel_refuses_name(&t)) {
 			target_clear(&t);
 			return answer(c, -EACCES);
@@ -750,7 +750,7 @@ static int do_make(struct call *c, enum make what, int dirfd, uint64_t path_addr
 	if (r >= 0 && t.exists)
 		r = -EEXIST;
 	if (r >= 0 &&
-	    (create_denied(c->b, &t) || (what != MAKE_DIR && nondir_denied(c->b, S_IFREG, &t)) ||
+	    (create_denied(c->b, &t) || (what != MAKE_DIR && nondir_denied(c->b, &t)) ||
 	     (what == MAKE_SYMLINK && link_denied(c->b, &t, link))) &&
 	    !kernel_refuses_name(&t))
 		r = -EACCES;
@@ -818,7 +818,7 @@ static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_
 		r = -EACCES;
 	if (r >= 0 && !kernel && (flags & RENAME_EXCHANGE) && create_denied(c->b, &o))
 		r = -EACCES;
-	if (r >= 0 && !kernel && nondir_denied(c->b, o.st.st_mode, &n))
+	if (r >= 0 && !kernel && !S_ISDIR(o.st.st_mode) && nondir_denied(c->b, &n))
 		r = -EACCES;
 	if (r >= 0 && !kernel && (moved_link_denied(c->b, &o, &n) ||
 				  ((flags & RENAME_EXCHANGE) && moved_link_denied(c->b, &n, &o))))
@@ -877,7 +877,7 @@ static int do_link(struct call *c, int odir, uint64_t opath, int ndir, uint64_t 
 		r = -EACCES;
 	/* A hard link is never a directory: no second name on the way to a target; a symlink's
 	   second name is a symlink there. */
-	if (r >= 0 && !kernel && (nondir_denied(c->b, S_IFREG, &n) || (src < 0 && moved_link_denied(c->b, &o, &n))))
+	if (r >= 0 && !kernel && (nondir_denied(c->b, &n) || (src < 0 && moved_link_denied(c->b, &o, &n))))
 		r = -EACCES;
 	if (r >= 0 && src >= 0) {
 		char p[64];
@@ -1426,7 +1426,7 @@ static int do_bind(struct call *c)
 	r = resolve(c, AT_FDCWD, path, false, 0, &t);
 	if (r >= 0 && t.exists)
 		r = -EADDRINUSE;
-	if (r >= 0 && (create_denied(c->b, &t) || nondir_denied(c->b, S_IFSOCK, &t)) && !kernel_refuses_name(&t))
+	if (r >= 0 && (create_denied(c->b, &t) || nondir_denied(c->b, &t)) && !kernel_refuses_name(&t))
 		r = -EACCES;
 	if (r >= 0) {
 		struct sockaddr_un un;
