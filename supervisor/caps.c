@@ -23,6 +23,28 @@ static int cap_get(struct __user_cap_data_struct d[2])
 	return (int)syscall(SYS_capget, &h, d);
 }
 
+static int cap_set(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/* Every capability but keep's out of the bounding set; needs CAP_SETPCAP.  EINVAL is past the
+   last capability this kernel knows (never before CAP_SETPCAP, which is 8). */
+static int drop_bounding(unsigned long long keep, struct dsh_error **err)
+{
+	for (int c = 0; c <= 63; c++) {
+		if ((keep >> c) & 1)
+			continue;
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
+			if (errno == EINVAL && c > CAP_SETPCAP)
+				break;
+			return dsh_err_sys(err, errno, "caps: drop %d from the bounding set", c);
+		}
+	}
+	return 0;
+}
+
 /*
  * The syscalls themselves, not libcap-ng: it read /proc/self/status three times and every
  * capability twice to do the same (the caps stage of the timing view, issue 14).
@@ -39,22 +61,17 @@ int dsh_caps_drop_all(struct dsh_caps_result *ret, struct dsh_error **err)
 		if (prctl(PR_SET_SECUREBITS, SECBITS, 0, 0, 0) < 0)
 			return dsh_err_sys(err, errno, "caps: lock securebits");
 		res.securebits_locked = true;
-		/* The bounding set, while CAP_SETPCAP is still effective; EINVAL is past the last
-		   capability this kernel knows. */
-		for (int c = 0;; c++)
-			if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
-				if (errno == EINVAL && c > CAP_SETPCAP)
-					break;
-				return dsh_err_sys(err, errno, "caps: drop %d from the bounding set", c);
-			}
+		/* The bounding set, while CAP_SETPCAP is still effective. */
+		int r = drop_bounding(0, err);
+		if (r < 0)
+			return r;
 		res.bounding_cleared = true;
 	}
 	/* EINVAL: a kernel before ambient capabilities (4.3), with none to clear. */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return dsh_err_sys(err, errno, "caps: clear the ambient set");
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	memset(d, 0, sizeof(d));
-	if (syscall(SYS_capset, &h, d) < 0)
+	if (cap_set(d) < 0)
 		return dsh_err_sys(err, errno, "caps: capset");
 	if (!dsh_caps_none_left(setpcap))
 		return dsh_err(err, DSH_ERR_SYSTEM, EPERM, "caps: capabilities left after dropping them all");
@@ -96,20 +113,13 @@ int dsh_caps_keep(unsigned long long keep, struct dsh_error **err)
 	if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
 		return dsh_err_sys(err, errno, "caps: lock securebits");
 	/* The bounding set first (it needs CAP_SETPCAP, which keep may not hold), then the sets. */
-	for (int c = 0; c <= 63; c++) {
-		if ((keep >> c) & 1)
-			continue;
-		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
-			if (errno == EINVAL)
-				break; /* past the last capability this kernel knows */
-			return dsh_err_sys(err, errno, "caps: drop bounding capability %d", c);
-		}
-	}
-	struct __user_cap_header_struct hd = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	int r = drop_bounding(keep, err);
+	if (r < 0)
+		return r;
 	struct __user_cap_data_struct set[2] = { { 0 } };
 	for (int i = 0; i < 2; i++)
 		set[i].effective = set[i].permitted = set[i].inheritable = (uint32_t)(keep >> (32 * i));
-	if (syscall(SYS_capset, &hd, set) < 0)
+	if (cap_set(set) < 0)
 		return dsh_err_sys(err, errno, "caps: capset");
 	for (unsigned c = 0; c <= 63; c++) {
 		if (!((keep >> c) & 1))
@@ -118,9 +128,8 @@ int dsh_caps_keep(unsigned long long keep, struct dsh_error **err)
 			return dsh_err_sys(err, errno, "caps: raise ambient capability %u", c);
 	}
 	/* Fail closed: the kernel's view holds exactly `keep` and nothing more. */
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
+	if (cap_get(d) < 0)
 		return dsh_err_sys(err, errno, "caps: capget");
 	unsigned long long eff = d[0].effective | (unsigned long long)d[1].effective << 32;
 	unsigned long long prm = d[0].permitted | (unsigned long long)d[1].permitted << 32;
