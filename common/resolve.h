@@ -10,8 +10,21 @@
 
 #include <stdint.h>
 
-/* openat2(2) (Linux 5.6); -1 with errno on failure.  Every descriptor is CLOEXEC from birth. */
+/*
+ * openat2(2) (Linux 5.6); -1 with errno on failure.  Every descriptor is CLOEXEC from birth.  Where
+ * the kernel answers ENOSYS (inside a dshbox sandbox whose broker refuses openat2, or an old
+ * kernel) the same resolution one component at a time: dsh_openat2_walk.
+ */
 int dsh_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
+
+/*
+ * openat2's resolution done by hand, for RESOLVE_NO_SYMLINKS, RESOLVE_NO_MAGICLINKS (a symlink on
+ * procfs below its root), RESOLVE_NO_XDEV and RESOLVE_BENEATH (any other flag: ENOSYS): each
+ * component opened O_NOFOLLOW from the one before, each symlink read and followed by us.  What it
+ * cannot give is openat2's atomicity against a concurrent rename of a directory on the way (a
+ * "..", with RESOLVE_BENEATH, may then climb out): the kernel's own refuses that race.
+ */
+int dsh_openat2_walk(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
 
 /*
  * The path the kernel holds for fd, read back from /proc/self/fd: 0, -ENOENT for a file unlinked
