@@ -113,12 +113,18 @@ enum {
 	/* /tmp is a private tmpfs (linux-ns: read-only mode, tmp: private): it may be written, and
 	   nothing written there reaches the host (SPEC 3.6). */
 	DSH_LANDLOCK_PRIVATE_TMP = 1 << 1,
+	/* /proc is the sandbox's own procfs (linux-ns), its system files read-only mounts (ns/mount.c):
+	   a process may write its own entry (comm, oom_score_adj, its mem) as under bubblewrap.  The
+	   landlock backend's /proc is the host's: no grant, since a file there such as another
+	   process's oom_score_adj is guarded by its owner alone. */
+	DSH_LANDLOCK_OWN_PROC = 1 << 2,
 };
 
 /*
  * The grants of the linux-ns sandbox (pure): read + execute beneath /, read + write beneath every
  * live writable root that no r- rule covers, write on the device nodes, plus /dev/shm with
- * DSH_LANDLOCK_PRIVATE_DEV_SHM and /tmp with DSH_LANDLOCK_PRIVATE_TMP.  The mount tree does the masking; Landlock is the second wall.
+ * DSH_LANDLOCK_PRIVATE_DEV_SHM, /tmp with DSH_LANDLOCK_PRIVATE_TMP, writes beneath /proc with
+ * DSH_LANDLOCK_OWN_PROC.  The mount tree does the masking; Landlock is the second wall.
  */
 int dsh_landlock_spec_for_sandbox(const struct dsh_policy *p, int abi, unsigned flags,
 				  struct dsh_landlock_spec *ret, struct dsh_error **err);

@@ -166,6 +166,9 @@ int dsh_landlock_spec_for_sandbox(const struct dsh_policy *p, int abi, unsigned 
 		r = dsh_landlock_spec_add(&s, "/dev/shm", -1, dsh_landlock_fs_rw(abi), err);
 	if (r >= 0 && (flags & DSH_LANDLOCK_PRIVATE_TMP))
 		r = dsh_landlock_spec_add(&s, "/tmp", -1, dsh_landlock_fs_rw(abi), err);
+	if (r >= 0 && (flags & DSH_LANDLOCK_OWN_PROC))
+		r = dsh_landlock_spec_add(&s, "/proc", -1,
+					  LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0), err);
 	if (r < 0) {
 		dsh_landlock_spec_clear(&s);
 		return r;
