@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <linux/fs.h>
+#include <linux/fsverity.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -31,6 +33,7 @@
 #include <utime.h>
 
 #include "broker/broker.h"
+#include "broker/internal.h"
 #include "broker/subtree.h"
 #include "common/cleanup.h"
 #include "common/resolve.h"
@@ -44,410 +47,18 @@
 #ifndef __NR_removexattrat
 #define __NR_removexattrat 466
 #endif
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-#ifndef __NR_pidfd_getfd
-#define __NR_pidfd_getfd 438
-#endif
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
 #endif
 
-/* Symlinks followed on one call before ELOOP, as the kernel's own bound. */
-#define MAX_HOPS 40
+/* Looks at an open whose name a racing rename keeps changing, before ELOOP. */
+#define MAX_ATTEMPTS 40
 /* An xattr value the broker copies: the kernel's own limit (XATTR_SIZE_MAX). */
 #define MAX_XATTR_VALUE 65536
 
-/* One notification being served. */
-struct call {
-	struct dsh_broker *b;
-	int listener;
-	struct seccomp_notif *req;
-};
-
-/* A name resolved in the caller's view: held as (parent directory, last component). */
-struct target {
-	int pfd;          /* the parent directory, O_PATH */
-	char *name;       /* the last component ("." for the root) */
-	char *canonical;  /* the parent's canonical path joined with name */
-	char *spelled;    /* the path as the caller spelled it, lexically normal */
-	bool exists;
-	struct stat st;   /* lstat of the name when it exists */
-};
-
-static void target_clear(struct target *t)
-{
-	if (t->pfd >= 0)
-		close(t->pfd);
-	free(t->name);
-	free(t->canonical);
-	free(t->spelled);
-	*t = (struct target){ .pfd = -1 };
-}
-
-static int id_valid(struct call *c)
-{
-	return ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->req->id) < 0 ? -ENOENT : 0;
-}
-
-/*
- * The caller's memory: process_vm_readv, one call per read where /proc/PID/mem took an open, a
- * check and a close besides (the brokered call's hot path).  It faults where the kernel's own
- * copy of the argument would (no FOLL_FORCE).  The pid may have been reused before the read: the
- * notification still pending afterwards proves the read was the caller's (a live task keeps its
- * pid).
- */
-static int read_some(struct call *c, uint64_t addr, void *buf, size_t len, ssize_t *got)
-{
-	/* buf is where the read goes, not what it reads. */
-	// cppcheck-suppress ctuuninitvar
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	*got = process_vm_readv((pid_t)c->req->pid, &local, 1, &remote, 1, 0);
-	if (*got < 0)
-		return errno == ESRCH ? -ENOENT : -EFAULT;
-	return 0;
-}
-
-static int read_mem(struct call *c, uint64_t addr, void *buf, size_t len)
-{
-	ssize_t n;
-	int r = read_some(c, addr, buf, len, &n);
-	if (r < 0)
-		return r;
-	if (id_valid(c) < 0)
-		return -ENOENT;
-	return n == (ssize_t)len ? 0 : -EFAULT;
-}
-
-/* A NUL-terminated string of at most cap - 1 bytes; read page by page (a string may end a mapping). */
-static int read_string(struct call *c, uint64_t addr, char *buf, size_t cap, int too_long)
-{
-	if (!addr)
-		return -EFAULT;
-	size_t got = 0;
-	while (got < cap) {
-		size_t page_left = 4096 - ((addr + got) & 4095);
-		size_t want = page_left < cap - got ? page_left : cap - got;
-		ssize_t n;
-		int r = read_some(c, addr + got, buf + got, want, &n);
-		if (r < 0)
-			return r;
-		if (n <= 0)
-			return -EFAULT;
-		void *nul = memchr(buf + got, '\0', (size_t)n);
-		if (nul)
-			return id_valid(c) < 0 ? -ENOENT : 0;
-		got += (size_t)n;
-	}
-	return -too_long;
-}
-
 static int read_path(struct call *c, uint64_t addr, char *buf)
 {
-	return read_string(c, addr, buf, PATH_MAX, ENAMETOOLONG);
-}
-
-/* One field of /proc/PID/status, read with fmt ("Umask: %o"); *val stays as given if absent. */
-static void status_field(pid_t pid, const char *fmt, unsigned *val)
-{
-	char p[64], line[128];
-	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
-	_cleanup_fclose_ FILE *f = fopen(p, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, fmt, val) == 1)
-			break;
-}
-
-/* The thread group of a thread, from its /proc entry; 0 when it cannot be read. */
-static pid_t thread_group(pid_t tid)
-{
-	unsigned tgid = 0;
-	status_field(tid, "Tgid: %u", &tgid);
-	return (pid_t)tgid;
-}
-
-/*
- * The caller's pidfd, kept between calls in b->pidfds: a build's processes make many brokered calls
- * each, and pidfd_open with its check costs more than the call's own work.  A kept pidfd names its
- * process for good; while that process lives no other can hold its pid, so a pidfd_getfd through
- * it that succeeds reached the caller.  One that fails with ESRCH (the process gone, the pid maybe
- * reused) is dropped and the pid opened afresh.
- */
-static int pidfd_slot(struct dsh_broker *b, pid_t pid)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(b->pidfds); i++)
-		if (b->pidfds[i].pid == pid)
-			return (int)i;
-	return -1;
-}
-
-static void pidfd_drop(struct dsh_broker *b, int slot)
-{
-	close(b->pidfds[slot].fd);
-	b->pidfds[slot] = (struct dsh_broker_pidfd){ 0 };
-}
-
-static int caller_pidfd(struct call *c, bool *kept)
-{
-	struct dsh_broker *b = c->b;
-	pid_t pid = (pid_t)c->req->pid;
-	int slot = pidfd_slot(b, pid);
-	*kept = slot >= 0;
-	if (slot >= 0)
-		return b->pidfds[slot].fd;
-	int fd = (int)syscall(__NR_pidfd_open, pid, 0);
-	/* A thread that does not lead its group: a pidfd of its own with PIDFD_THREAD (6.9+), kept by
-	   its tid as a process's by its pid (a live thread's tid is never reused). */
-	if (fd < 0 && (errno == EINVAL || errno == ENOENT))
-		fd = (int)syscall(__NR_pidfd_open, pid, PIDFD_THREAD);
-	if (fd < 0)
-		return -errno;
-	if (id_valid(c) < 0) {
-		close(fd);
-		return -ENOENT;
-	}
-	slot = (int)(b->pidfd_next++ % ARRAY_SIZE(b->pidfds));
-	if (b->pidfds[slot].pid)
-		pidfd_drop(b, slot);
-	b->pidfds[slot] = (struct dsh_broker_pidfd){ .pid = pid, .fd = fd };
-	return fd;
-}
-
-/*
- * Before 6.9 a thread that does not lead its group has no pidfd: its group's leader stands for it,
- * since threads share the descriptor table pidfd_getfd reads (one that unshared it is not served
- * exactly).  Never kept: the tid could name another process once the thread is gone.  The id
- * check proves the caller was blocked in this call throughout, so the group read is its own.
- */
-static int thread_fd(struct call *c, int fd)
-{
-	pid_t tgid = thread_group((pid_t)c->req->pid);
-	if (tgid <= 0 || tgid == (pid_t)c->req->pid)
-		return -ESRCH;
-	_cleanup_close_ int pfd = (int)syscall(__NR_pidfd_open, tgid, 0);
-	if (pfd < 0)
-		return -errno;
-	if (id_valid(c) < 0)
-		return -ENOENT;
-	int r = (int)syscall(__NR_pidfd_getfd, pfd, fd, 0);
-	return r < 0 ? -errno : r;
-}
-
-/* A descriptor of the caller, duplicated into the broker (the same open file description). */
-static int caller_fd(struct call *c, int fd)
-{
-	for (int fresh = 0; fresh < 2; fresh++) {
-		bool kept;
-		int pfd = caller_pidfd(c, &kept);
-		if (pfd == -EINVAL || pfd == -ENOENT) {
-			int r = thread_fd(c, fd);
-			return r == -ESRCH ? pfd : r;
-		}
-		if (pfd < 0)
-			return pfd;
-		int r = (int)syscall(__NR_pidfd_getfd, pfd, fd, 0);
-		if (r >= 0)
-			return r;
-		if (errno != ESRCH || !kept)
-			return -errno;
-		pidfd_drop(c->b, pidfd_slot(c->b, (pid_t)c->req->pid));
-	}
-	return -ESRCH;
-}
-
-/* The base of a relative path: the caller's cwd for AT_FDCWD, else its dirfd. */
-static int caller_base(struct call *c, int dirfd)
-{
-	if (dirfd != AT_FDCWD)
-		return caller_fd(c, dirfd);
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%u/cwd", c->req->pid);
-	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (id_valid(c) < 0) {
-		close(fd);
-		return -ENOENT;
-	}
-	return fd;
-}
-
-/* The caller's umask: what the kernel would apply to a mode the caller passes. */
-static mode_t caller_umask(struct call *c)
-{
-	unsigned m = 022;
-	status_field((pid_t)c->req->pid, "Umask: %o", &m);
-	return (mode_t)(m & 0777);
-}
-
-/* Whether path has a ".." component. */
-static bool has_dot_dot(const char *path)
-{
-	for (const char *c = path; (c = strstr(c, "..")); c += 2)
-		if ((c == path || c[-1] == '/') && (c[2] == '\0' || c[2] == '/'))
-			return true;
-	return false;
-}
-
-/*
- * Resolve path (relative to the caller's dirfd or cwd) into a target, the way the kernel would:
- * every component but the last through openat2 (no magic links), the last one looked at without
- * following it; with follow, a symlink there is read and resolved again, each hop from the link's
- * own directory.  resolve adds openat2 RESOLVE_* flags of the caller's own (openat2).
- */
-static int resolve(struct call *c, int dirfd, const char *path, bool follow, uint64_t resolve_flags,
-		   struct target *t)
-{
-	*t = (struct target){ .pfd = -1 };
-	if (!*path)
-		return -ENOENT;
-	_cleanup_close_ int base = -1;
-	_cleanup_free_ char *base_path = NULL;
-	if (path[0] != '/') {
-		base = caller_base(c, dirfd);
-		if (base < 0)
-			return base;
-		int r = dsh_fd_path(base, &base_path);
-		if (r < 0)
-			return r;
-	}
-	t->spelled = dsh_path_normalize(base_path, path);
-	if (!t->spelled)
-		return -ENOMEM;
-
-	_cleanup_free_ char *cur = strdup(path);
-	if (!cur)
-		return -ENOMEM;
-	int cur_base = base >= 0 ? base : AT_FDCWD;
-	_cleanup_close_ int hop_base = -1;
-	for (int hop = 0;; hop++) {
-		if (hop > MAX_HOPS)
-			return -ELOOP;
-		/* Trailing slashes name the same entry (a directory): the last component is before them. */
-		size_t len = strlen(cur);
-		while (len > 1 && cur[len - 1] == '/')
-			cur[--len] = '\0';
-		char *slash = strrchr(cur, '/');
-		const char *name = slash ? slash + 1 : cur;
-		_cleanup_free_ char *parent = slash ? strndup(cur, slash == cur ? 1 : (size_t)(slash - cur)) : strdup(".");
-		if (!parent)
-			return -ENOMEM;
-		if (!*name)
-			name = "."; /* the path was "/" */
-		if (t->pfd >= 0)
-			close(t->pfd);
-		t->pfd = -1;
-		_cleanup_free_ char *pcanon = NULL;
-		/* Where the walk meets no symlink (and no '..'), the parent's canonical path is lexical:
-		   the base's (or "/") joined with the parent, and reading it back through /proc is saved
-		   (the broker's hot path).  Any symlink on the way: the walk below, which follows it. */
-		const char *known = parent[0] == '/' ? "/" : cur_base == base && base >= 0 ? base_path : NULL;
-		if (known && !(resolve_flags & ~(uint64_t)(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV |
-							   RESOLVE_CACHED)) && !has_dot_dot(parent)) {
-			t->pfd = dsh_openat2(cur_base, parent, O_PATH | O_DIRECTORY, 0,
-					     (resolve_flags & ~(uint64_t)RESOLVE_CACHED) | RESOLVE_NO_SYMLINKS |
-						     RESOLVE_NO_MAGICLINKS);
-			if (t->pfd < 0 && errno != ELOOP)
-				return -errno;
-			if (t->pfd >= 0 && !(pcanon = dsh_path_normalize(known, parent)))
-				return -ENOMEM;
-		}
-		if (t->pfd < 0)
-			t->pfd = dsh_openat2(cur_base, parent, O_PATH | O_DIRECTORY, 0,
-					     (resolve_flags & ~(uint64_t)RESOLVE_CACHED) | RESOLVE_NO_MAGICLINKS);
-		if (t->pfd < 0)
-			return -errno;
-		free(t->name);
-		free(t->canonical);
-		t->canonical = NULL;
-		t->name = strdup(name);
-		if (!t->name)
-			return -ENOMEM;
-		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
-			/* The directory itself: its canonical path is what the kernel reaches. */
-			_cleanup_close_ int d = openat(t->pfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (d < 0)
-				return -errno;
-			int r = dsh_fd_path(d, &t->canonical);
-			if (r < 0)
-				return r;
-			t->exists = fstat(d, &t->st) == 0;
-			return 0;
-		}
-		if (!pcanon) {
-			int r = dsh_fd_path(t->pfd, &pcanon);
-			if (r < 0)
-				return r;
-		}
-		t->canonical = dsh_path_join(pcanon, name);
-		if (!t->canonical)
-			return -ENOMEM;
-		if (fstatat(t->pfd, name, &t->st, AT_SYMLINK_NOFOLLOW) == 0)
-			t->exists = true;
-		else if (errno == ENOENT)
-			t->exists = false;
-		else
-			return -errno;
-		if (!t->exists || !S_ISLNK(t->st.st_mode) || !follow)
-			return 0;
-		if (resolve_flags & RESOLVE_NO_SYMLINKS)
-			return -ELOOP;
-		/* Follow: the link's text, resolved again from the link's directory. */
-		char link[PATH_MAX + 1];
-		ssize_t n = readlinkat(t->pfd, name, link, sizeof(link) - 1);
-		if (n < 0)
-			return -errno;
-		link[n] = '\0';
-		free(cur);
-		cur = strdup(link);
-		if (!cur)
-			return -ENOMEM;
-		if (hop_base >= 0)
-			close(hop_base);
-		hop_base = t->pfd;
-		t->pfd = -1;
-		cur_base = link[0] == '/' ? AT_FDCWD : hop_base;
-	}
-}
-
-/* A descriptor target (f* calls, AT_EMPTY_PATH): the caller's descriptor and the path it holds. */
-static int resolve_fd(struct call *c, int fd, int *ret_fd, char **ret_path)
-{
-	int mine = caller_fd(c, fd);
-	if (mine < 0)
-		return mine;
-	int r = dsh_fd_path(mine, ret_path);
-	if (r == -ENOENT || r == -EXDEV) {
-		*ret_path = NULL; /* unnamed (O_TMPFILE, deleted, a pipe): no rule names it */
-		r = 0;
-	}
-	if (r < 0) {
-		close(mine);
-		return r;
-	}
-	*ret_fd = mine;
-	return 0;
-}
-
-/*
- * "/proc/self/fd/N" (or thread-self) in the caller's path is the caller's own descriptor N: the
- * O_TMPFILE idiom (linkat with AT_SYMLINK_FOLLOW) and glibc's fchmodat emulation spell it so.  In
- * the broker the same text would name the broker's own descriptors.  -1 when path is not that.
- */
-static int proc_self_fd(const char *path)
-{
-	const char *rest = NULL;
-	if (strncmp(path, "/proc/self/fd/", 14) == 0)
-		rest = path + 14;
-	else if (strncmp(path, "/proc/thread-self/fd/", 21) == 0)
-		rest = path + 21;
-	if (!rest || !*rest || strspn(rest, "0123456789") != strlen(rest) || strlen(rest) > 9)
-		return -1;
-	return atoi(rest);
+	return dsh_caller_string(c, addr, buf, PATH_MAX, ENAMETOOLONG);
 }
 
 /* ---- decisions ---- */
@@ -632,104 +243,83 @@ static int sys_result(int r)
 
 /* ---- handlers: each returns the call's result (>= 0) or -errno, or answers itself ---- */
 
-#define ARG(i) (c->req->data.args[i])
+/*
+ * The caller's own object reached through /proc/self/fd/N (echo > /dev/stderr): opened anew, as
+ * the kernel reopens what such a link names; nothing is created.
+ */
+static int reopen_obj(struct call *c, struct target *t, uint64_t flags)
+{
+	if (flags & O_EXCL)
+		return answer(c, -EEXIST);
+	bool writes = flags & (O_WRONLY | O_RDWR | O_TRUNC);
+	if (writes && t->canonical && create_denied(c->b, t))
+		return answer(c, -EACCES);
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", t->obj);
+	int fd = open(p, (int)(flags & ~(uint64_t)(O_CREAT | O_EXCL)) | O_CLOEXEC);
+	return fd < 0 ? answer(c, -errno) : respond_fd(c, fd, flags & O_CLOEXEC);
+}
 
-static int do_open(struct call *c, int dirfd, uint64_t path_addr, uint64_t flags, uint64_t mode, uint64_t resolve_flags)
+static int do_open(struct call *c, int dirfd, uint64_t path_addr, uint64_t flags, uint64_t mode)
 {
 	char path[PATH_MAX];
 	int r = read_path(c, path_addr, path);
 	if (r < 0)
 		return answer(c, r);
-	mode_t um = caller_umask(c);
-	if (flags & __O_TMPFILE) {
-		/* An unnamed file: nothing is named until a linkat, which comes here too. */
-		_cleanup_close_ int base = path[0] == '/' ? -1 : caller_base(c, dirfd);
-		if (path[0] != '/' && base < 0)
-			return answer(c, base);
-		mode_t old = umask(um);
-		int fd = dsh_openat2(base >= 0 ? base : AT_FDCWD, path, flags, mode, resolve_flags | RESOLVE_NO_MAGICLINKS);
-		int e = errno;
-		umask(old);
-		return fd < 0 ? answer(c, -e) : respond_fd(c, fd, flags & O_CLOEXEC);
+	mode_t um = dsh_caller_umask(c);
+	if ((flags & __O_TMPFILE) == __O_TMPFILE) {
+		/* An unnamed file in a directory: nothing is named until a linkat, which comes here too. */
+		struct target t;
+		r = dsh_resolve(c, dirfd, path, true, &t);
+		int fd = -1;
+		if (r >= 0) {
+			mode_t old = umask(um);
+			fd = t.obj >= 0 ? -1 : openat(t.pfd, t.name, (int)flags | O_CLOEXEC, (mode_t)mode);
+			r = t.obj >= 0 ? -EISDIR : fd < 0 ? -errno : 0;
+			umask(old);
+		}
+		dsh_target_clear(&t);
+		return r < 0 ? answer(c, r) : respond_fd(c, fd, flags & O_CLOEXEC);
 	}
 	bool follow = !(flags & (O_EXCL | O_NOFOLLOW));
-	for (int attempt = 0; attempt < MAX_HOPS; attempt++) {
+	for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
 		struct target t;
-		r = resolve(c, dirfd, path, follow, resolve_flags, &t);
+		r = dsh_resolve(c, dirfd, path, follow, &t);
+		if (r >= 0 && t.obj >= 0) {
+			r = reopen_obj(c, &t, flags);
+			dsh_target_clear(&t);
+			return r;
+		}
 		if (r < 0) {
-			target_clear(&t);
+			dsh_target_clear(&t);
 			return answer(c, r);
 		}
 		if (t.exists && (flags & O_EXCL)) {
-			target_clear(&t);
+			dsh_target_clear(&t);
 			return answer(c, -EEXIST);
 		}
 		if (t.exists && S_ISLNK(t.st.st_mode)) {
-			target_clear(&t);
+			dsh_target_clear(&t);
 			return answer(c, -ELOOP);
 		}
 		/* Creating a name, or truncating one through an O_CREAT open: a rule's word first. */
 		bool writes = !t.exists || (flags & (O_WRONLY | O_RDWR | O_TRUNC));
 		if (((writes && create_denied(c->b, &t)) || (!t.exists && nondir_denied(c->b, &t))) &&
 		    !kernel_refuses_name(&t)) {
-			target_clear(&t);
+			dsh_target_clear(&t);
 			return answer(c, -EACCES);
 		}
 		mode_t old = umask(um);
-		int fd = dsh_openat2(t.pfd, t.name, flags | O_NOFOLLOW, t.exists ? 0 : mode,
-				     RESOLVE_NO_MAGICLINKS | (resolve_flags & RESOLVE_NO_XDEV));
+		int fd = dsh_openat2(t.pfd, t.name, flags | O_NOFOLLOW, t.exists ? 0 : mode, RESOLVE_NO_MAGICLINKS);
 		int e = errno;
 		umask(old);
-		target_clear(&t);
+		dsh_target_clear(&t);
 		/* A symlink or a file raced into the name since we looked: look again. */
 		if (fd < 0 && (e == ELOOP || (e == EEXIST && !(flags & O_EXCL))))
 			continue;
 		return fd < 0 ? answer(c, -e) : respond_fd(c, fd, flags & O_CLOEXEC);
 	}
 	return answer(c, -ELOOP);
-}
-
-static int do_openat2(struct call *c)
-{
-	struct open_how how = { 0 };
-	size_t size = (size_t)ARG(3);
-	if (size < sizeof(uint64_t) * 3)
-		return answer(c, -EINVAL);
-	int r = read_mem(c, ARG(2), &how, size < sizeof(how) ? size : sizeof(how));
-	if (r < 0)
-		return answer(c, r);
-	if (size > sizeof(how)) {
-		/* Fields this broker does not know must be zero, as the kernel requires. */
-		char extra[64];
-		size_t left = size - sizeof(how);
-		if (left > sizeof(extra))
-			return answer(c, -E2BIG);
-		if ((r = read_mem(c, ARG(2) + sizeof(how), extra, left)) < 0)
-			return answer(c, r);
-		for (size_t i = 0; i < left; i++)
-			if (extra[i])
-				return answer(c, -E2BIG);
-	}
-	if (!(how.flags & (O_CREAT | __O_TMPFILE))) {
-		/* Creates nothing: the plain open the mount tree and Landlock already govern, done by us
-		   on our copy of the arguments. */
-		char path[PATH_MAX];
-		if ((r = read_path(c, ARG(1), path)) < 0)
-			return answer(c, r);
-		_cleanup_close_ int base = path[0] == '/' ? -1 : caller_base(c, (int)ARG(0));
-		if (path[0] != '/' && base < 0)
-			return answer(c, base);
-		uint64_t flags = how.flags;
-		if (flags & O_PATH) {
-			/* The kernel hands no O_PATH descriptor over (SECCOMP_IOCTL_NOTIF_ADDFD takes only
-			   real files): the caller gets a read-only one on the same object, which serves as
-			   a dirfd, for fstat and for Landlock rules alike.  Where it cannot be read: EACCES. */
-			flags = (flags & (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) | O_RDONLY | O_NONBLOCK | O_NOCTTY;
-		}
-		int fd = dsh_openat2(base >= 0 ? base : AT_FDCWD, path, flags, how.mode, how.resolve);
-		return fd < 0 ? answer(c, -errno) : respond_fd(c, fd, how.flags & O_CLOEXEC);
-	}
-	return do_open(c, (int)ARG(0), ARG(1), how.flags, how.mode, how.resolve);
 }
 
 /* mkdir, mknod, symlink: a new name. */
@@ -744,9 +334,9 @@ static int do_make(struct call *c, enum make what, int dirfd, uint64_t path_addr
 		r = read_path(c, link_addr, link);
 	if (r < 0)
 		return answer(c, r);
-	mode_t um = caller_umask(c);
+	mode_t um = dsh_caller_umask(c);
 	struct target t;
-	r = resolve(c, dirfd, path, false, 0, &t);
+	r = dsh_resolve(c, dirfd, path, false, &t);
 	if (r >= 0 && t.exists)
 		r = -EEXIST;
 	if (r >= 0 &&
@@ -769,7 +359,7 @@ static int do_make(struct call *c, enum make what, int dirfd, uint64_t path_addr
 		}
 		umask(old);
 	}
-	target_clear(&t);
+	dsh_target_clear(&t);
 	return answer(c, r);
 }
 
@@ -781,14 +371,14 @@ static int do_remove(struct call *c, int dirfd, uint64_t path_addr, int flags)
 	if (r < 0)
 		return answer(c, r);
 	struct target t;
-	r = resolve(c, dirfd, path, false, 0, &t);
+	r = dsh_resolve(c, dirfd, path, false, &t);
 	if (r >= 0 && !t.exists)
 		r = -ENOENT;
 	if (r >= 0 && guard(c->b, t.canonical, t.spelled) && !kernel_refuses_name(&t))
 		r = -EACCES;
 	if (r >= 0)
 		r = sys_result(unlinkat(t.pfd, t.name, flags));
-	target_clear(&t);
+	dsh_target_clear(&t);
 	return answer(c, r);
 }
 
@@ -800,10 +390,10 @@ static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_
 		r = read_path(c, npath, np);
 	if (r < 0)
 		return answer(c, r);
-	struct target o, n = { .pfd = -1 };
-	r = resolve(c, odir, op, false, 0, &o);
+	struct target o, n = { .pfd = -1, .obj = -1 };
+	r = dsh_resolve(c, odir, op, false, &o);
 	if (r >= 0)
-		r = resolve(c, ndir, np, false, 0, &n);
+		r = dsh_resolve(c, ndir, np, false, &n);
 	if (r >= 0 && !o.exists)
 		r = -ENOENT;
 	/* The old name leaves: guarded.  The new name is replaced (guarded) or made (a rule's word);
@@ -836,8 +426,8 @@ static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_
 			 n.canonical);
 	if (r >= 0)
 		r = sys_result(renameat2(o.pfd, o.name, n.pfd, n.name, flags));
-	target_clear(&o);
-	target_clear(&n);
+	dsh_target_clear(&o);
+	dsh_target_clear(&n);
 	return answer(c, r);
 }
 
@@ -849,22 +439,27 @@ static int do_link(struct call *c, int odir, uint64_t opath, int ndir, uint64_t 
 		r = read_path(c, npath, np);
 	if (r < 0)
 		return answer(c, r);
-	struct target o = { .pfd = -1 }, n = { .pfd = -1 };
-	_cleanup_close_ int src = -1;
-	_cleanup_free_ char *src_path = NULL;
-	int self_fd = (flags & AT_SYMLINK_FOLLOW) ? proc_self_fd(op) : -1;
-	if ((!*op && (flags & AT_EMPTY_PATH)) || self_fd >= 0) {
+	struct target o = { .pfd = -1, .obj = -1 }, n = { .pfd = -1, .obj = -1 };
+	int src = -1;
+	const char *src_path = NULL;
+	if (!*op && (flags & AT_EMPTY_PATH)) {
 		/* The descriptor itself (an O_TMPFILE given its name). */
-		r = resolve_fd(c, self_fd >= 0 ? self_fd : odir, &src, &src_path);
-		if (r >= 0 && src_path && guard(c->b, src_path, NULL))
-			r = -EACCES;
+		o.obj = dsh_caller_fd(c, odir);
+		r = o.obj < 0 ? o.obj : dsh_resolve_fd_path(c, o.obj, &o.canonical);
 	} else {
-		r = resolve(c, odir, op, flags & AT_SYMLINK_FOLLOW, 0, &o);
-		if (r >= 0 && !o.exists)
+		r = dsh_resolve(c, odir, op, flags & AT_SYMLINK_FOLLOW, &o);
+		if (r >= 0 && o.obj < 0 && !o.exists)
 			r = -ENOENT;
 	}
+	if (o.obj >= 0) {
+		/* The caller's own descriptor, reached by AT_EMPTY_PATH or /proc/self/fd/N. */
+		src = o.obj;
+		src_path = o.canonical;
+		if (r >= 0 && src_path && guard(c->b, src_path, NULL))
+			r = -EACCES;
+	}
 	if (r >= 0)
-		r = resolve(c, ndir, np, false, 0, &n);
+		r = dsh_resolve(c, ndir, np, false, &n);
 	/* Across mounts (a masked file is a mount of its own) the kernel says EXDEV itself. */
 	bool kernel = r >= 0 && (kernel_refuses_name(&n) ||
 				 (src < 0 && mnt_id(o.pfd, o.name) != mnt_id(n.pfd, "")));
@@ -886,8 +481,8 @@ static int do_link(struct call *c, int odir, uint64_t opath, int ndir, uint64_t 
 	} else if (r >= 0) {
 		r = sys_result(linkat(o.pfd, o.name, n.pfd, n.name, 0));
 	}
-	target_clear(&o);
-	target_clear(&n);
+	dsh_target_clear(&o);
+	dsh_target_clear(&n);
 	return answer(c, r);
 }
 
@@ -992,29 +587,107 @@ static int do_meta(struct call *c, int dirfd, uint64_t path_addr, bool follow, b
 	int r = path_addr ? read_path(c, path_addr, path) : 0;
 	if (r < 0)
 		return answer(c, r);
-	int self_fd = follow ? proc_self_fd(path) : -1;
-	if ((!*path && (!path_addr || empty_path_ok)) || self_fd >= 0) {
-		int fd = -1;
-		_cleanup_free_ char *fpath = NULL;
-		r = resolve_fd(c, self_fd >= 0 ? self_fd : dirfd, &fd, &fpath);
-		if (r >= 0 && fpath && guard(c->b, fpath, NULL))
+	struct target t;
+	if (!*path && (!path_addr || empty_path_ok)) {
+		t = (struct target){ .pfd = -1, .obj = dsh_caller_fd(c, dirfd) };
+		r = t.obj < 0 ? t.obj : dsh_resolve_fd_path(c, t.obj, &t.canonical);
+	} else {
+		r = dsh_resolve(c, dirfd, path, follow, &t);
+	}
+	if (r >= 0 && t.obj >= 0) {
+		/* The descriptor itself: fchmod and friends, AT_EMPTY_PATH, /proc/self/fd/N. */
+		if (t.canonical && guard(c->b, t.canonical, NULL))
 			r = -EACCES;
 		if (r >= 0)
-			r = meta_on_fd(fd, m);
-		if (fd >= 0)
-			close(fd);
+			r = meta_on_fd(t.obj, m);
+		dsh_target_clear(&t);
 		return answer(c, r);
 	}
-	struct target t;
-	r = resolve(c, dirfd, path, follow, 0, &t);
+
 	if (r >= 0 && !t.exists)
 		r = -ENOENT;
 	if (r >= 0 && guard(c->b, t.canonical, t.spelled) && !kernel_refuses_meta(&t))
 		r = -EACCES;
 	if (r >= 0)
 		r = meta_on_name(&t, m);
-	target_clear(&t);
+	dsh_target_clear(&t);
 	return answer(c, r);
+}
+
+/*
+ * The ioctls that change an inode's attributes (chattr, the project id, the version, fs-verity):
+ * served like chmod on a descriptor, since a descriptor opened for reading is enough for them and
+ * neither Landlock nor the landlock backend's tree sees them.  Refused where the file may not be
+ * written (a rule's word or outside the writable roots), unless its mount is read-only and the
+ * kernel says so itself.
+ */
+static int do_attr_ioctl(struct call *c)
+{
+	unsigned cmd = (unsigned)ARG(1);
+	_cleanup_close_ int mine = dsh_caller_fd(c, (int)ARG(0));
+	if (mine < 0)
+		return answer(c, mine);
+	if (c->b->no_getfd) { /* an O_PATH copy: the ioctl needs the file open */
+		char p[64];
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", mine);
+		int fd = open(p, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			return answer(c, -errno);
+		close(mine);
+		mine = fd;
+	}
+	_cleanup_free_ char *path = NULL;
+	int r = dsh_resolve_fd_path(c, mine, &path);
+	if (r < 0)
+		return answer(c, r);
+	if (path && !ro_fd(mine)) {
+		struct dsh_verdict v;
+		if (guard(c->b, path, NULL) ||
+		    dsh_policy_decide(c->b->policy, DSH_OP_WRITE, path, NULL, &v) < 0 || !v.allow) {
+			if (!c->b->denial[0])
+				snprintf(c->b->denial, sizeof(c->b->denial), "%s (its attributes: a file the command may not write)",
+					 path);
+			return answer(c, -EACCES);
+		}
+	}
+	union {
+		int i;
+		struct fsxattr x;
+		struct fsverity_enable_arg v;
+	} arg;
+	memset(&arg, 0, sizeof(arg));
+	_cleanup_free_ char *salt = NULL, *sig = NULL;
+	switch (cmd) {
+	case FS_IOC_FSSETXATTR:
+		r = dsh_caller_read(c, ARG(2), &arg.x, sizeof(arg.x));
+		break;
+	case FS_IOC_ENABLE_VERITY:
+		/* Its salt and signature are the caller's too: copied, and pointed at our copies. */
+		r = dsh_caller_read(c, ARG(2), &arg.v, sizeof(arg.v));
+		if (r >= 0 && (arg.v.salt_size > 32 || arg.v.sig_size > 16128))
+			r = -EINVAL;
+		if (r >= 0 && arg.v.salt_size && (salt = malloc(arg.v.salt_size)) &&
+		    (r = dsh_caller_read(c, arg.v.salt_ptr, salt, arg.v.salt_size)) >= 0)
+			arg.v.salt_ptr = (uint64_t)(uintptr_t)salt;
+		if (r >= 0 && arg.v.sig_size && (sig = malloc(arg.v.sig_size)) &&
+		    (r = dsh_caller_read(c, arg.v.sig_ptr, sig, arg.v.sig_size)) >= 0)
+			arg.v.sig_ptr = (uint64_t)(uintptr_t)sig;
+		if (r >= 0 && ((arg.v.salt_size && !salt) || (arg.v.sig_size && !sig)))
+			r = -ENOMEM;
+		break;
+	case FS_IOC_SETFLAGS:
+	case FS_IOC32_SETFLAGS:
+	case FS_IOC_SETVERSION:
+	case FS_IOC32_SETVERSION: /* the kernel reads an int for each */
+		r = dsh_caller_read(c, ARG(2), &arg.i, sizeof(arg.i));
+		break;
+	default: /* nothing else is sent here (supervisor/seccomp.c) */
+		r = -ENOTTY;
+		break;
+	}
+	if (r < 0)
+		return answer(c, r);
+	return answer(c, sys_result(ioctl(mine, cmd, &arg)));
 }
 
 static int read_timeval_pair(struct call *c, uint64_t addr, struct meta_args *m)
@@ -1024,7 +697,7 @@ static int read_timeval_pair(struct call *c, uint64_t addr, struct meta_args *m)
 		return 0;
 	}
 	struct timeval tv[2];
-	int r = read_mem(c, addr, tv, sizeof(tv));
+	int r = dsh_caller_read(c, addr, tv, sizeof(tv));
 	if (r < 0)
 		return r;
 	for (int i = 0; i < 2; i++) {
@@ -1037,7 +710,7 @@ static int read_timeval_pair(struct call *c, uint64_t addr, struct meta_args *m)
 
 static int read_xattr(struct call *c, uint64_t name_addr, uint64_t value_addr, size_t size, struct meta_args *m)
 {
-	int r = read_string(c, name_addr, m->xname, sizeof(m->xname), ERANGE);
+	int r = dsh_caller_string(c, name_addr, m->xname, sizeof(m->xname), ERANGE);
 	if (r < 0 || !value_addr)
 		return r;
 	if (size > MAX_XATTR_VALUE)
@@ -1046,7 +719,7 @@ static int read_xattr(struct call *c, uint64_t name_addr, uint64_t value_addr, s
 	if (!m->xvalue)
 		return -ENOMEM;
 	m->xsize = size;
-	return size ? read_mem(c, value_addr, m->xvalue, size) : 0;
+	return size ? dsh_caller_read(c, value_addr, m->xvalue, size) : 0;
 }
 
 /* ---- sockets (SPEC 3.11) ---- */
@@ -1077,21 +750,91 @@ static const char *unix_path(struct sockaddr_storage *ss, socklen_t len)
 	return un->sun_path;
 }
 
+/*
+ * An abstract AF_UNIX address as the broker records it: "@" and the name's bytes in hex (a name may
+ * hold any byte, NUL included).  NULL for any other address.
+ */
+static bool abstract(const struct sockaddr_storage *ss, socklen_t len)
+{
+	return ss->ss_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) + 1 &&
+	       ((const struct sockaddr_un *)ss)->sun_path[0] == '\0';
+}
+
+static char *abstract_key(const struct sockaddr_storage *ss, socklen_t len)
+{
+	const struct sockaddr_un *un = (const struct sockaddr_un *)ss;
+	if (!abstract(ss, len))
+		return NULL;
+	size_t n = len - offsetof(struct sockaddr_un, sun_path) - 1;
+	char *key = malloc(2 * n + 2);
+	if (!key)
+		return NULL;
+	key[0] = '@';
+	for (size_t i = 0; i < n; i++)
+		snprintf(key + 1 + 2 * i, 3, "%02x", (unsigned char)un->sun_path[1 + i]);
+	return key;
+}
+
+/* The same for an abstract name as allowUnixSockets spells it: "@name". */
+static bool abstract_listed(struct dsh_broker *b, const char *key)
+{
+	for (size_t i = 0; b->allowed_sockets && b->allowed_sockets[i]; i++) {
+		const char *a = b->allowed_sockets[i];
+		if (a[0] != '@' || strlen(key) != 1 + 2 * strlen(a + 1))
+			continue;
+		bool same = true;
+		for (size_t k = 0; same && a[1 + k]; k++) {
+			char hex[3];
+			snprintf(hex, sizeof(hex), "%02x", (unsigned char)a[1 + k]);
+			same = memcmp(key + 1 + 2 * k, hex, 2) == 0;
+		}
+		if (same)
+			return true;
+	}
+	return false;
+}
+
+static bool socket_bound(struct dsh_broker *b, const char *key)
+{
+	for (size_t i = 0; i < b->n_bound; i++)
+		if (strcmp(b->bound[i], key) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * An abstract destination (SPEC 3.11): abstract sockets live in the network namespace, the host's
+ * with the network on, where Landlock's scoping (6.12) is their only other wall.  Reached when this
+ * run bound the name or allowUnixSockets lists it; -EACCES otherwise.  0 for any other address.
+ */
+static int abstract_destination(struct call *c, const struct sockaddr_storage *ss, socklen_t len)
+{
+	if (!abstract(ss, len))
+		return 0;
+	_cleanup_free_ char *key = abstract_key(ss, len);
+	if (!key)
+		return -ENOMEM;
+	if (socket_bound(c->b, key) || abstract_listed(c->b, key))
+		return 0;
+	snprintf(c->b->denial, sizeof(c->b->denial), "abstract unix socket %s (not bound by this run, not in "
+		 "allowUnixSockets)", key);
+	return -EACCES;
+}
+
 static int read_addr(struct call *c, uint64_t addr, uint64_t len, struct sockaddr_storage *ss, socklen_t *ret_len)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (len > sizeof(*ss) || (int64_t)len < 0)
 		return -EINVAL;
 	*ret_len = (socklen_t)len;
-	return len ? read_mem(c, addr, ss, (size_t)len) : 0;
+	return len ? dsh_caller_read(c, addr, ss, (size_t)len) : 0;
 }
 
 /* Whether the command may reach the socket at this canonical path. */
 static bool socket_allowed(struct dsh_broker *b, const char *canonical)
 {
-	for (size_t i = 0; i < b->n_bound; i++)
-		if (strcmp(b->bound[i], canonical) == 0)
-			return true;
+	if (socket_bound(b, canonical))
+		return true;
 	for (size_t i = 0; b->allowed_sockets && b->allowed_sockets[i]; i++) {
 		if (strcmp(b->allowed_sockets[i], canonical) == 0)
 			return true;
@@ -1115,7 +858,7 @@ static int unix_target(struct call *c, const char *path, struct target *t)
 		if (path[0] == '/') {
 			spelled = dsh_path_normalize(NULL, path);
 		} else {
-			_cleanup_close_ int base = caller_base(c, AT_FDCWD);
+			_cleanup_close_ int base = dsh_caller_cwd(c);
 			_cleanup_free_ char *bp = NULL;
 			if (base >= 0 && dsh_fd_path(base, &bp) >= 0)
 				spelled = dsh_path_normalize(bp, path);
@@ -1131,7 +874,7 @@ static int unix_target(struct call *c, const char *path, struct target *t)
 			return 0;
 		}
 	}
-	int r = resolve(c, AT_FDCWD, path, true, 0, t);
+	int r = dsh_resolve(c, AT_FDCWD, path, true, t);
 	if (r < 0)
 		return r;
 	if (!t->exists)
@@ -1352,7 +1095,7 @@ static int sock_args(struct call *c, struct sock_op *o)
 	int r = read_addr(c, ARG(1), ARG(2), &o->ss, &o->len);
 	if (r < 0)
 		return r;
-	return o->fd = caller_fd(c, (int)ARG(0));
+	return o->fd = dsh_caller_fd(c, (int)ARG(0));
 }
 
 /*
@@ -1386,11 +1129,13 @@ static int do_connect(struct call *c)
 		r = unix_destination(c, path, &o, &t);
 		if (r >= 0)
 			r = in_dir(t.pfd, op_connect, &o) < 0 ? -errno : 0;
-		target_clear(&t);
+		dsh_target_clear(&t);
 		return answer(c, r);
 	}
-	/* Another family, or an abstract or unnamed unix address: nothing to check, but a blocking
-	   connect (a TCP handshake) must not hold up every other brokered call. */
+	if ((r = abstract_destination(c, &o.ss, o.len)) < 0)
+		return answer(c, r);
+	/* Another family, or an allowed abstract or unnamed unix address: nothing more to check, but
+	   a blocking connect (a TCP handshake) must not hold up every other brokered call. */
 	if (caller_blocking(fd))
 		return defer(c, op_connect_blocking, &o, NULL, NULL, NULL, NULL);
 	return answer(c, op_connect(&o) < 0 ? -errno : 0);
@@ -1418,12 +1163,22 @@ static int do_bind(struct call *c)
 		return answer(c, fd);
 	int r;
 	const char *path = unix_path(&o.ss, o.len);
-	if (!path)
-		return answer(c, op_bind(&o) < 0 ? -errno : 0);
+	if (!path) {
+		if (op_bind(&o) < 0)
+			return answer(c, -errno);
+		/* An abstract name (or one the kernel chose: autobind) is this run's from now on. */
+		struct sockaddr_storage got;
+		socklen_t got_len = sizeof(got);
+		_cleanup_free_ char *key = NULL;
+		if (getsockname(fd, (struct sockaddr *)&got, &got_len) == 0 && (key = abstract_key(&got, got_len)) &&
+		    record_bound(c->b, key) < 0)
+			return answer(c, -ENOMEM);
+		return answer(c, 0);
+	}
 	/* A new name, as mknod makes one: a rule's word first. */
-	mode_t um = caller_umask(c);
+	mode_t um = dsh_caller_umask(c);
 	struct target t;
-	r = resolve(c, AT_FDCWD, path, false, 0, &t);
+	r = dsh_resolve(c, AT_FDCWD, path, false, &t);
 	if (r >= 0 && t.exists)
 		r = -EADDRINUSE;
 	if (r >= 0 && (create_denied(c->b, &t) || nondir_denied(c->b, &t)) && !kernel_refuses_name(&t))
@@ -1440,7 +1195,7 @@ static int do_bind(struct call *c)
 	}
 	if (r >= 0)
 		r = record_bound(c->b, t.canonical);
-	target_clear(&t);
+	dsh_target_clear(&t);
 	return answer(c, r);
 }
 
@@ -1464,7 +1219,7 @@ static int translate_rights(struct call *c, struct msghdr *mh, int **ret_fds, si
 		for (size_t i = 0; i < n; i++) {
 			int theirs;
 			memcpy(&theirs, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			int mine = caller_fd(c, theirs);
+			int mine = dsh_caller_fd(c, theirs);
 			if (mine < 0)
 				return mine == -ENOENT ? -ENOENT : -EBADF;
 			fds[(*ret_n)++] = mine;
@@ -1499,7 +1254,12 @@ static int send_one(struct call *c, struct sock_op *o, bool may_defer, int64_t *
 			}
 			r = r < 0 ? -errno : r;
 		}
-		target_clear(&t);
+		dsh_target_clear(&t);
+		*ret = r;
+		return 0;
+	}
+	int r = o->mh.msg_name ? abstract_destination(c, &o->ss, o->len) : 0;
+	if (r < 0) {
 		*ret = r;
 		return 0;
 	}
@@ -1546,7 +1306,7 @@ static int read_msghdr(struct call *c, const struct msghdr *um, struct sock_op *
 		iov = calloc(um->msg_iovlen, sizeof(*iov));
 		if (!iov)
 			return -ENOMEM;
-		if ((r = read_mem(c, (uint64_t)(uintptr_t)um->msg_iov, iov, um->msg_iovlen * sizeof(*iov))) < 0) {
+		if ((r = dsh_caller_read(c, (uint64_t)(uintptr_t)um->msg_iov, iov, um->msg_iovlen * sizeof(*iov))) < 0) {
 			free(iov);
 			return r;
 		}
@@ -1567,7 +1327,7 @@ static int read_msghdr(struct call *c, const struct msghdr *um, struct sock_op *
 	size_t at = 0;
 	for (size_t i = 0; i < um->msg_iovlen && at < total; i++) {
 		size_t n = iov[i].iov_len < total - at ? iov[i].iov_len : total - at;
-		if (n && (r = read_mem(c, (uint64_t)(uintptr_t)iov[i].iov_base, *data + at, n)) < 0) {
+		if (n && (r = dsh_caller_read(c, (uint64_t)(uintptr_t)iov[i].iov_base, *data + at, n)) < 0) {
 			free(iov);
 			return r;
 		}
@@ -1584,7 +1344,7 @@ static int read_msghdr(struct call *c, const struct msghdr *um, struct sock_op *
 		*control = malloc(um->msg_controllen);
 		if (!*control)
 			return -ENOMEM;
-		if ((r = read_mem(c, (uint64_t)(uintptr_t)um->msg_control, *control, um->msg_controllen)) < 0)
+		if ((r = dsh_caller_read(c, (uint64_t)(uintptr_t)um->msg_control, *control, um->msg_controllen)) < 0)
 			return r;
 		o->mh.msg_control = *control;
 		o->mh.msg_controllen = um->msg_controllen;
@@ -1602,7 +1362,7 @@ static void close_all(int *fds, size_t n)
 /* sendto with a destination, sendmsg: one message. */
 static int do_send(struct call *c, bool is_sendmsg)
 {
-	_cleanup_close_ int fd = caller_fd(c, (int)ARG(0));
+	_cleanup_close_ int fd = dsh_caller_fd(c, (int)ARG(0));
 	if (fd < 0)
 		return answer(c, fd);
 	struct sock_op o = { .fd = fd };
@@ -1612,7 +1372,7 @@ static int do_send(struct call *c, bool is_sendmsg)
 	int r;
 	if (is_sendmsg) {
 		struct msghdr um;
-		if ((r = read_mem(c, ARG(1), &um, sizeof(um))) < 0)
+		if ((r = dsh_caller_read(c, ARG(1), &um, sizeof(um))) < 0)
 			return answer(c, r);
 		o.flags = (int)ARG(2);
 		r = read_msghdr(c, &um, &o, &data, &control);
@@ -1625,7 +1385,7 @@ static int do_send(struct call *c, bool is_sendmsg)
 		if (r >= 0 && !(data = malloc(len ? len : 1)))
 			r = -ENOMEM;
 		if (r >= 0 && len)
-			r = read_mem(c, ARG(1), data, len);
+			r = dsh_caller_read(c, ARG(1), data, len);
 		o.iov = (struct iovec){ data, len };
 		o.total = len;
 		o.mh = (struct msghdr){ .msg_name = &o.ss, .msg_namelen = o.len, .msg_iov = &o.iov, .msg_iovlen = 1 };
@@ -1651,21 +1411,11 @@ static int do_send(struct call *c, bool is_sendmsg)
  * Write one value back into the caller (sendmmsg's msg_len).  process_vm_writev, not /proc/PID/mem:
  * opening that for writing is a file write, which the broker's own Landlock domain refuses.
  */
-static int write_mem(struct call *c, uint64_t addr, const void *buf, size_t len)
-{
-	if (id_valid(c) < 0)
-		return -ENOENT;
-	struct iovec local = { (void *)buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_writev((pid_t)c->req->pid, &local, 1, &remote, 1, 0);
-	if (n < 0)
-		return errno == ESRCH ? -ENOENT : -EFAULT;
-	return n == (ssize_t)len ? 0 : -EFAULT;
-}
 
 /* sendmmsg: each message as sendmsg, in order, stopping at the first that fails or would wait. */
 static int do_sendmmsg(struct call *c)
 {
-	_cleanup_close_ int fd = caller_fd(c, (int)ARG(0));
+	_cleanup_close_ int fd = dsh_caller_fd(c, (int)ARG(0));
 	if (fd < 0)
 		return answer(c, fd);
 	unsigned vlen = (unsigned)ARG(2) > UIO_MAXIOV ? UIO_MAXIOV : (unsigned)ARG(2);
@@ -1673,7 +1423,7 @@ static int do_sendmmsg(struct call *c)
 	for (unsigned i = 0; i < vlen; i++) {
 		uint64_t at = ARG(1) + (uint64_t)i * sizeof(struct mmsghdr);
 		struct mmsghdr um;
-		int r = read_mem(c, at, &um, sizeof(um));
+		int r = dsh_caller_read(c, at, &um, sizeof(um));
 		struct sock_op o = { .fd = fd, .flags = (int)ARG(3) };
 		o.sigpipe_to = (o.flags & MSG_NOSIGNAL) ? 0 : (pid_t)c->req->pid;
 		char *data = NULL, *control = NULL;
@@ -1694,7 +1444,7 @@ static int do_sendmmsg(struct call *c)
 			break;
 		}
 		unsigned len = (unsigned)res;
-		if ((r = write_mem(c, at + offsetof(struct mmsghdr, msg_len), &len, sizeof(len))) < 0) {
+		if ((r = dsh_caller_write(c, at + offsetof(struct mmsghdr, msg_len), &len, sizeof(len))) < 0) {
 			first_err = -r;
 			break;
 		}
@@ -1710,13 +1460,11 @@ static int dispatch(struct call *c)
 	_cleanup_free_ char *xvalue = NULL;
 	switch (nr) {
 	case __NR_open:
-		return do_open(c, AT_FDCWD, ARG(0), ARG(1), ARG(2), 0);
+		return do_open(c, AT_FDCWD, ARG(0), ARG(1), ARG(2));
 	case __NR_openat:
-		return do_open(c, (int)ARG(0), ARG(1), ARG(2), ARG(3), 0);
+		return do_open(c, (int)ARG(0), ARG(1), ARG(2), ARG(3));
 	case __NR_creat:
-		return do_open(c, AT_FDCWD, ARG(0), O_CREAT | O_WRONLY | O_TRUNC, ARG(1), 0);
-	case __NR_openat2:
-		return do_openat2(c);
+		return do_open(c, AT_FDCWD, ARG(0), O_CREAT | O_WRONLY | O_TRUNC, ARG(1));
 	case __NR_mkdir:
 		return do_make(c, MAKE_DIR, AT_FDCWD, ARG(0), ARG(1), 0, 0);
 	case __NR_mkdirat:
@@ -1774,7 +1522,7 @@ static int dispatch(struct call *c)
 		m.what = META_TIMES;
 		if (ARG(1)) {
 			struct utimbuf u;
-			if ((r = read_mem(c, ARG(1), &u, sizeof(u))) < 0)
+			if ((r = dsh_caller_read(c, ARG(1), &u, sizeof(u))) < 0)
 				return answer(c, r);
 			m.ts[0] = (struct timespec){ u.actime, 0 };
 			m.ts[1] = (struct timespec){ u.modtime, 0 };
@@ -1795,7 +1543,7 @@ static int dispatch(struct call *c)
 	case __NR_utimensat:
 		m.what = META_TIMES;
 		if (ARG(2)) {
-			if ((r = read_mem(c, ARG(2), m.ts, sizeof(m.ts))) < 0)
+			if ((r = dsh_caller_read(c, ARG(2), m.ts, sizeof(m.ts))) < 0)
 				return answer(c, r);
 		} else {
 			m.ts_now = true;
@@ -1822,6 +1570,8 @@ static int dispatch(struct call *c)
 		if (nr == __NR_fremovexattr)
 			return do_meta(c, (int)ARG(0), 0, true, true, &m);
 		return do_meta(c, AT_FDCWD, ARG(0), nr == __NR_removexattr, false, &m);
+	case __NR_ioctl:
+		return do_attr_ioctl(c);
 	case __NR_connect:
 		return do_connect(c);
 	case __NR_bind:
@@ -1844,6 +1594,8 @@ int dsh_broker_hold_sockets(struct dsh_broker *b, struct dsh_error **err)
 	for (size_t i = 0; b->allowed_sockets && b->allowed_sockets[i]; i++) {
 		const char *p = b->allowed_sockets[i];
 		char real[PATH_MAX];
+		if (p[0] == '@')
+			continue; /* an abstract name: in the network namespace, not the tree */
 		if (!realpath(p, real))
 			continue; /* absent now: reached only if it appears where the command can see it */
 		char *slash = strrchr(real, '/');
@@ -1871,9 +1623,11 @@ int dsh_broker_hold_sockets(struct dsh_broker *b, struct dsh_error **err)
 
 void dsh_broker_clear(struct dsh_broker *b)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(b->pidfds); i++)
-		if (b->pidfds[i].pid)
-			pidfd_drop(b, (int)i);
+	dsh_caller_cache_clear(b);
+	if (b->started) {
+		close(b->proc);
+		b->started = false;
+	}
 	for (size_t i = 0; i < b->n_held; i++) {
 		close(b->held[i].dir);
 		free(b->held[i].name);
@@ -1910,6 +1664,8 @@ int dsh_broker_serve_one(struct dsh_broker *b, int listener, struct dsh_error **
 			return 0; /* interrupted, or the caller died before we read it */
 		return e == EBADF ? -ENOENT : dsh_err_sys(err, e, "broker: SECCOMP_IOCTL_NOTIF_RECV");
 	}
+	if (!b->started && dsh_broker_start(b, err) < 0)
+		return -EIO;
 	struct call c = { .b = b, .listener = listener, .req = req };
 	b->served++;
 	b->denial[0] = '\0';

@@ -47,13 +47,42 @@ struct dsh_broker {
 	/* The first call refused by a rule's word, as `PATH (rule "TEXT")` (the run names it after a
 	   failure); denial: what the call being served was refused for, while it is decided. */
 	char first_refusal[512], denial[512];
-	/* The callers' pidfds, kept between calls by the process that serves (pid 0: a free slot). */
+	/* The command may have a root or a mount namespace other than the broker's (nestedSandbox:
+	   new user namespaces inside, or capabilities kept): paths then start at the caller's root,
+	   and a name reached in its own mount namespace is judged by where the broker sees it. */
+	bool nested;
+	/* The routes to the caller the kernel (or a seccomp profile around dshbox) refuses, found by
+	   dsh_broker_check_routes or at start: the broker takes /proc's instead. */
+	bool no_vm_readv, no_getfd;
+
+	/* Filled when serving starts (the process that serves, inside the sandbox). */
+	bool started;
+	int proc;          /* its /proc, O_PATH */
+	dev_t proc_dev;
+	bool proc_own_ns;  /* /proc numbers processes as the notifications do */
+	ino_t mntns;       /* its mount namespace (nested only) */
+	/* Devices seen on the way, and whether each is a procfs. */
+	struct {
+		dev_t dev;
+		bool proc;
+	} devs[16];
+	size_t n_devs;
+	/* The callers' pidfds, kept between calls by the process that serves (pid 0: a free slot),
+	   with the caller's number in /proc where that differs (0: not read yet). */
 	struct dsh_broker_pidfd {
 		pid_t pid;
 		int fd;
+		pid_t proc_tid;
 	} pidfds[8];
 	unsigned pidfd_next;
 };
+
+/*
+ * Before the sandbox is built (in the supervisor, under the same seccomp profile as the sandbox):
+ * which routes to the caller the host refuses.  Fails (DSH_ERR_UNSUPPORTED, the refused call
+ * named) when the broker could not serve what the plan asks of it.
+ */
+int dsh_broker_check_routes(struct dsh_broker *b, struct dsh_error **err);
 
 /*
  * Receive one notification on listener and answer it.  0 when one was served (or its caller was

@@ -31,33 +31,10 @@ static size_t attr_size(int abi)
 	return offsetof(struct dsh_landlock_ruleset_attr, handled_access_net);
 }
 
-/*
- * An O_PATH descriptor of path, symlinks refused on the way when no_symlinks.  Inside a sandbox
- * whose broker serves openat2 (dshbox inside dshbox), openat2 answers with a readable descriptor
- * and so refuses a directory the caller may only search; then open(O_PATH | O_NOFOLLOW), which is
- * never brokered, and the descriptor's own path must be the one asked for: a symlink on the way
- * would have led elsewhere.
- */
+/* An O_PATH descriptor of path, symlinks refused on the way when no_symlinks. */
 static int open_path(const char *path, bool no_symlinks)
 {
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC };
-	if (no_symlinks)
-		how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	if (fd >= 0 || errno != EACCES)
-		return fd;
-	fd = open(path, O_PATH | O_CLOEXEC | (no_symlinks ? O_NOFOLLOW : 0));
-	if (fd < 0)
-		return -1;
-	struct stat st;
-	_cleanup_free_ char *real = NULL;
-	if (no_symlinks && (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode) || dsh_fd_path(fd, &real) < 0 ||
-			    strcmp(real, path) != 0)) {
-		close(fd);
-		errno = ELOOP;
-		return -1;
-	}
-	return fd;
+	return dsh_openat2(AT_FDCWD, path, O_PATH, 0, no_symlinks ? RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS : 0);
 }
 
 static int add_grant(int ruleset, const struct dsh_landlock_spec *s, const struct dsh_landlock_grant *g,

@@ -10,7 +10,7 @@
 #include "policy/env.h"
 #include "policy/rule.h"
 
-/* allowUnixSockets: each entry expanded ({{ env.NAME }}) and absolute. */
+/* allowUnixSockets: each entry expanded ({{ env.NAME }}), an absolute path or "@name" (abstract). */
 static int allow_unix_sockets(const struct dsh_config *c, char *const *envp, char ***ret, struct dsh_error **err)
 {
 	_cleanup_strv_ char **v = NULL;
@@ -18,8 +18,9 @@ static int allow_unix_sockets(const struct dsh_config *c, char *const *envp, cha
 		_cleanup_free_ char *x = NULL;
 		if (dsh_expand_env(c->allow_unix_sockets[i], envp, false, &x, err) < 0)
 			return dsh_err_prefix(err, "allowUnixSockets[%zu]", i);
-		if (x[0] != '/')
-			return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "allowUnixSockets[%zu]: '%s' is not an absolute path", i, x);
+		if (x[0] != '/' && (x[0] != '@' || !x[1]))
+			return dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+				       "allowUnixSockets[%zu]: '%s' is neither an absolute path nor an abstract name (@name)", i, x);
 		if (dsh_strv_push(&v, x) < 0)
 			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	}

@@ -261,11 +261,12 @@ static int describe_rule(const struct dsh_policy *p, const struct dsh_landlock_p
  * AF_UNIX, which still leaves abstract ones.  Without scoping the report says partial.
  */
 static const char abstract_lost[] = "abstract unix sockets: backend landlock: the host's (X11, ...) stay "
-				    "reachable: Landlock scoping (ABI 6, Linux 6.12) is missing";
+				    "reachable: Landlock scoping (ABI 6, Linux 6.12) is missing and the runtime broker is off";
 
 static bool abstract_reachable(const struct dsh_landlock_plan *plan)
 {
-	return plan->opts->protect_sockets &&
+	/* The runtime broker serves abstract connects and sends as it serves pathname ones. */
+	return plan->opts->protect_sockets && !plan->opts->runtime_broker &&
 	       !(plan->spec.abi >= 6 && (plan->spec.scoped & LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET));
 }
 
@@ -548,7 +549,8 @@ int dsh_landlock_plan_build_abi(const struct dsh_policy *p, const struct dsh_run
 	if (r >= 0 && o->runtime_broker) {
 		plan->broker = (struct dsh_broker){ .policy = p, .targets = plan->broker_targets,
 						    .sockets = o->protect_sockets,
-						    .allowed_sockets = o->allow_unix_sockets };
+						    .allowed_sockets = o->allow_unix_sockets,
+						    .nested = o->nested_sandbox };
 		r = dsh_seccomp_compile_notify(&plan->notify, o->protect_sockets, err);
 		if (r >= 0 && o->protect_sockets)
 			r = dsh_broker_hold_sockets(&plan->broker, err);

@@ -47,11 +47,14 @@ static bool new_net(const struct dsh_policy *p, const struct dsh_run_options *o)
  * reach; without it the report says partial and a warning says why.
  */
 static const char abstract_lost[] = "abstract unix sockets: backend linux-ns: the host's (X11, ...) stay "
-				    "reachable with network on: Landlock scoping (ABI 6, Linux 6.12) is missing";
+				    "reachable with network on: Landlock scoping (ABI 6, Linux 6.12) is missing and the "
+				    "runtime broker is off";
 
 static bool abstract_reachable(const struct dsh_policy *p, const struct linux_ns_plan *lp)
 {
-	if (lp->new_net || p->mode == DSH_MODE_DANGER_FULL_ACCESS || !lp->opts->protect_sockets)
+	/* The runtime broker serves abstract connects and sends as it serves pathname ones. */
+	if (lp->new_net || p->mode == DSH_MODE_DANGER_FULL_ACCESS || !lp->opts->protect_sockets ||
+	    lp->opts->runtime_broker)
 		return false;
 	return !(lp->landlock && lp->ll.abi >= 6 && (lp->ll.scoped & LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET));
 }
@@ -83,7 +86,8 @@ static int broker_plan(const struct dsh_policy *p, struct linux_ns_plan *lp, str
 	}
 	lp->broker = (struct dsh_broker){ .policy = p, .targets = lp->broker_targets,
 					  .sockets = lp->opts->protect_sockets,
-					  .allowed_sockets = lp->opts->allow_unix_sockets };
+					  .allowed_sockets = lp->opts->allow_unix_sockets,
+					  .nested = lp->opts->nested_sandbox };
 	int r = dsh_seccomp_compile_notify(&lp->notify, lp->opts->protect_sockets, err);
 	return r < 0 || !lp->opts->protect_sockets ? r : dsh_broker_hold_sockets(&lp->broker, err);
 }
@@ -108,7 +112,8 @@ static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *
 	if (lp->landlock)
 		r = dsh_landlock_spec_for_sandbox(p, abi,
 						  (lp->mounts->dev ? DSH_LANDLOCK_PRIVATE_DEV_SHM : 0) |
-							  (lp->mounts->private_tmp ? DSH_LANDLOCK_PRIVATE_TMP : 0),
+							  (lp->mounts->private_tmp ? DSH_LANDLOCK_PRIVATE_TMP : 0) |
+							  (lp->mounts->proc ? DSH_LANDLOCK_OWN_PROC : 0),
 						  &lp->ll, err);
 	if (r >= 0 && lp->landlock && o->nested_sandbox) {
 		/* nestedSandbox: Landlock refuses every mount to a domain that handles file access, and

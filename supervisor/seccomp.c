@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/fs.h>
+#include <linux/fsverity.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -385,13 +387,18 @@ int dsh_seccomp_generate(const struct dsh_seccomp_opts *o, struct dsh_seccomp_pr
  * Everything else is allowed without an argument check, so the kernel's action cache answers it.
  */
 static const char *const notify_always[] = {
-	"creat", "openat2", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat", "link", "linkat",
+	"creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat", "link", "linkat",
 	"rename", "renameat", "renameat2", "unlink", "unlinkat", "rmdir", "truncate", "chmod", "fchmod",
 	"fchmodat", "fchmodat2", "chown", "fchown", "fchownat", "lchown", "utime", "utimes", "utimensat",
 	"futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
 	"setxattrat", "removexattrat",
 	/* A pathname socket is a new name too, with or without protectSockets (SPEC 3.12). */
 	"bind",
+};
+
+const uint32_t dsh_seccomp_attr_ioctls[6] = {
+	FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION, FS_IOC32_SETVERSION,
+	FS_IOC_ENABLE_VERITY,
 };
 
 const char *const *dsh_seccomp_notified(size_t *ret_n)
@@ -432,6 +439,13 @@ int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, stru
 		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0)) < 0)
 			return dsh_err_sys(err, -rc, "seccomp: notify %s", notify_always[i]);
 	}
+	/* openat2's flags are in memory, which a filter cannot read, and the broker cannot open for
+	   the caller what only the caller may open (an O_PATH descriptor cannot be handed over; /proc
+	   entries are the opener's): it answers ENOSYS, as a kernel before 5.6 would, and programs
+	   fall back on openat, which the kernel serves for the caller itself. */
+	int o2 = seccomp_syscall_resolve_name("openat2");
+	if (o2 != __NR_SCMP_ERROR && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), o2, 0)) < 0)
+		return dsh_err_sys(err, -rc, "seccomp: openat2");
 	/* open and openat only when they create: O_CREAT, or O_TMPFILE (its own bit). */
 	static const struct { const char *name; unsigned arg; } opens[] = { { "open", 1 }, { "openat", 2 } };
 	static const uint64_t bits[] = { O_CREAT, __O_TMPFILE };
@@ -448,6 +462,14 @@ int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, stru
 			continue;
 		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0)) < 0)
 			return dsh_err_sys(err, -rc, "seccomp: notify %s", notify_sockets[i]);
+	}
+	/* The ioctls that change an inode's attributes (chattr's flags, the project id, the version):
+	   a metadata change like chmod, which neither the mount tree (the landlock backend has none)
+	   nor Landlock sees on a descriptor opened for reading. */
+	for (size_t i = 0; i < ARRAY_SIZE(dsh_seccomp_attr_ioctls); i++) {
+		struct scmp_arg_cmp c = { 1, SCMP_CMP_MASKED_EQ, 0xffffffffULL, dsh_seccomp_attr_ioctls[i] };
+		if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1, &c)) < 0)
+			return dsh_err_sys(err, -rc, "seccomp: notify ioctl");
 	}
 	if (sockets) {
 		int nr = seccomp_syscall_resolve_name("sendto");

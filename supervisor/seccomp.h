@@ -66,6 +66,9 @@ struct dsh_seccomp_rule {
  */
 #define DSH_SECCOMP_NEWEST_NR 467
 
+/* The ioctl requests the runtime broker serves (they change an inode's attributes). */
+extern const uint32_t dsh_seccomp_attr_ioctls[6];
+
 /* The fixed refusal table (SPEC 3.7 and more); *ret_n entries. */
 const struct dsh_seccomp_rule *dsh_seccomp_rules(size_t *ret_n);
 const char *dsh_seccomp_cond_to_string(enum dsh_seccomp_cond c);

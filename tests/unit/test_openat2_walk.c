@@ -66,6 +66,10 @@ Test(openat2_walk, agrees_with_the_kernel)
 	static const uint64_t flags[] = { O_PATH, O_RDONLY, O_PATH | O_NOFOLLOW, O_PATH | O_DIRECTORY, O_RDONLY | O_NOFOLLOW };
 	_cleanup_close_ int dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(dir, 0);
+	if (kernel_openat2(dir, ".", O_PATH, 0) < 0 && errno == ENOSYS) {
+		dsh_test_rmtree(root);
+		DSH_SKIP("openat2 answers ENOSYS here (inside a dshbox sandbox): no kernel answer to compare with");
+	}
 	int cases = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
 		for (size_t k = 0; k < ARRAY_SIZE(resolves); k++)

@@ -569,7 +569,10 @@ static bool notified(int nr, bool sockets)
 	for (size_t i = 0; i < n; i++)
 		if (seccomp_syscall_resolve_name(names[i]) == nr)
 			return true;
-	if (nr == SYS_open || nr == SYS_openat)
+	/* open and openat when they create; openat2 always (ENOSYS, which the broker cannot serve). */
+	if (nr == SYS_open || nr == SYS_openat || nr == SYS_openat2)
+		return true;
+	if (nr == SYS_ioctl) /* the attribute ioctls (dsh_seccomp_attr_ioctls) */
 		return true;
 	return sockets && (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendmsg || nr == SYS_sendmmsg ||
 			   nr == SYS_sendto);
