@@ -86,6 +86,8 @@ static void note_denial(struct dsh_broker *b, const char *path, const char *what
 /* The rule (or plan target) that keeps name from being removed, renamed, replaced or changed. */
 static const char *guard(struct dsh_broker *b, const char *canonical, const char *spelled)
 {
+	if (!canonical)
+		return NULL; /* a file system of the command's own: nothing of the host's */
 	const struct dsh_rule *r = dsh_policy_guarded(b->policy, canonical);
 	if (!r && spelled && strcmp(spelled, canonical) != 0)
 		r = dsh_policy_guarded(b->policy, spelled);
@@ -141,6 +143,8 @@ static bool kernel_refuses_meta(const struct target *t)
 static bool create_denied(struct dsh_broker *b, const struct target *t)
 {
 	struct dsh_verdict v;
+	if (t->own_fs)
+		return false;
 	if (dsh_policy_decide(b->policy, DSH_OP_WRITE, t->canonical, t->spelled, &v) < 0)
 		return true;
 	if (!v.allow && v.rule)
@@ -168,6 +172,8 @@ static bool nondir_denied(struct dsh_broker *b, const struct target *t)
 static bool link_denied(struct dsh_broker *b, const struct target *t, const char *link)
 {
 	const struct dsh_rule *r = NULL;
+	if (t->own_fs)
+		return false;
 	int rc = dsh_broker_link_redirects(b->policy, t->canonical, link, &r);
 	if (rc > 0)
 		snprintf(b->denial, sizeof(b->denial), "%s (a symlink to %s would lead around rule \"%s\")", t->canonical,
@@ -415,10 +421,10 @@ static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_
 		r = -EACCES;
 	/* A directory brings its descendants to new names as well (subtree.c: why no call of the
 	   command can add one between this walk and the rename); an exchange moves both trees. */
-	if (r >= 0 && !kernel && S_ISDIR(o.st.st_mode))
+	if (r >= 0 && !kernel && S_ISDIR(o.st.st_mode) && !n.own_fs)
 		r = dsh_broker_subtree_check(c->b->policy, o.pfd, o.name, n.canonical, n.spelled,
 					     DSH_SUBTREE_MAX_ENTRIES);
-	if (r >= 0 && !kernel && (flags & RENAME_EXCHANGE) && n.exists && S_ISDIR(n.st.st_mode))
+	if (r >= 0 && !kernel && (flags & RENAME_EXCHANGE) && n.exists && S_ISDIR(n.st.st_mode) && !o.own_fs)
 		r = dsh_broker_subtree_check(c->b->policy, n.pfd, n.name, o.canonical, o.spelled,
 					     DSH_SUBTREE_MAX_ENTRIES);
 	if (r == -EACCES && !c->b->denial[0])
@@ -879,8 +885,9 @@ static int unix_target(struct call *c, const char *path, struct target *t)
 		return r;
 	if (!t->exists)
 		return -ENOENT;
-	/* Not a socket (a masked one is a mode-000 file): the kernel says so itself, if allowed. */
-	if (socket_allowed(c->b, t->canonical))
+	/* Not a socket (a masked one is a mode-000 file): the kernel says so itself, if allowed.  On a
+	   file system of the command's own it is one the sandbox bound. */
+	if (t->own_fs || socket_allowed(c->b, t->canonical))
 		return 0;
 	snprintf(c->b->denial, sizeof(c->b->denial), "%s (protectSockets: a socket this run did not bind, not in "
 		 "allowUnixSockets)", t->canonical);
@@ -1193,7 +1200,7 @@ static int do_bind(struct call *c)
 		r = in_dir(t.pfd, op_bind, &o) < 0 ? -errno : 0;
 		umask(old);
 	}
-	if (r >= 0)
+	if (r >= 0 && !t.own_fs)
 		r = record_bound(c->b, t.canonical);
 	dsh_target_clear(&t);
 	return answer(c, r);
@@ -1628,6 +1635,9 @@ void dsh_broker_clear(struct dsh_broker *b)
 		close(b->proc);
 		b->started = false;
 	}
+	free(b->mount_devs);
+	b->mount_devs = NULL;
+	b->n_mount_devs = 0;
 	for (size_t i = 0; i < b->n_held; i++) {
 		close(b->held[i].dir);
 		free(b->held[i].name);
@@ -1651,10 +1661,9 @@ bool dsh_broker_hung_up(short revents)
 
 int dsh_broker_serve_one(struct dsh_broker *b, int listener, struct dsh_error **err)
 {
-	static struct seccomp_notif_sizes sizes;
-	if (!sizes.seccomp_notif && syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
-		return dsh_err_sys(err, errno, "broker: SECCOMP_GET_NOTIF_SIZES");
-	size_t rsize = sizes.seccomp_notif > sizeof(struct seccomp_notif) ? sizes.seccomp_notif : sizeof(struct seccomp_notif);
+	if (!b->started && dsh_broker_start(b, err) < 0)
+		return -EIO;
+	size_t rsize = b->notif_size > sizeof(struct seccomp_notif) ? b->notif_size : sizeof(struct seccomp_notif);
 	_cleanup_free_ struct seccomp_notif *req = calloc(1, rsize);
 	if (!req)
 		return dsh_err_sys(err, ENOMEM, "broker");
@@ -1664,8 +1673,6 @@ int dsh_broker_serve_one(struct dsh_broker *b, int listener, struct dsh_error **
 			return 0; /* interrupted, or the caller died before we read it */
 		return e == EBADF ? -ENOENT : dsh_err_sys(err, e, "broker: SECCOMP_IOCTL_NOTIF_RECV");
 	}
-	if (!b->started && dsh_broker_start(b, err) < 0)
-		return -EIO;
 	struct call c = { .b = b, .listener = listener, .req = req };
 	b->served++;
 	b->denial[0] = '\0';

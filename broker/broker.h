@@ -57,10 +57,13 @@ struct dsh_broker {
 
 	/* Filled when serving starts (the process that serves, inside the sandbox). */
 	bool started;
+	size_t notif_size; /* the kernel's struct seccomp_notif */
 	int proc;          /* its /proc, O_PATH */
 	dev_t proc_dev;
 	bool proc_own_ns;  /* /proc numbers processes as the notifications do */
 	ino_t mntns;       /* its mount namespace (nested only) */
+	dev_t *mount_devs; /* the devices its mounts show (nested only) */
+	size_t n_mount_devs;
 	/* Devices seen on the way, and whether each is a procfs. */
 	struct {
 		dev_t dev;
@@ -100,6 +103,13 @@ bool dsh_broker_hung_up(short revents);
  * under the host's /tmp).  Call in the backend's compile, outside the sandbox.
  */
 int dsh_broker_hold_sockets(struct dsh_broker *b, struct dsh_error **err);
+
+/*
+ * Ready the process that serves (inside the sandbox): its /proc, the kernel's notification size,
+ * the routes to the caller.  Called by the first dsh_broker_serve_one, or before, by a server that
+ * confines itself next (init loads the broker's own seccomp filter after it).
+ */
+int dsh_broker_start(struct dsh_broker *b, struct dsh_error **err);
 
 /* Free what the broker holds and gathered while serving (the sockets it bound). */
 void dsh_broker_clear(struct dsh_broker *b);

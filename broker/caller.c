@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -204,6 +205,13 @@ mode_t dsh_caller_umask(struct call *c)
 			m = (unsigned)strtoul(u + 7, NULL, 8);
 	}
 	return (mode_t)(m & 0777);
+}
+
+ino_t dsh_caller_mntns(struct call *c)
+{
+	_cleanup_close_ int fd = open_own(c, "ns/mnt", O_RDONLY);
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 ? st.st_ino : 0;
 }
 
 int dsh_caller_cwd(struct call *c)
@@ -481,10 +489,32 @@ int dsh_broker_check_routes(struct dsh_broker *b, struct dsh_error **err)
 				       "the runtime broker cannot read the command's memory: process_vm_readv is refused "
 				       "here, and so is /proc/PID/mem");
 	}
-	if (b->no_getfd && b->sockets)
-		return dsh_err(err, DSH_ERR_UNSUPPORTED, EPERM,
-			       "the runtime broker cannot serve protectSockets: pidfd_getfd is refused here (a container "
-			       "runtime's seccomp profile refuses it without CAP_SYS_PTRACE)");
+	if (b->no_getfd && b->sockets) {
+		int r = dsh_err(err, DSH_ERR_UNSUPPORTED, EPERM,
+				"the runtime broker cannot serve protectSockets: pidfd_getfd is refused here");
+		dsh_err_hint(err, "a container runtime's seccomp profile refuses pidfd_getfd without CAP_SYS_PTRACE: "
+					 "allow it in the container's seccomp profile (or --cap-add SYS_PTRACE), "
+					 "or set protectSockets: false");
+		return r;
+	}
+	return 0;
+}
+
+/* The devices of every mount in the broker's namespace (mountinfo's third field, MAJOR:MINOR). */
+static int mount_devs(struct dsh_broker *b)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		if (sscanf(line, "%*d %*d %u:%u", &maj, &min) != 2)
+			continue;
+		dev_t *v = realloc(b->mount_devs, (b->n_mount_devs + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		b->mount_devs = v;
+		v[b->n_mount_devs++] = makedev(maj, min);
+	}
 	return 0;
 }
 
@@ -492,6 +522,10 @@ int dsh_broker_start(struct dsh_broker *b, struct dsh_error **err)
 {
 	if (b->started)
 		return 0;
+	struct seccomp_notif_sizes sizes;
+	if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+		return dsh_err_sys(err, errno, "broker: SECCOMP_GET_NOTIF_SIZES");
+	b->notif_size = sizes.seccomp_notif;
 	routes(b);
 	b->proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct statfs sf;
@@ -504,6 +538,8 @@ int dsh_broker_start(struct dsh_broker *b, struct dsh_error **err)
 	b->proc_own_ns = n > 0 && (self[n] = '\0', strtol(self, NULL, 10) == (long)getpid());
 	if (b->nested && stat("/proc/self/ns/mnt", &st) == 0)
 		b->mntns = st.st_ino;
+	if (b->nested && mount_devs(b) < 0)
+		return dsh_err_sys(err, ENOMEM, "broker: /proc/self/mountinfo");
 	b->started = true;
 	return 0;
 }

@@ -29,9 +29,6 @@ int dsh_call_valid(struct call *c);
 
 /* ---- caller.c: the caller's memory, descriptors, cwd, root and /proc entry ---- */
 
-/* Fill the broker's fields that serving needs (its /proc, its root, the calls the kernel allows). */
-int dsh_broker_start(struct dsh_broker *b, struct dsh_error **err);
-
 /* len bytes of the caller's memory at addr: 0, -EFAULT (not all mapped), -ENOENT (caller gone). */
 int dsh_caller_read(struct call *c, uint64_t addr, void *buf, size_t len);
 /* A NUL-terminated string of at most cap - 1 bytes; -too_long (an errno) past that. */
@@ -46,6 +43,8 @@ int dsh_caller_fd(struct call *c, int fd);
 int dsh_caller_cwd(struct call *c);
 /* The caller's root, O_PATH, or AT_FDCWD where it is the broker's own (no nested sandbox). */
 int dsh_caller_root(struct call *c);
+/* The inode of the caller's mount namespace; 0 when it cannot be read. */
+ino_t dsh_caller_mntns(struct call *c);
 /* The caller's umask. */
 mode_t dsh_caller_umask(struct call *c);
 
@@ -69,7 +68,7 @@ void dsh_caller_cache_clear(struct dsh_broker *b);
 struct target {
 	int pfd;          /* the parent directory, O_PATH */
 	char *name;       /* the last component ("." for a directory reached as a whole) */
-	char *canonical;  /* the parent's canonical path (the broker's view) joined with name */
+	char *canonical;  /* the parent's canonical path (the broker's view) joined with name; NULL: own_fs */
 	char *spelled;    /* the path as the caller spelled it, lexically normal */
 	bool exists;
 	struct stat st;   /* lstat of the name when it exists */
@@ -78,6 +77,9 @@ struct target {
 	int obj;
 	/* The name lies in the caller's own /proc entry (the only part of procfs the broker acts on). */
 	bool proc_own;
+	/* The name lies on a file system the command mounted itself (nested sandbox): canonical and
+	   spelled are NULL, and no rule is asked. */
+	bool own_fs;
 };
 
 void dsh_target_clear(struct target *t);

@@ -67,13 +67,7 @@ static uint64_t mnt_of(int fd)
 
 static bool caller_in_our_mntns(struct call *c)
 {
-	char num[16] = "", tid[16];
-	if (dsh_caller_in_proc(c, c->b->proc, num, tid) < 0)
-		return false;
-	char p[48];
-	struct stat st;
-	snprintf(p, sizeof(p), "%s/ns/mnt", tid);
-	return fstatat(c->b->proc, p, &st, 0) == 0 && st.st_ino == c->b->mntns;
+	return dsh_caller_mntns(c) == c->b->mntns;
 }
 
 /*
@@ -111,11 +105,34 @@ static int same_place(int dir, const char *path)
 	return -EACCES;
 }
 
-/* The broker's canonical path of dir, which the caller reached and the kernel names kpath. */
+/*
+ * Whether a directory the caller reached lies on a file system no mount of the broker's shows: one
+ * the command mounted itself (a nested sandbox's tmpfs, its own /dev), which holds no host file and
+ * so nothing a rule could name.
+ */
+static bool own_fs(struct call *c, int dir)
+{
+	struct stat st;
+	if (fstat(dir, &st) < 0)
+		return false;
+	for (size_t i = 0; i < c->b->n_mount_devs; i++)
+		if (c->b->mount_devs[i] == st.st_dev)
+			return false;
+	return c->b->n_mount_devs > 0;
+}
+
+/*
+ * The broker's canonical path of dir, which the caller reached: *ret NULL for a directory on a
+ * file system of the command's own (nothing there is judged).
+ */
 static int broker_path(struct call *c, int dir, char **ret)
 {
+	*ret = NULL;
+	bool ours = !c->b->nested || caller_in_our_mntns(c);
+	if (!ours && own_fs(c, dir))
+		return 0;
 	int r = dsh_fd_path(dir, ret);
-	if (r < 0 || !c->b->nested || caller_in_our_mntns(c))
+	if (r < 0 || ours)
 		return r;
 	if (same_place(dir, *ret) < 0) {
 		r = refuse(c, "reached in a mount namespace of the command's own, at a place the sandbox shows "
@@ -139,6 +156,11 @@ int dsh_resolve_fd_path(struct call *c, int fd, char **ret)
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return -errno;
+	if (own_fs(c, fd)) {
+		free(*ret);
+		*ret = NULL;
+		return 0;
+	}
 	if (S_ISDIR(st.st_mode))
 		r = same_place(fd, *ret);
 	else {
@@ -448,6 +470,15 @@ static int walk(struct walk *w, const char *path, bool follow, char **ret_name, 
 	}
 }
 
+/* A name on a file system of the command's own: no canonical path, no spelling to judge. */
+static int own_target(struct target *t)
+{
+	free(t->spelled);
+	t->spelled = NULL;
+	t->own_fs = true;
+	return 0;
+}
+
 /* The quick way: no "..", no symlink, no procfs on the way.  1 when it does not apply. */
 static int quick(struct call *c, int base, const char *base_path, int root, const char *path, bool follow,
 		 struct target *t)
@@ -483,8 +514,8 @@ static int quick(struct call *c, int base, const char *base_path, int root, cons
 	_cleanup_free_ char *pcanon = NULL;
 	if (c->b->nested) {
 		int r = broker_path(c, t->pfd, &pcanon);
-		if (r < 0)
-			return r;
+		if (r < 0 || !pcanon)
+			return r < 0 ? r : own_target(t);
 	} else if (!(pcanon = dsh_path_normalize(path[0] == '/' ? "/" : base_path, parent))) {
 		return -ENOMEM;
 	}
@@ -569,8 +600,8 @@ int dsh_resolve(struct call *c, int dirfd, const char *path, bool follow, struct
 				      t->spelled);
 		t->proc_own = w.proc == PROC_OWN;
 		_cleanup_free_ char *pcanon = NULL;
-		if ((r = broker_path(c, t->pfd, &pcanon)) < 0)
-			return r;
+		if ((r = broker_path(c, t->pfd, &pcanon)) < 0 || !pcanon)
+			return r < 0 ? r : own_target(t);
 		t->canonical = strcmp(name, ".") == 0 ? strdup(pcanon) : dsh_path_join(pcanon, name);
 		return t->canonical ? 0 : -ENOMEM;
 	}

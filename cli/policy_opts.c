@@ -148,6 +148,7 @@ int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *c
 	struct dsh_run_options *ro = ret_run ? ret_run : &scratch;
 	if (dsh_run_options_init(ro, c, envp, &err) < 0)
 		return cli_fail(err);
+	dsh_run_options_probe_broker(ro);
 	if (!ret_run)
 		dsh_run_options_clear(&scratch);
 	if (dsh_policy_new(c, envp, cwd, ret_policy, &err) < 0 || check_workspace(*ret_policy, &err) < 0) {

@@ -540,13 +540,19 @@ int dsh_mount_plan_apply(const struct dsh_mount_plan *plan, struct dsh_mount_out
 	/*
 	 * Clones that were attached are closed.  Detached mounts still held (the file mask's tmpfs, an unused
 	 * clone of /proc) are not: closing the last reference to a detached mount unmounts it, which
-	 * waits for an RCU grace period (milliseconds on a busy machine).  They close when init exits,
-	 * which nobody waits for.
+	 * waits for an RCU grace period (milliseconds on a busy machine).  They go to the caller in
+	 * out->held, which hands them to a process that lives as long as the run without serving it.
 	 */
 	for (size_t i = 0; i < plan->n; i++)
 		if (a.clones[i] >= 0 && r >= 0)
 			close(a.clones[i]);
 	free(a.clones);
+	int held[] = { a.proc_clone, a.mask_file, a.mask_dir, a.console, a.dev_nodes[0], a.dev_nodes[1],
+		       a.dev_nodes[2], a.dev_nodes[3], a.dev_nodes[4], a.dev_nodes[5] };
+	_Static_assert(ARRAY_SIZE(held) <= ARRAY_SIZE(out->held), "room for every mount held");
+	for (size_t k = 0; out && k < ARRAY_SIZE(held); k++)
+		if (held[k] >= 0)
+			out->held[out->n_held++] = held[k];
 	return r < 0 ? r : 0;
 }
 

@@ -14,6 +14,11 @@
 
 struct dsh_mount_outcome {
 	bool proc_fallback;  /* the fresh procfs was refused; the host's /proc is bound instead */
+	/* Mounts the apply still holds (the masks' sources, device node clones, an unused clone of
+	   /proc): closing the last reference to a detached mount waits for an RCU grace period, so
+	   they are handed to a process that outlives the start (the keeper) rather than closed. */
+	int held[12];
+	size_t n_held;
 };
 
 /*

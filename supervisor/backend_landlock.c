@@ -551,7 +551,9 @@ int dsh_landlock_plan_build_abi(const struct dsh_policy *p, const struct dsh_run
 						    .sockets = o->protect_sockets,
 						    .allowed_sockets = o->allow_unix_sockets,
 						    .nested = o->nested_sandbox };
-		r = dsh_seccomp_compile_notify(&plan->notify, o->protect_sockets, err);
+		r = dsh_broker_check_routes(&plan->broker, err);
+		if (r >= 0)
+			r = dsh_seccomp_compile_notify(&plan->notify, o->protect_sockets, err);
 		if (r >= 0 && o->protect_sockets)
 			r = dsh_broker_hold_sockets(&plan->broker, err);
 	}

@@ -88,7 +88,9 @@ static int broker_plan(const struct dsh_policy *p, struct linux_ns_plan *lp, str
 					  .sockets = lp->opts->protect_sockets,
 					  .allowed_sockets = lp->opts->allow_unix_sockets,
 					  .nested = lp->opts->nested_sandbox };
-	int r = dsh_seccomp_compile_notify(&lp->notify, lp->opts->protect_sockets, err);
+	int r = dsh_broker_check_routes(&lp->broker, err);
+	if (r >= 0)
+		r = dsh_seccomp_compile_notify(&lp->notify, lp->opts->protect_sockets, err);
 	return r < 0 || !lp->opts->protect_sockets ? r : dsh_broker_hold_sockets(&lp->broker, err);
 }
 

@@ -14,10 +14,12 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/sched.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 
 #include "common/cleanup.h"
@@ -171,6 +173,30 @@ static int probe_clone3(struct dsh_probe_ctx *c)
 	return 0;
 }
 
+/* The broker's two routes into a caller (broker/caller.c), tried on ourselves: a container
+   runtime's default seccomp profile (Docker's, Kubernetes' RuntimeDefault) refuses both without
+   CAP_SYS_PTRACE. */
+static int probe_vm_readv(struct dsh_probe_ctx *c)
+{
+	char src = 'x', dst = 0;
+	struct iovec local = { &dst, 1 }, remote = { &src, 1 };
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1)
+		return dsh_probe_fail(c, "process_vm_readv");
+	return 0;
+}
+
+static int probe_pidfd_getfd(struct dsh_probe_ctx *c)
+{
+	_cleanup_close_ int self = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (self < 0)
+		return dsh_probe_fail(c, "pidfd_open");
+	int fd = (int)syscall(SYS_pidfd_getfd, self, self, 0);
+	if (fd < 0)
+		return dsh_probe_fail(c, "pidfd_getfd");
+	close(fd);
+	return 0;
+}
+
 /* network: off, as a run does it (supervisor/stages.c): a new network namespace owned by the user
    namespace, its loopback brought up by ns/net.c (rtnetlink through libnl); then a TCP connection
    over it, which is what a command inside expects of "loopback only". */
@@ -225,6 +251,16 @@ static const struct dsh_probe_entry probe_table[DSH_PROBE__MAX] = {
 				       "(as runs do), a TCP connection over it",
 				       "network namespaces are refused here: 'network: off' cannot be enforced by linux-ns",
 				       probe_netns },
+	[DSH_PROBE_VM_READV] = { "process_vm_readv", "process_vm_readv on itself (the broker reads calls' arguments so)",
+				 "refused by a seccomp profile (a container runtime's default without CAP_SYS_PTRACE): the "
+				 "runtime broker reads /proc/PID/mem instead; allow process_vm_readv in the profile to save "
+				 "the open per call",
+				 probe_vm_readv },
+	[DSH_PROBE_PIDFD_GETFD] = { "pidfd_getfd", "pidfd_getfd on itself (the broker takes callers' descriptors so)",
+				    "refused by a seccomp profile (a container runtime's default without CAP_SYS_PTRACE): "
+				    "the runtime broker reopens through /proc/PID/fd, and protectSockets cannot be served; "
+				    "allow pidfd_getfd in the profile (or --cap-add SYS_PTRACE)",
+				    probe_pidfd_getfd },
 };
 
 const char *dsh_probe_name(enum dsh_probe_id id)
@@ -320,7 +356,8 @@ static long read_sysctl(const char *path)
 	return v;
 }
 
-bool dsh_probe_inside_dshbox(void)
+/* Whether a seccomp filter applies to this process (/proc/self/status says mode 2). */
+static bool seccomp_filtered(void)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
 	char line[256];
@@ -328,7 +365,12 @@ bool dsh_probe_inside_dshbox(void)
 	while (f && fgets(line, sizeof(line), f))
 		if (strncmp(line, "Seccomp:", 8) == 0)
 			filtered = atoi(line + 8) == SECCOMP_MODE_FILTER;
-	if (!filtered)
+	return filtered;
+}
+
+bool dsh_probe_inside_dshbox(void)
+{
+	if (!seccomp_filtered())
 		return false;
 	pid_t pid = getppid();
 	for (int depth = 0; pid > 0 && depth < 64; depth++) {
@@ -515,4 +557,32 @@ int dsh_probe_backend_landlock(const struct dsh_policy *p, const struct dsh_run_
 	(void)p;
 	return dsh_probe_require(probe_table, DSH_PROBE__MAX, "landlock", ids, ARRAY_SIZE(ids), o->probe_timeout_ms,
 				 err);
+}
+
+/* Whether this process may still install a seccomp filter with a listener: tried in a child. */
+static bool listener_possible(void)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return true; /* the start will say what is wrong */
+	if (pid == 0) {
+		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+		struct sock_fprog prog = { 1, &allow };
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(0);
+		long fd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+		_exit(fd < 0 && errno == EBUSY ? 1 : 0);
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return !(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+}
+
+void dsh_run_options_probe_broker(struct dsh_run_options *o)
+{
+	if (!o->runtime_broker || !seccomp_filtered() || listener_possible())
+		return;
+	o->runtime_broker = false;
+	o->broker_unavailable = true;
 }

@@ -113,6 +113,9 @@ struct dsh_stage_ctx {
 	/* spec->seccomp and spec->notify as one program (dsh_seccomp_join), loaded by the broker stage
 	   in place of both; empty when the spec has not both or they could not be joined. */
 	struct dsh_seccomp_prog joined;
+	/* The broker's own filter (dsh_seccomp_compile_broker), loaded by init before it serves;
+	   empty without a broker. */
+	struct dsh_seccomp_prog broker_filter;
 };
 
 struct dsh_stage {

@@ -480,6 +480,60 @@ int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, stru
 	return export_prog(ctx, false, ret, err);
 }
 
+/*
+ * The broker's own filter (init, while it serves the command's calls): an allow-list of what
+ * serving needs — reading the caller's memory and descriptors, the file and socket calls it makes
+ * for the caller, waiting, signals to the command, its deferred socket threads — and nothing that
+ * would let a borrowed broker do more: no exec, no ptrace, no mounts or namespaces, no handles.
+ * Anything else answers EPERM.
+ */
+static const char *const broker_allowed[] = {
+	/* memory, threads, time */
+	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "clone", "clone3", "set_robust_list", "rseq",
+	"futex", "exit", "exit_group", "sched_yield", "gettid", "getpid", "getppid", "getuid", "geteuid", "getgid",
+	"getegid", "rt_sigprocmask", "rt_sigaction", "rt_sigreturn", "sigaltstack", "restart_syscall",
+	"nanosleep", "clock_nanosleep", "clock_gettime", "gettimeofday", "getrandom", "getrlimit",
+	"prlimit64",
+	/* files: the caller's calls, done for it, and the broker's own look-ups */
+	"read", "write", "pread64", "pwrite64", "readv", "writev", "lseek", "close", "close_range", "open",
+	"openat", "openat2", "newfstatat", "fstat", "lstat", "stat", "statx", "fstatfs", "statfs", "readlink",
+	"readlinkat", "getdents64", "fcntl", "dup", "dup2", "dup3", "mkdir", "mkdirat", "mknod", "mknodat",
+	"symlink", "symlinkat", "link", "linkat", "rename", "renameat", "renameat2", "unlink", "unlinkat",
+	"rmdir", "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "fchownat", "lchown",
+	"utimensat", "utimes", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
+	"fremovexattr", "ftruncate", "truncate", "umask", "fchdir", "chdir", "getcwd", "ioctl",
+	/* the caller and the command */
+	"pidfd_open", "pidfd_getfd", "pidfd_send_signal", "kill", "tgkill", "waitid", "wait4",
+	"process_vm_readv", "process_vm_writev", "poll", "ppoll",
+	/* sockets, for the caller */
+	"connect", "bind", "sendmsg", "sendto", "sendmmsg", "getsockname",
+};
+
+int dsh_seccomp_generate_broker(struct dsh_seccomp_prog *ret, struct dsh_error **err)
+{
+	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	if (!ctx)
+		return dsh_err_sys(err, ENOMEM, "seccomp_init");
+	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	prefer_tree(ctx);
+	if (rc < 0)
+		return dsh_err_sys(err, -rc, "seccomp: filter attributes");
+	for (size_t i = 0; i < ARRAY_SIZE(broker_allowed); i++) {
+		int nr = seccomp_syscall_resolve_name(broker_allowed[i]);
+		if (nr == __NR_SCMP_ERROR || nr < 0)
+			continue; /* not on this architecture (open, stat, ... on asm-generic ones) */
+		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0)) < 0)
+			return dsh_err_sys(err, -rc, "seccomp: broker allows %s", broker_allowed[i]);
+	}
+	return export_prog(ctx, false, ret, err);
+}
+
+int dsh_seccomp_compile_broker(struct dsh_seccomp_prog *ret, struct dsh_error **err)
+{
+	int r = prebuilt(DSH_SECCOMP_KIND_BROKER, 0, ret, err);
+	return r != 0 ? (r < 0 ? r : 0) : dsh_seccomp_generate_broker(ret, err);
+}
+
 bool dsh_seccomp_const_allow(const struct dsh_seccomp_prog *p, uint32_t arch, uint32_t nr)
 {
 	uint32_t a = 0;

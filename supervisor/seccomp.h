@@ -135,7 +135,7 @@ int dsh_seccomp_join(const struct dsh_seccomp_prog *deny, const struct dsh_secco
  * start-up).  dsh_seccomp_generate*() are that generation, for the tool and the test holding the
  * tables equal to it; dsh_seccomp_compile*() fall back on them for a key the tables lack.
  */
-enum { DSH_SECCOMP_KIND_DENY, DSH_SECCOMP_KIND_NOTIFY };
+enum { DSH_SECCOMP_KIND_DENY, DSH_SECCOMP_KIND_NOTIFY, DSH_SECCOMP_KIND_BROKER };
 struct dsh_seccomp_prebuilt {
 	int kind;
 	unsigned key; /* deny: deny_inet | deny_sysv_ipc << 1 | nested_sandbox << 2; notify: sockets */
@@ -147,5 +147,13 @@ extern const size_t dsh_seccomp_n_prebuilt;
 unsigned dsh_seccomp_opts_key(const struct dsh_seccomp_opts *o);
 int dsh_seccomp_generate(const struct dsh_seccomp_opts *o, struct dsh_seccomp_prog *ret, struct dsh_error **err);
 int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err);
+int dsh_seccomp_generate_broker(struct dsh_seccomp_prog *ret, struct dsh_error **err);
+
+/*
+ * The runtime broker's own filter (init while it serves): an allow-list of what serving needs, every
+ * other call EPERM — no exec, no ptrace, no mount, no namespace.  Loaded by init with
+ * dsh_seccomp_load once the command has exec'd.
+ */
+int dsh_seccomp_compile_broker(struct dsh_seccomp_prog *ret, struct dsh_error **err);
 
 #endif

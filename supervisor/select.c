@@ -113,10 +113,14 @@ int dsh_backend_fall_back(const struct dsh_policy *p, const struct dsh_run_optio
 }
 
 /* The remedy for a backend's losses: what would enforce every rule instead, then the opt-in. */
-static const char *degraded_remedy(const struct dsh_description *d)
+static const char *degraded_remedy(const struct dsh_run_options *o, const struct dsh_description *d)
 {
 	if (strcmp(d->backend, "runner") == 0)
 		return NULL; /* its confine() refuses every lost rule itself (SPEC 1.5) */
+	if (o->broker_unavailable)
+		return "this runs under another sandbox's runtime broker, and the kernel allows one per process: "
+		       "the outer sandbox's rules still hold, this run's need the outer one to state them (and a "
+		       "linux-ns run inside needs nestedSandbox: true in the outer one)";
 	if (strcmp(d->backend, "linux-ns") == 0)
 		return "turn the runtime broker back on (runtimeBroker: on)";
 	if (strcmp(d->backend, "landlock") == 0 || strcmp(d->backend, "none") == 0)
@@ -150,7 +154,7 @@ int dsh_run_check_degraded(const struct dsh_policy *p, const struct dsh_run_opti
 	}
 	/* No rule lost; or a backend that refuses its lost rules itself, with its own words (the runner:
 	   SPEC 1.5, whatever allowDegraded says). */
-	if (n_lost == 0 || !degraded_remedy(d)) {
+	if (n_lost == 0 || !degraded_remedy(o, d)) {
 		dsh_buf_free(&names);
 		return 0;
 	}
@@ -170,7 +174,7 @@ int dsh_run_check_degraded(const struct dsh_policy *p, const struct dsh_run_opti
 			    d->backend, n_lost, named ? named : "?", n_lost > NAMED ? " and more" : "",
 			    d->rules[first].lost);
 	dsh_err_hint(err, "%s; or accept the loss: --allow-degraded (allowDegraded: true) runs with one "
-			  "warning per lost rule", degraded_remedy(d));
+			  "warning per lost rule", degraded_remedy(o, d));
 	return r;
 }
 

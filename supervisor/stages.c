@@ -121,9 +121,12 @@ static int st_lock(struct dsh_stage_ctx *c, struct dsh_error **err)
 	 * unmount its whole tree on the critical path (an RCU grace period per teardown).  The
 	 * descriptor is CLOEXEC; the command cannot setns into it without capabilities there.
 	 */
-	int keep = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC); // cppcheck-suppress resourceLeak
+	int keep = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 	if (keep < 0)
 		return dsh_err_sys(err, errno, "open /proc/self/ns/mnt");
+	/* Held by the keeper, not by init, the broker (st_keeper). */
+	if (c->mount_outcome.n_held < ARRAY_SIZE(c->mount_outcome.held))
+		c->mount_outcome.held[c->mount_outcome.n_held++] = keep;
 	if (c->spec->inner_ids)
 		return dsh_userns_lock_as(c->spec->inner_uid, c->spec->inner_gid, c->spec->uid, c->spec->gid, err);
 	return dsh_userns_lock(c->spec->uid, c->spec->gid, err);
@@ -159,21 +162,37 @@ static int st_keeper(struct dsh_stage_ctx *c, struct dsh_error **err)
 				close(spare[i]);
 		return dsh_err_sys(err, e, "fork the keeper");
 	}
+	const struct dsh_mount_outcome *mo = &c->mount_outcome;
 	if (pid == 0) {
-		/* Nothing of init's but the request pipe (3) and the spares (4, 5). */
-		int keep[3] = { c->keeper_fds[0], spare[0], spare[1] }, moved[3];
-		for (int i = 0; i < 3; i++)
-			moved[i] = keep[i] < 0 ? -1 : fcntl(keep[i], F_DUPFD_CLOEXEC, 10);
-		for (int i = 0; i < 3; i++)
-			if (keep[i] >= 0 && (moved[i] < 0 || dup2(moved[i], 3 + i) < 0))
+		/* Nothing of init's but the request pipe (3), the spares (4, 5) and the mounts the
+		   start still holds (6 on), which the keeper keeps for the run.  Each is first copied
+		   above the range it lands in, so that no dup2 overwrites one not yet moved. */
+		int all[3 + ARRAY_SIZE(mo->held)], moved[3 + ARRAY_SIZE(mo->held)];
+		size_t n = 0;
+		all[n++] = c->keeper_fds[0];
+		all[n++] = spare[0];
+		all[n++] = spare[1];
+		for (size_t k = 0; k < mo->n_held; k++)
+			all[n++] = mo->held[k];
+		for (size_t i = 0; i < n; i++)
+			moved[i] = all[i] < 0 ? -1 : fcntl(all[i], F_DUPFD_CLOEXEC, 3 + (int)n);
+		for (size_t i = 0; i < n; i++) {
+			if (all[i] < 0)
+				close(3 + (int)i); /* whatever of init's was there */
+			else if (moved[i] < 0 || dup2(moved[i], 3 + (int)i) < 0)
 				_exit(1);
-		(void)close_range(6, ~0U, 0);
+		}
+		(void)close_range(3 + (unsigned)n, ~0U, 0);
 		int mine[2] = { spare[0] < 0 ? -1 : 4, spare[1] < 0 ? -1 : 5 };
 		dsh_remask_keeper(c->spec->mounts, 3, mine);
 	}
 	for (int i = 0; i < 2; i++)
 		if (spare[i] >= 0)
 			close(spare[i]);
+	/* The keeper has its copies: init holds none of them while it serves the command. */
+	for (size_t k = 0; k < mo->n_held; k++)
+		close(mo->held[k]);
+	c->mount_outcome.n_held = 0;
 	close(c->keeper_fds[0]);
 	c->keeper_fds[0] = -1;
 	return 0;

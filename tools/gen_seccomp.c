@@ -3,7 +3,7 @@
  * Writes $(BUILD)/gen/seccomp_prebuilt.c: every seccomp program dshbox loads, generated once here
  * by the same libseccomp calls a run would make (supervisor/seccomp.c, linked without tables), so
  * that a run copies its program instead of generating it.  The deny filter depends on three
- * options and the broker's on one; all their combinations are written.
+ * options and the broker's on one; all their combinations are written, and the broker's own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,11 +51,17 @@ int main(void)
 		emit(name, &p);
 		dsh_seccomp_prog_clear(&p);
 	}
+	struct dsh_seccomp_prog bp = { 0 };
+	if (dsh_seccomp_generate_broker(&bp, &err) < 0)
+		return fail(err);
+	emit("broker0", &bp);
+	dsh_seccomp_prog_clear(&bp);
 	printf("\nconst struct dsh_seccomp_prebuilt dsh_seccomp_prebuilt[] = {\n");
 	for (unsigned key = 0; key < 8; key++)
 		printf("\t{ DSH_SECCOMP_KIND_DENY, %u, sizeof(deny%u) / sizeof(deny%u[0]), deny%u },\n", key, key, key, key);
 	for (unsigned s = 0; s < 2; s++)
 		printf("\t{ DSH_SECCOMP_KIND_NOTIFY, %u, sizeof(notify%u) / sizeof(notify%u[0]), notify%u },\n", s, s, s, s);
-	printf("};\nconst size_t dsh_seccomp_n_prebuilt = %u;\n", 10U);
+	printf("\t{ DSH_SECCOMP_KIND_BROKER, 0, sizeof(broker0) / sizeof(broker0[0]), broker0 },\n");
+	printf("};\nconst size_t dsh_seccomp_n_prebuilt = %u;\n", 11U);
 	return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -139,6 +139,9 @@ struct dsh_run_options {
 	   command may connect or send to besides those it bound itself (SPEC 3.11). */
 	char **allow_unix_sockets;
 	bool runtime_broker;              /* SPEC 3.12; off: the rules it covers are reported partial */
+	/* runtimeBroker asked for, but this process already runs under another sandbox's broker and
+	   the kernel allows one seccomp listener per process (dsh_run_options_probe_broker): off. */
+	bool broker_unavailable;
 	bool nested_sandbox;              /* new user namespaces allowed inside (SPEC 1.5 nestedSandbox) */
 	char **envp;                      /* the environment the options were read with (a copy) */
 	/* The environment the command gets: envp filtered by the configuration's env policy
@@ -153,6 +156,14 @@ struct dsh_run_options {
 	   Only for a caller that runs at once and says nothing of the backend before the run. */
 	bool start_decides;
 };
+
+/*
+ * Inside another sandbox whose runtime broker serves this process (dshbox inside dshbox), the
+ * kernel refuses a second seccomp listener: runtime_broker goes off and broker_unavailable on, so
+ * that what the broker would have covered is reported lost for that reason.  The outer sandbox's
+ * broker still serves every call of this run for its own rules.
+ */
+void dsh_run_options_probe_broker(struct dsh_run_options *o);
 
 /*
  * The timing view: each stage of a run's start and end with its wall-clock time, in order, so that

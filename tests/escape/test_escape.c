@@ -810,8 +810,9 @@ Test(escape, session_bus_under_xdg_runtime_dir)
 
 Test(escape, abstract_unix_socket_with_the_network_on)
 {
-	/* With the network on, only Landlock's scoping (ABI 6, Linux 6.12) keeps abstract sockets
-	   apart; without it dshbox reports the run partial (SPEC 3.11). */
+	/* With the network on, two walls keep the host's abstract sockets apart: the runtime broker
+	   (SPEC 3.11: a name this run did not bind is EACCES) and, under it, Landlock's scoping (ABI 6,
+	   Linux 6.12: EPERM), tried alone with the broker off. */
 	int abi = landlock_abi();
 	if (abi < 6)
 		DSH_SKIP("abstract unix socket scoping needs Landlock ABI 6, this kernel has %d", abi);
@@ -824,7 +825,14 @@ Test(escape, abstract_unix_socket_with_the_network_on)
 	const char *extra[] = { "--network", "on", NULL };
 	struct dsh_proc r;
 	run_attack(&f, &r, extra, "abstract", name, NULL);
-	EXPECT("abstract", &r, "connect_abstract=EPERM");
+	EXPECT("abstract, broker", &r, "connect_abstract=EACCES");
+	dsh_proc_clear(&r);
+	char *cfg = fmt("%s/no-broker.yml", f.top);
+	dsh_test_write_file(cfg, "runtimeBroker: off\nallowDegraded: true\n");
+	const char *alone[] = { "--network", "on", "--config", cfg, NULL };
+	run_attack(&f, &r, alone, "abstract", name, NULL);
+	EXPECT("abstract, Landlock alone", &r, "connect_abstract=EPERM");
+	free(cfg);
 	dsh_proc_clear(&r);
 	server_check_and_stop(&s, "abstract");
 	fx_check_and_free(&f);

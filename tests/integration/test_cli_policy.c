@@ -138,7 +138,7 @@ static const struct config_case config_cases[] = {
 	{ "maxMasks: 0\n", "maxMasks: must be positive" },
 	{ "network: maybe\n", "expected 'on' or 'off'" },
 	{ "protectSockets: perhaps\n", "expected true or false" },
-	{ "allowUnixSockets: [relative/agent.sock]\n", "allowUnixSockets[0]: 'relative/agent.sock' is not an absolute path" },
+	{ "allowUnixSockets: [relative/agent.sock]\n", "allowUnixSockets[0]: 'relative/agent.sock' is neither an absolute path nor an abstract name (@name)" },
 	{ "allowUnixSockets: [\"{{ env.DSHBOX_TEST_UNSET_SOCK }}\"]\n", "allowUnixSockets[0]: environment variable DSHBOX_TEST_UNSET_SOCK is not set" },
 	{ "allowUnixSockets: /run/agent.sock\n", "allowUnixSockets: expected a list" },
 	{ "access: [\"-- /a/[b\"]\n", "unclosed '['" },

@@ -607,11 +607,34 @@ Test(seccomp_program, the_kernel_caches_every_call_neither_filter_looks_at)
 	dsh_seccomp_prog_clear(&deny);
 }
 
+/*
+ * The broker's own filter (init while it serves): what serving needs is answered by the kernel's
+ * cache without the program; what would let a borrowed broker do more is refused.
+ */
+Test(seccomp_program, the_broker_allows_serving_and_nothing_more)
+{
+	struct dsh_error *err = NULL;
+	struct dsh_seccomp_prog b = { 0 };
+	cr_assert_eq(dsh_seccomp_compile_broker(&b, &err), 0);
+	static const int served[] = { SYS_read, SYS_openat, SYS_mkdirat, SYS_renameat2, SYS_unlinkat, SYS_ioctl,
+				      SYS_process_vm_readv, SYS_pidfd_getfd, SYS_connect, SYS_sendmsg, SYS_ppoll,
+				      SYS_clone3, SYS_futex, SYS_fchdir, SYS_exit_group };
+	for (size_t i = 0; i < ARRAY_SIZE(served); i++)
+		cr_expect(kernel_const_allow(&b, (uint32_t)served[i]), "syscall %d is refused to the broker", served[i]);
+	static const int refused[] = { SYS_execve, SYS_execveat, SYS_ptrace, SYS_mount, SYS_umount2, SYS_unshare,
+				       SYS_setns, SYS_open_by_handle_at, SYS_bpf, SYS_seccomp, SYS_fsopen,
+				       SYS_move_mount, SYS_keyctl, SYS_socket, SYS_chroot };
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++)
+		cr_expect(!kernel_const_allow(&b, (uint32_t)refused[i]), "syscall %d is allowed to the broker",
+			  refused[i]);
+	dsh_seccomp_prog_clear(&b);
+}
+
 /* The build's programs (tools/gen_seccomp.c) are the ones a run would generate, for every option. */
 Test(seccomp_program, the_prebuilt_programs_are_the_generated_ones)
 {
 	struct dsh_error *err = NULL;
-	cr_assert_eq(dsh_seccomp_n_prebuilt, 10, "8 deny filters and 2 broker filters");
+	cr_assert_eq(dsh_seccomp_n_prebuilt, 11, "8 deny filters, 2 broker filters and the broker's own");
 	for (unsigned key = 0; key < 8; key++) {
 		struct dsh_seccomp_opts o = { .deny_inet = key & 1, .deny_sysv_ipc = key & 2, .nested_sandbox = key & 4 };
 		struct dsh_seccomp_prog a = { 0 }, b = { 0 };
@@ -632,6 +655,12 @@ Test(seccomp_program, the_prebuilt_programs_are_the_generated_ones)
 		dsh_seccomp_prog_clear(&a);
 		dsh_seccomp_prog_clear(&b);
 	}
+	struct dsh_seccomp_prog ba = { 0 }, bb = { 0 };
+	cr_assert_eq(dsh_seccomp_compile_broker(&ba, &err), 0);
+	cr_assert_eq(dsh_seccomp_generate_broker(&bb, &err), 0);
+	cr_assert(ba.len == bb.len && memcmp(ba.insns, bb.insns, ba.len * sizeof(*ba.insns)) == 0, "the broker's own");
+	dsh_seccomp_prog_clear(&ba);
+	dsh_seccomp_prog_clear(&bb);
 	struct dsh_seccomp_prog n = { 0 }, d = { 0 };
 	cr_assert_eq(dsh_seccomp_compile(NULL, &n, &err), 0);
 	cr_assert_eq(dsh_seccomp_generate(&(struct dsh_seccomp_opts){ 0 }, &d, &err), 0);

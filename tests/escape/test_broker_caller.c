@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Whose view the runtime broker resolves a brokered call in (issue 20).  The broker is the
+ * sandbox's init; a path it resolves for the command must mean what it means to the command:
+ * /proc/self is the caller, /proc/self/fd/N the caller's own descriptor N, and nothing of init's —
+ * its status pipe to dshbox, its clone of the host's /proc, its memory — is reached through it.
+ * Each attack runs as tests/helpers/caller_attack inside `dshbox run`, prints what it got, and is
+ * judged here, on its output and on the host.  Every attack first shows it ran and that the broker
+ * was answering creating opens ("ran=1", "brokered=ok"), so none passes by not happening.
+ *
+ * The backend is DSHBOX_ESCAPE_BACKEND (default auto), so CI runs them against landlock too.  Most
+ * attacks are tried in several settings: the default (workspace-write), danger-full-access and
+ * nestedSandbox (no Landlock file layer around init), and a kernel made Landlock-less by a seccomp
+ * filter around dshbox (tests/helpers/refuse_calls), which the landlock backend refuses to run on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "tests/lib/harness.h"
+
+static char *top, *ws, *nested_cfg;
+
+static char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "HOME=/nonexistent", NULL };
+
+/*
+ * DSHBOX_ESCAPE_BACKEND, with auto resolved to what it picks for the default mode: auto runs
+ * danger-full-access unsandboxed (backend none), where there is no broker to attack.
+ */
+static const char *backend(void)
+{
+	static char picked[32];
+	const char *b = getenv("DSHBOX_ESCAPE_BACKEND");
+	if (b && *b && strcmp(b, "auto") != 0)
+		return b;
+	if (!picked[0]) {
+		dsh_test_require_backend();
+		const char *argv[] = { dsh_test_dshbox(), "run", "--dry-run", "--", "true", NULL };
+		struct dsh_proc r;
+		cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, &r), 0);
+		cr_assert(sscanf(r.out, "backend: %31s", picked) == 1, "dshbox run --dry-run: %s%s", r.out, r.err);
+		dsh_proc_clear(&r);
+	}
+	return picked;
+}
+
+static bool landlock_backend(void)
+{
+	return strcmp(backend(), "landlock") == 0;
+}
+
+static void setup(void)
+{
+	top = dsh_test_mkdtemp();
+	cr_assert(asprintf(&ws, "%s/ws", top) > 0);
+	cr_assert_eq(mkdir(ws, 0755), 0);
+	cr_assert(asprintf(&nested_cfg, "%s/nested.yml", top) > 0);
+	dsh_test_write_file(nested_cfg, "nestedSandbox: true\n");
+}
+
+static void teardown(void)
+{
+	dsh_test_rmtree(top);
+	free(ws), free(top), free(nested_cfg);
+}
+
+TestSuite(broker_caller, .init = setup, .fini = teardown, .timeout = 90);
+
+/* Where the attack runs: a mode, nestedSandbox, or a kernel that seems to lack Landlock. */
+struct setting {
+	const char *name;
+	const char *mode;  /* --mode, or NULL for the default (workspace-write) */
+	bool nested;       /* --config with nestedSandbox: true */
+	bool no_landlock;  /* dshbox under refuse_calls --errno ENOSYS landlock_create_ruleset */
+};
+
+static const struct setting WORKSPACE = { "workspace-write", NULL, false, false };
+static const struct setting FULL = { "danger-full-access", "danger-full-access", false, false };
+static const struct setting NESTED = { "nestedSandbox: true", NULL, true, false };
+static const struct setting NO_LANDLOCK = { "no Landlock", NULL, false, true };
+
+/*
+ * [refuse_calls ... --] dshbox run --backend B --workspace WS --cwd WS [setting] [extra...] -- cmd...
+ * false when the setting cannot run with this backend: the landlock backend on a kernel without
+ * Landlock, which must then refuse (125) without running anything; the caller moves on.
+ */
+static bool run_in(struct dsh_proc *r, const struct setting *s, const char *const *extra, const char *const *cmd)
+{
+	_cleanup_free_ char *refuse = dsh_test_helper("refuse_calls");
+	const char *argv[64];
+	size_t n = 0;
+	if (s->no_landlock) {
+		const char *pre[] = { refuse, "--errno", "ENOSYS", "landlock_create_ruleset", "--" };
+		for (size_t i = 0; i < 5; i++)
+			argv[n++] = pre[i];
+	}
+	const char *base[] = { dsh_test_dshbox(), "run", "--backend", backend(), "--workspace", ws, "--cwd", ws };
+	for (size_t i = 0; i < 8; i++)
+		argv[n++] = base[i];
+	if (s->mode) {
+		argv[n++] = "--mode";
+		argv[n++] = s->mode;
+	}
+	if (s->nested) {
+		argv[n++] = "--config";
+		argv[n++] = nested_cfg;
+	}
+	for (size_t i = 0; extra && extra[i]; i++)
+		argv[n++] = extra[i];
+	argv[n++] = "--";
+	for (size_t i = 0; cmd[i]; i++) {
+		cr_assert_lt(n, 63);
+		argv[n++] = cmd[i];
+	}
+	argv[n] = NULL;
+	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, r), 0);
+	if (s->no_landlock && landlock_backend()) {
+		cr_expect_eq(r->exit_code, 125, "the landlock backend ran without Landlock: %s", r->err);
+		cr_expect(strstr(r->err, "landlock"), "%s", r->err);
+		cr_expect_str_eq(r->out, "", "the command ran");
+		cr_log_info("%s: the landlock backend refuses to run without Landlock; nothing to attack", s->name);
+		dsh_proc_clear(r);
+		return false;
+	}
+	return true;
+}
+
+/* caller_attack ARGS... in setting s; false as run_in. */
+static bool attack(struct dsh_proc *r, const struct setting *s, const char *const *extra, const char *const *args)
+{
+	_cleanup_free_ char *helper = dsh_test_helper("caller_attack");
+	const char *cmd[16] = { helper };
+	for (size_t i = 0; args[i]; i++) {
+		cr_assert_lt(i, 14);
+		cmd[i + 1] = args[i];
+	}
+	if (!run_in(r, s, extra, cmd))
+		return false;
+	/* It ran, and the broker answered a creating open: the attack had its chance. */
+	cr_assert(strstr(r->out, "ran=1\n"), "[%s] the attack did not run: exit %d\n%s%s", s->name, r->exit_code, r->out,
+		  r->err);
+	cr_assert(strstr(r->out, "brokered=ok\n"), "[%s] the broker did not answer a creating open:\n%s%s", s->name,
+		  r->out, r->err);
+	cr_assert(strstr(r->out, "seccomp=2\n"), "[%s] the command runs under no seccomp filter, so no broker:\n%s",
+		  s->name, r->out);
+	return true;
+}
+
+/* The value of "key=" at the start of a line of out, or "" when absent; the last eight answers
+   stay valid, so a message may quote several. */
+static const char *val(const char *out, const char *key)
+{
+	static char ring[8][4096];
+	static unsigned next;
+	char *buf = ring[next++ % 8];
+	size_t kl = strlen(key);
+	buf[0] = '\0';
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (strncmp(l, key, kl) == 0 && l[kl] == '=') {
+			size_t n = strcspn(l + kl + 1, "\n");
+			snprintf(buf, 4096, "%.*s", (int)(n < 4096 ? n : 4095), l + kl + 1);
+			break;
+		}
+	return buf;
+}
+
+static bool is(const char *out, const char *key, const char *want)
+{
+	return strcmp(val(out, key), want) == 0;
+}
+
+/* What the helper read (Name, Pid) must be the helper itself (self_name, self_pid). */
+static void expect_the_callers_own(const struct dsh_proc *r, const char *what, const struct setting *s)
+{
+	const char *self_pid = val(r->out, "self_pid"), *self_name = val(r->out, "self_name");
+	cr_expect(is(r->out, "pid", self_pid) && is(r->out, "name", self_name),
+		  "[%s] %s is not the caller's own (caller: %s, pid %s); it read Name: %s, Pid: %s\n%s", s->name, what,
+		  self_name, self_pid, val(r->out, "name"), val(r->out, "pid"), r->out);
+}
+
+/* /proc/self through the broker (a creating open) is the caller, not init ("Name: dshbox"). */
+Test(broker_caller, proc_self_status_is_the_callers)
+{
+	const struct setting *ss[] = { &WORKSPACE, &FULL, &NESTED, &NO_LANDLOCK };
+	const char *paths[] = { "/proc/self/status", "/proc/thread-self/status" };
+	for (size_t i = 0; i < 4; i++)
+		for (size_t p = 0; p < 2; p++) {
+			struct dsh_proc r;
+			const char *args[] = { "status", "creat", paths[p], NULL };
+			if (!attack(&r, ss[i], NULL, args))
+				continue;
+			cr_expect(is(r.out, "open", "ok") && is(r.out, "read", "ok"),
+				  "[%s] open(%s, O_RDONLY|O_CREAT) failed:\n%s%s", ss[i]->name, paths[p], r.out, r.err);
+			expect_the_callers_own(&r, paths[p], ss[i]);
+			dsh_proc_clear(&r);
+		}
+}
+
+/* openat2 with the broker on: ENOSYS (programs fall back to openat), or the caller's own file. */
+Test(broker_caller, openat2_of_proc_self_is_enosys_or_the_callers)
+{
+	const struct setting *ss[] = { &WORKSPACE, &FULL, &NESTED, &NO_LANDLOCK };
+	for (size_t i = 0; i < 4; i++) {
+		struct dsh_proc r;
+		const char *args[] = { "status", "openat2", "/proc/self/status", NULL };
+		if (!attack(&r, ss[i], NULL, args))
+			continue;
+		if (!is(r.out, "open", "ENOSYS")) {
+			cr_expect(is(r.out, "open", "ok"), "[%s] openat2: %s", ss[i]->name, r.out);
+			expect_the_callers_own(&r, "openat2(/proc/self/status)", ss[i]);
+		}
+		dsh_proc_clear(&r);
+	}
+}
+
+/* A creating open of init's /proc entry (pid 1 under linux-ns; the command's parent under the
+   landlock backend) is refused: only the caller's own /proc/PID tree. */
+Test(broker_caller, creating_open_of_inits_proc_is_refused)
+{
+	const struct setting *ss[] = { &WORKSPACE, &FULL };
+	for (size_t i = 0; i < 2; i++) {
+		struct dsh_proc r;
+		const char *creat[] = { "status", "creat", "/proc/parent/status", NULL };
+		if (!attack(&r, ss[i], NULL, creat))
+			continue;
+		cr_expect(is(r.out, "open", "EACCES"), "[%s] open(/proc/%s/status, O_CREAT) of init: want EACCES\n%s",
+			  ss[i]->name, val(r.out, "parent_pid"), r.out);
+		dsh_proc_clear(&r);
+		const char *o2[] = { "status", "openat2", "/proc/parent/status", NULL };
+		if (!attack(&r, ss[i], NULL, o2))
+			continue;
+		cr_expect(is(r.out, "open", "ENOSYS") || is(r.out, "open", "EACCES"),
+			  "[%s] openat2(/proc/%s/status) of init: want ENOSYS or EACCES\n%s", ss[i]->name,
+			  val(r.out, "parent_pid"), r.out);
+		dsh_proc_clear(&r);
+	}
+}
+
+/*
+ * A forged "exited 0" frame written into init's status pipe to dshbox through /proc/self/fd/N: the
+ * command exits 7, and dshbox must say 7.  "forged=" shows the attack finished its loop.
+ */
+Test(broker_caller, forged_exit_status_through_inits_pipe)
+{
+	const struct setting *ss[] = { &WORKSPACE, &FULL, &NO_LANDLOCK };
+	for (size_t i = 0; i < 3; i++) {
+		struct dsh_proc r;
+		const char *args[] = { "forge-status", NULL };
+		if (!attack(&r, ss[i], NULL, args))
+			continue;
+		cr_expect(strstr(r.out, "forged="), "[%s] the attack did not finish:\n%s%s", ss[i]->name, r.out, r.err);
+		cr_expect_eq(r.exit_code, 7, "[%s] the command exited 7, dshbox said %d (a forged frame?)\n%s%s",
+			     ss[i]->name, r.exit_code, r.out, r.err);
+		cr_expect(is(r.out, "pipes", "0"), "[%s] the command reached pipes it does not hold:\n%s", ss[i]->name,
+			  r.out);
+		dsh_proc_clear(&r);
+	}
+}
+
+/* The first word of this process's command line on the host: what a leak of it would show. */
+static char *own_cmdline(void)
+{
+	_cleanup_free_ char *path = NULL;
+	cr_assert(asprintf(&path, "/proc/%d/cmdline", (int)getpid()) > 0);
+	char *s = dsh_test_read_file(path);
+	cr_assert(s && *s, "cannot read %s", path);
+	return s; /* NUL-terminated at the first argument */
+}
+
+/*
+ * danger-full-access: /proc/self/fd/N/HOSTPID/cmdline reaches this host process through init's
+ * clone of the host's /proc (linux-ns).  Under the landlock backend the command shares the host's
+ * pid namespace anyway; what must not open is a path through init's descriptors.
+ */
+Test(broker_caller, host_processes_through_inits_proc)
+{
+	_cleanup_free_ char *mine = own_cmdline(), *pid = NULL;
+	cr_assert(asprintf(&pid, "%d", (int)getpid()) > 0);
+	struct dsh_proc r;
+	const char *args[] = { "host-proc", pid, NULL };
+	if (!attack(&r, &FULL, NULL, args))
+		return;
+	cr_expect(is(r.out, "read", "0"), "a host process's /proc was read through init's descriptors:\n%s", r.out);
+	cr_expect_null(strstr(r.out, mine), "this host process's command line (%s) leaked:\n%s", mine, r.out);
+	if (landlock_backend())
+		cr_log_info("landlock backend: init holds no clone of the host's /proc; checked all the same");
+	dsh_proc_clear(&r);
+}
+
+/*
+ * As root, /proc/self/fd/N/sys/kernel/core_pattern through init's host /proc opened for writing
+ * (opened and closed: nothing is ever written).  As another user core_pattern is not theirs to
+ * write at all, so the open fails either way; the check is the same.
+ */
+Test(broker_caller, core_pattern_through_inits_proc)
+{
+	struct dsh_proc r;
+	const char *args[] = { "core-pattern", NULL };
+	if (!attack(&r, &FULL, NULL, args))
+		return;
+	cr_expect(is(r.out, "opened", "0"), "the host's core_pattern opened for writing through init:\n%s", r.out);
+	if (geteuid() != 0)
+		cr_log_info("uid %u: core_pattern is root's; this check has teeth only as root", (unsigned)geteuid());
+	dsh_proc_clear(&r);
+}
+
+/*
+ * /proc/self/mem opened read-write through the broker (O_CREAT) must be the command's own memory
+ * (a static marker reads back, a byte written shows in the variable), and init's — /proc/1/mem,
+ * or the command's parent under the landlock backend — must not open at all.  The settings are
+ * those where Landlock does not refuse the command's writes under /proc (danger-full-access,
+ * nestedSandbox under linux-ns, no Landlock): there the open of its own mem must succeed, which is
+ * the attack's chance (as root, today, it opens init's).  By openat2: ENOSYS, or the same.
+ */
+Test(broker_caller, inits_memory_through_proc_mem)
+{
+	const struct setting *ss[] = { &FULL, &NESTED, &NO_LANDLOCK };
+	const char *routes[] = { "creat", "openat2" };
+	for (size_t i = 0; i < 3; i++)
+		for (size_t k = 0; k < 2; k++) {
+			if (ss[i] == &NESTED && landlock_backend()) {
+				cr_log_info("landlock backend, nestedSandbox: Landlock still refuses writes under /proc");
+				continue;
+			}
+			struct dsh_proc r;
+			const char *args[] = { "mem", routes[k], NULL };
+			if (!attack(&r, ss[i], NULL, args))
+				continue;
+			if (strcmp(routes[k], "creat") == 0 || !is(r.out, "self_open", "ENOSYS"))
+				cr_expect(is(r.out, "self_open", "ok") && is(r.out, "self_same", "1") &&
+						  is(r.out, "self_changed", "1"),
+					  "[%s, %s] /proc/self/mem did not open as the caller's own memory:\n%s", ss[i]->name,
+					  routes[k], r.out);
+			cr_expect(!is(r.out, "parent_open", "ok"), "[%s, %s] init's /proc/%s/mem opened read-write:\n%s",
+				  ss[i]->name, routes[k], val(r.out, "parent_pid"), r.out);
+			cr_expect(!is(r.out, "pid1_open", "ok"), "[%s, %s] /proc/1/mem opened read-write:\n%s", ss[i]->name,
+				  routes[k], r.out);
+			dsh_proc_clear(&r);
+		}
+}
+
+/* FS_IOC_GETFLAGS and FS_IOC_FSGETXATTR of a host file, as a string to compare. */
+static char *host_flags(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	int flags = 0;
+	struct fsxattr fx = { 0 };
+	cr_assert_eq(ioctl(fd, FS_IOC_GETFLAGS, &flags), 0, "FS_IOC_GETFLAGS %s: %s", path, strerror(errno));
+	cr_assert_eq(ioctl(fd, FS_IOC_FSGETXATTR, &fx), 0, "FS_IOC_FSGETXATTR %s: %s", path, strerror(errno));
+	char *s = NULL;
+	cr_assert(asprintf(&s, "flags=%#x xflags=%#x", (unsigned)flags, fx.fsx_xflags) > 0);
+	return s;
+}
+
+/* Whether the host's filesystem lets the owner set +d +A on a scratch file (ext4 does). */
+static void require_chattr(void)
+{
+	_cleanup_free_ char *probe = NULL;
+	cr_assert(asprintf(&probe, "%s/chattr-probe", top) > 0);
+	dsh_test_write_file(probe, "x\n");
+	_cleanup_close_ int fd = open(probe, O_RDONLY | O_CLOEXEC);
+	int flags = 0;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		DSH_SKIP("%s: FS_IOC_GETFLAGS: %s: the host filesystem has no chattr flags", top, strerror(errno));
+	int set = flags | FS_NODUMP_FL | FS_NOATIME_FL;
+	if (ioctl(fd, FS_IOC_SETFLAGS, &set) < 0)
+		DSH_SKIP("%s: FS_IOC_SETFLAGS +d +A: %s: the host filesystem refuses them", top, strerror(errno));
+	(void)ioctl(fd, FS_IOC_SETFLAGS, &flags);
+}
+
+/* chattr's ioctls on a file opened read-only, r- and outside the writable roots: refused by both
+   backends; the host file's flags are the oracle. */
+Test(broker_caller, chattr_of_a_read_only_file)
+{
+	require_chattr();
+	_cleanup_free_ char *ro = NULL, *rule = NULL;
+	cr_assert(asprintf(&ro, "%s/ro.txt", top) > 0);
+	cr_assert(asprintf(&rule, "r- %s", ro) > 0);
+	dsh_test_write_file(ro, "keep\n");
+	_cleanup_free_ char *before = host_flags(ro);
+	const char *extra[] = { "--access", rule, NULL };
+	const char *args[] = { "chattr", ro, NULL };
+	struct dsh_proc r;
+	if (!attack(&r, &WORKSPACE, extra, args))
+		return;
+	cr_expect(is(r.out, "open", "ok") && is(r.out, "getflags", "ok"), "the file was not even readable:\n%s%s", r.out,
+		  r.err);
+	cr_expect(!is(r.out, "setflags", "ok"), "FS_IOC_SETFLAGS on an r- file succeeded:\n%s", r.out);
+	cr_expect(!is(r.out, "fssetxattr", "ok"), "FS_IOC_FSSETXATTR on an r- file succeeded:\n%s", r.out);
+	_cleanup_free_ char *after = host_flags(ro);
+	cr_expect_str_eq(after, before, "the r- file's attributes changed on the host");
+	dsh_proc_clear(&r);
+}
+
+/* A host listener on an abstract name, non-blocking: after the run, accept() and recv() must find
+   nothing. */
+static int abstract_socket(int type, const char *name)
+{
+	int fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	cr_assert_geq(fd, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t n = strlen(name);
+	memcpy(sa.sun_path + 1, name, n);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)), 0,
+		     "bind @%s: %s", name, strerror(errno));
+	if (type == SOCK_STREAM)
+		cr_assert_eq(listen(fd, 8), 0);
+	return fd;
+}
+
+/*
+ * With the network on, an abstract name this run did not bind (a host listener's) is out of reach
+ * — connect() and sendto() — while a name the command bound in the same run is reachable.
+ */
+Test(broker_caller, abstract_socket_bound_outside_the_run)
+{
+	const struct setting *ss[] = { &WORKSPACE, &FULL, &NO_LANDLOCK };
+	for (size_t i = 0; i < 3; i++) {
+		char stream[64], dgram[64];
+		snprintf(stream, sizeof(stream), "dshbox-caller-%d-%zu", (int)getpid(), i);
+		snprintf(dgram, sizeof(dgram), "dshbox-caller-dgram-%d-%zu", (int)getpid(), i);
+		int ls = abstract_socket(SOCK_STREAM, stream), ld = abstract_socket(SOCK_DGRAM, dgram);
+		const char *extra[] = { "--network", "on", NULL };
+		const char *args[] = { "abstract", stream, dgram, NULL };
+		struct dsh_proc r;
+		if (attack(&r, ss[i], extra, args)) {
+			cr_expect(!is(r.out, "host_connect", "ok"), "[%s] connect() to the host's @%s:\n%s", ss[i]->name,
+				  stream, r.out);
+			cr_expect(!is(r.out, "host_sendto", "ok"), "[%s] sendto() the host's @%s:\n%s", ss[i]->name, dgram,
+				  r.out);
+			cr_expect(is(r.out, "own_connect", "ok") && is(r.out, "own_sendto", "ok"),
+				  "[%s] a name the command bound itself was not reachable:\n%s%s", ss[i]->name, r.out, r.err);
+			int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+			int e = errno;
+			cr_expect(c < 0 && e == EAGAIN, "[%s] the host's listener accepted a connection from inside",
+				  ss[i]->name);
+			if (c >= 0)
+				close(c);
+			char b;
+			ssize_t n = recv(ld, &b, 1, 0);
+			e = errno;
+			cr_expect(n < 0 && e == EAGAIN, "[%s] the host's datagram socket received from inside", ss[i]->name);
+			dsh_proc_clear(&r);
+		}
+		close(ls), close(ld);
+	}
+}
