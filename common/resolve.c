@@ -134,8 +134,8 @@ int dsh_openat2_walk(int dirfd, const char *path, uint64_t flags, uint64_t mode,
 				e = errno;
 			else if (text[0] == '/' && (resolve & RESOLVE_NO_XDEV))
 				e = EXDEV; /* the kernel refuses a jump to the root by a link, wherever it lands */
-			if (e) {
-				fd = walk_fail(&cur, e);
+			if (e || n < 0) {
+				fd = walk_fail(&cur, e ? e : EIO);
 				break;
 			}
 			text[n] = '\0';
