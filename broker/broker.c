@@ -203,7 +203,7 @@ static int respond(struct call *c, int64_t val, int error)
 		c->b->refused++;
 		/* the first refusal that knows its reason is kept for the run's note */
 		if (!c->b->first_refusal[0] && c->b->denial[0])
-			memcpy(c->b->first_refusal, c->b->denial, sizeof(c->b->first_refusal));
+			memcpy(c->b->first_refusal, c->b->denial, DSH_REFUSAL_MAX);
 	}
 	if (ioctl(c->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
 		return -errno;

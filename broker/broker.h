@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "dshbox/backend.h"
 #include "dshbox/dshbox.h"
 
 struct dsh_broker {
@@ -46,7 +47,7 @@ struct dsh_broker {
 	unsigned long served, refused;
 	/* The first call refused by a rule's word, as `PATH (rule "TEXT")` (the run names it after a
 	   failure); denial: what the call being served was refused for, while it is decided. */
-	char first_refusal[512], denial[512];
+	char first_refusal[DSH_REFUSAL_MAX], denial[DSH_REFUSAL_MAX];
 	/* The command may have a root or a mount namespace other than the broker's (nestedSandbox:
 	   new user namespaces inside, or capabilities kept): paths then start at the caller's root,
 	   and a name reached in its own mount namespace is judged by where the broker sees it. */

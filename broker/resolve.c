@@ -24,8 +24,6 @@
 #include "common/resolve.h"
 #include "policy/path.h"
 
-/* Symlinks followed on one call before ELOOP, as the kernel's own bound. */
-#define MAX_HOPS 40
 /* procfs's root directory inode (PROC_ROOT_INO). */
 #define PROC_ROOT_INO 1
 
@@ -400,7 +398,7 @@ static int walk(struct walk *w, const char *path, bool follow, char **ret_name, 
 			return -errno;
 		}
 		if (S_ISLNK(st.st_mode)) {
-			if (++hops > MAX_HOPS)
+			if (++hops > DSH_MAX_SYMLINK_HOPS)
 				return -ELOOP;
 			char text[PATH_MAX + 1];
 			int obj = -1, r;
@@ -551,7 +549,7 @@ int dsh_resolve(struct call *c, int dirfd, const char *path, bool follow, struct
 	dsh_target_clear(t);
 	t->spelled = TAKE_PTR(spelled);
 
-	for (int attempt = 0; attempt < MAX_HOPS; attempt++) {
+	for (int attempt = 0; attempt < DSH_MAX_SYMLINK_HOPS; attempt++) {
 		struct walk w = { .c = c, .root = root, .cur = -1 };
 		if (root != AT_FDCWD && fstat(root, &w.root_st) < 0)
 			return -errno;

@@ -110,7 +110,7 @@ int dsh_openat2_walk(int dirfd, const char *path, uint64_t flags, uint64_t mode,
 			ssize_t n = -1;
 			int e = 0;
 			bool magic = walk_magic(cur);
-			if ((resolve & RESOLVE_NO_SYMLINKS) || ++hops > 40 || ((resolve & RESOLVE_NO_MAGICLINKS) && magic))
+			if ((resolve & RESOLVE_NO_SYMLINKS) || ++hops > DSH_MAX_SYMLINK_HOPS || ((resolve & RESOLVE_NO_MAGICLINKS) && magic))
 				e = ELOOP;
 			else if (magic && (beneath || (resolve & RESOLVE_NO_XDEV)))
 				e = EXDEV;

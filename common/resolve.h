@@ -10,6 +10,10 @@
 
 #include <stdint.h>
 
+/* Symlinks one resolution follows before ELOOP: the kernel's own bound (MAXSYMLINKS).  Every
+   resolver of dshbox's — the broker's, the fence's, dsh_openat2_walk — stops there. */
+#define DSH_MAX_SYMLINK_HOPS 40
+
 /*
  * openat2(2) (Linux 5.6); -1 with errno on failure.  Every descriptor is CLOEXEC from birth.  Where
  * the kernel answers ENOSYS (inside a dshbox sandbox whose broker refuses openat2, or an old

@@ -29,7 +29,6 @@
 #include "fence/fence.h"
 #include "fence/fence_internal.h"
 
-#define MAX_HOPS 40        /* symlinks a write follows at the last component, like the kernel */
 #define MAX_RETRIES 8      /* a name that changed under us between two of our own steps */
 
 static const char *const op_names[] = {
@@ -395,7 +394,7 @@ static int resolve_for_write(struct ctx *c, const char *path, struct target *t)
 	bool followed = false;
 	t->pfd = -1;
 	for (int hop = 0;; hop++) {
-		if (hop > MAX_HOPS)
+		if (hop > DSH_MAX_SYMLINK_HOPS)
 			return fail(c, DSH_ERR_INVALID, abs, 0, NULL, "too many levels of symlinks");
 		if (strcmp(abs, "/") == 0)
 			return fail(c, DSH_ERR_NOT_REGULAR, abs, 0, NULL, "is a directory");

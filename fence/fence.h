@@ -149,9 +149,9 @@ int dsh_diff_unified(const char *path, const char *old_s, size_t old_len, const 
 
 /* --- pure helpers (fence/text.c) --- */
 
-/* Text as edit takes it: no NUL byte, valid UTF-8 (RFC 3629: no overlong forms, no surrogates). */
 /* The length of the one valid UTF-8 sequence at s (n bytes left), or 0 when it is not one. */
 size_t dsh_utf8_sequence(const unsigned char *s, size_t n);
+/* Text as edit takes it: no NUL byte, valid UTF-8 (RFC 3629: no overlong forms, no surrogates). */
 bool dsh_text_valid(const char *s, size_t n);
 /* A CRLF file: at least one line end, and every LF preceded by CR. */
 bool dsh_text_is_crlf(const char *s, size_t n);

@@ -189,7 +189,6 @@ static void pop(struct walker *w, size_t saved)
 	w->path[w->len] = '\0';
 }
 
-/* One directory entry (name, its d_type or DT_UNKNOWN) of the directory at w->path. */
 /*
  * SPEC 3.13: a directory of another user that we cannot read is skipped, not a failure — the
  * command, with our uid and no capabilities, can neither read nor change it either (a database's
@@ -207,6 +206,7 @@ static int skip_foreign(struct walker *w)
 	return dsh_strv_push(&w->res->skipped, w->path) < 0 ? dsh_err_sys(w->err, ENOMEM, "walk") : 0;
 }
 
+/* One directory entry (name, its d_type or DT_UNKNOWN) of the directory at w->path. */
 static int visit(struct walker *w, int dirfd, const char *name, unsigned char type)
 {
 	size_t saved;

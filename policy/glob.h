@@ -29,8 +29,8 @@ bool dsh_glob_match(const struct dsh_glob *g, const char *path);
 size_t dsh_glob_prefix_dir_len(const struct dsh_glob *g);
 /* The literal bytes every match starts with (NULL for a literal pattern). */
 const char *dsh_glob_prefix(const struct dsh_glob *g);
-/* dsh_glob_match_regex(), the reference the fast matcher is tested against: policy/glob_regex.h. */
-/* The pattern with every wildcard character escaped (for a literal canonical prefix). */
+/* The pattern with every wildcard character escaped (for a literal canonical prefix).  (The
+   reference the fast matcher is tested against, dsh_glob_match_regex(), is in policy/glob_regex.h.) */
 char *dsh_glob_escape(const char *s);
 void dsh_glob_clear(struct dsh_glob *g);
 /* The pattern with its escapes removed, for a literal (non-magic) pattern. */

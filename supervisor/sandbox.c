@@ -50,7 +50,7 @@ enum { REC_SETUP = 1, REC_EXEC = 2, REC_WARN = 3, REC_TIMING = 4 };
 struct status_frame {
 	int32_t status;
 	uint32_t refused;
-	char refusal[512];
+	char refusal[DSH_REFUSAL_MAX];
 };
 _Static_assert(sizeof(struct status_frame) <= PIPE_BUF, "one atomic write");
 struct record {
@@ -383,7 +383,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 			struct status_frame status = { .status = st };
 			if (c->spec->broker) {
 				status.refused = c->spec->broker->refused;
-				memcpy(status.refusal, c->spec->broker->first_refusal, sizeof(status.refusal));
+				memcpy(status.refusal, c->spec->broker->first_refusal, DSH_REFUSAL_MAX);
 			}
 			(void)dsh_write_all(status_fd, &status, sizeof(status));
 			_exit(0);
@@ -610,8 +610,8 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	memset(ret, 0, sizeof(*ret));
 	dsh_child_decode(g.frame.status, ret);
 	ret->refused = g.frame.refused;
-	memcpy(ret->refusal, g.frame.refusal, sizeof(ret->refusal));
-	ret->refusal[sizeof(ret->refusal) - 1] = '\0';
+	memcpy(ret->refusal, g.frame.refusal, DSH_REFUSAL_MAX);
+	ret->refusal[DSH_REFUSAL_MAX - 1] = '\0';
 	ret->warnings = TAKE_PTR(g.warnings);
 	if (g.have_rec && g.rec.kind == REC_EXEC) {
 		g.rec.msg[sizeof(g.rec.msg) - 1] = '\0';

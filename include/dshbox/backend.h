@@ -52,6 +52,10 @@ struct dsh_run_request {
 };
 
 /* How the command ended, for the CLI to reproduce. */
+/* The longest refusal the broker reports (`PATH (rule "TEXT")`), terminator included: one size from
+   the broker through init's status frame to the result. */
+#define DSH_REFUSAL_MAX 512
+
 struct dsh_run_result {
 	int exit_code;   /* valid when signal == 0 */
 	int signal;      /* the signal that killed the command, or 0 */
@@ -60,7 +64,7 @@ struct dsh_run_result {
 	/* The runtime broker's refusals (EACCES by a rule's word) and the first one, as
 	   `PATH (rule "TEXT")`, or "" (the run names it after a failure). */
 	unsigned long refused;
-	char refusal[512];
+	char refusal[DSH_REFUSAL_MAX];
 };
 
 struct dsh_backend {

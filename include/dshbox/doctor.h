@@ -34,9 +34,10 @@ int dsh_doctor_init(struct dsh_doctor *d, const char *row, struct dsh_error **er
 /* Apply one layer.  A file that is not YAML, or not a list, is an error naming it. */
 int dsh_doctor_add_layer(struct dsh_doctor *d, const char *yaml, size_t len, const char *origin,
 			 struct dsh_error **err);
-/* The assembly mistakes, one line each (NULL-terminated, caller frees with dsh_strv_free). */
 /* The same for a patch file (at most 4 MiB); errors name the file. */
 int dsh_doctor_add_file(struct dsh_doctor *d, const char *path, struct dsh_error **err);
+/* The assembly mistakes, one line each (NULL-terminated; free each string and the array with
+   free(), or with dsh_strv_free from libdshbox). */
 char **dsh_doctor_findings(const struct dsh_doctor *d);
 void dsh_doctor_clear(struct dsh_doctor *d);
 

@@ -2,7 +2,7 @@
 /*
  * A short fuzz smoke of every policy parser, run in CI (and under ASan+UBSan by check-asan):
  * random and mutated rules, globs and YAML must give a clean verdict or a clean error, never a
- * crash, a leak or an overread.  Longer campaigns: tools/fuzz (libFuzzer).
+ * crash, a leak or an overread.
  */
 #include <string.h>
 
