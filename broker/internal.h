@@ -97,4 +97,41 @@ int dsh_resolve(struct call *c, int dirfd, const char *path, bool follow, struct
    0 with *ret NULL when it names nothing a rule could (a pipe, a deleted file). */
 int dsh_resolve_fd_path(struct call *c, int fd, char **ret);
 
+/* ---- decide.c: what a rule refuses, and what the kernel refuses by itself ---- */
+
+/* Keep why the call being served is refused, for the run's note (b->denial). */
+void dsh_broker_note_denial(struct dsh_broker *b, const char *path, const char *what, bool is_rule);
+/* The rule (or plan target) that keeps a name from being removed, renamed, replaced or changed. */
+const char *dsh_broker_guard(struct dsh_broker *b, const char *canonical, const char *spelled);
+/* The mount id of name in dirfd ("" for dirfd itself); 0 when unknown. */
+uint64_t dsh_broker_mnt_id(int dirfd, const char *name);
+/* Whether fd lies on a read-only mount. */
+bool dsh_broker_ro_fd(int fd);
+/* A change of this name (create, remove, rename) the kernel refuses anyway (read-only, mount point). */
+bool dsh_broker_kernel_refuses_name(const struct target *t);
+/* A metadata change of this name's inode the kernel refuses anyway (its mount is read-only). */
+bool dsh_broker_kernel_refuses_meta(const struct target *t);
+/* Whether a rule forbids writing (creating) this name; the mode's own limits are the kernel's. */
+bool dsh_broker_create_denied(struct dsh_broker *b, const struct target *t);
+/* Whether a new name that is not a directory is refused: it lies on the way to an r-/-- target. */
+bool dsh_broker_nondir_denied(struct dsh_broker *b, const struct target *t);
+/* Whether a symlink with the text link may not take the name t (it would lead a rule around). */
+bool dsh_broker_link_denied(struct dsh_broker *b, const struct target *t, const char *link);
+/* The same for the symlink from, when it takes the name to (renamed, or linked). */
+bool dsh_broker_moved_link_denied(struct dsh_broker *b, const struct target *from, const struct target *to);
+
+/* ---- broker.c: the answers; files.c and sockets.c: the calls ---- */
+
+/* Answer the call: val, or the error (a positive errno). */
+int dsh_call_respond(struct call *c, int64_t val, int error);
+/* Answer with r: its value, or -errno. */
+int dsh_call_answer(struct call *c, int r);
+/* Install fd (the broker's, closed here) in the caller as the call's result. */
+int dsh_call_respond_fd(struct call *c, int fd, bool cloexec);
+/* r, or -errno when r < 0 (a libc call's result as an answer). */
+int dsh_call_sys_result(int r);
+
+int dsh_broker_file_call(struct call *c);
+int dsh_broker_socket_call(struct call *c);
+
 #endif

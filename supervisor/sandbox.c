@@ -206,6 +206,90 @@ static void kill_descendants(void)
 	}
 }
 
+/*
+ * init once the command has exec'd: confine itself, then serve the broker's listener, pass signals
+ * on, reap, and when the command ends hand its status to the supervisor and exit.
+ */
+static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_t cmd, int status_fd)
+{
+	/* Serving from now on: init confines itself to what serving needs (supervisor/seccomp.c).
+	   Under AddressSanitizer its runtime makes calls of its own that no list can foresee. */
+#if !defined(__SANITIZE_ADDRESS__)
+	if (listener >= 0 && c->broker_filter.insns) {
+		struct dsh_error *e = NULL;
+		if (dsh_broker_start(c->spec->broker, &e) < 0 || dsh_seccomp_load(&c->broker_filter, &e) < 0) {
+			close(listener); /* fail closed: every brokered call fails */
+			listener = -1;
+		}
+		dsh_error_free(e);
+	}
+#endif
+	for (;;) {
+		struct pollfd pfs[2] = { { sfd, POLLIN, 0 }, { listener, POLLIN, 0 } };
+		if (poll(pfs, listener >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(125);
+		}
+		if (listener >= 0 && (pfs[1].revents & POLLIN)) {
+			/* One call at a time: no check is separated from its act by another call. */
+			struct dsh_error *e = NULL;
+			if (dsh_broker_serve_one(c->spec->broker, listener, &e) < 0) {
+				/* A broken listener: every notified call fails from now on (fail closed). */
+				close(listener);
+				listener = -1;
+			}
+			dsh_error_free(e);
+		} else if (listener >= 0 && dsh_broker_hung_up(pfs[1].revents)) {
+			close(listener); /* no process uses the filter any more */
+			listener = -1;
+		}
+		if (!(pfs[0].revents & POLLIN))
+			continue;
+		struct signalfd_siginfo si;
+		ssize_t n = read(sfd, &si, sizeof(si));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(si))
+			_exit(125);
+		if (si.ssi_signo != SIGCHLD) {
+			/* Only what the supervisor passes on: a signal sent to the sandbox's group, by
+			   the terminal or from inside already reached the command itself. */
+			if (dsh_child_passed_on(&si))
+				kill(cmd, (int)si.ssi_signo);
+			continue;
+		}
+		int st;
+		pid_t w;
+		while ((w = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
+			if (w == cmd && WIFSTOPPED(st)) {
+				/* A job-control stop: the supervisor follows it, and continues the sandbox */
+				struct status_frame stopped = { .status = st };
+				(void)dsh_write_all(status_fd, &stopped, sizeof(stopped));
+				continue;
+			}
+			if (w != cmd)
+				continue; /* an orphan re-parented to us (or stopped): nothing more */
+			/* Everything left in the sandbox dies and is reaped before the status goes out.  Without
+			   a pid namespace kill(-1) would reach every process of the user: kill our own only. */
+			if (c->spec->no_namespaces) {
+				kill_descendants();
+			} else {
+				kill(-1, SIGKILL);
+				while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+					;
+			}
+			struct status_frame status = { .status = st };
+			if (c->spec->broker) {
+				status.refused = c->spec->broker->refused;
+				memcpy(status.refusal, c->spec->broker->first_refusal, DSH_REFUSAL_MAX);
+			}
+			(void)dsh_write_all(status_fd, &status, sizeof(status));
+			_exit(0);
+		}
+	}
+}
+
 static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 {
 	clock_note(c, "clone");
@@ -313,82 +397,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	nocore.rlim_max = 0;
 	(void)setrlimit(RLIMIT_CORE, &nocore); /* lowering a limit cannot fail */
 	close(c->report_fd);
-	/* Serving from now on: init confines itself to what serving needs (supervisor/seccomp.c).
-	   Under AddressSanitizer its runtime makes calls of its own that no list can foresee. */
-#if !defined(__SANITIZE_ADDRESS__)
-	if (listener >= 0 && c->broker_filter.insns) {
-		struct dsh_error *e = NULL;
-		if (dsh_broker_start(c->spec->broker, &e) < 0 || dsh_seccomp_load(&c->broker_filter, &e) < 0) {
-			close(listener); /* fail closed: every brokered call fails */
-			listener = -1;
-		}
-		dsh_error_free(e);
-	}
-#endif
-	for (;;) {
-		struct pollfd pfs[2] = { { sfd, POLLIN, 0 }, { listener, POLLIN, 0 } };
-		if (poll(pfs, listener >= 0 ? 2 : 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			_exit(125);
-		}
-		if (listener >= 0 && (pfs[1].revents & POLLIN)) {
-			/* One call at a time: no check is separated from its act by another call. */
-			struct dsh_error *e = NULL;
-			if (dsh_broker_serve_one(c->spec->broker, listener, &e) < 0) {
-				/* A broken listener: every notified call fails from now on (fail closed). */
-				close(listener);
-				listener = -1;
-			}
-			dsh_error_free(e);
-		} else if (listener >= 0 && dsh_broker_hung_up(pfs[1].revents)) {
-			close(listener); /* no process uses the filter any more */
-			listener = -1;
-		}
-		if (!(pfs[0].revents & POLLIN))
-			continue;
-		struct signalfd_siginfo si;
-		ssize_t n = read(sfd, &si, sizeof(si));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n != (ssize_t)sizeof(si))
-			_exit(125);
-		if (si.ssi_signo != SIGCHLD) {
-			/* Only what the supervisor passes on: a signal sent to the sandbox's group, by
-			   the terminal or from inside already reached the command itself. */
-			if (dsh_child_passed_on(&si))
-				kill(cmd, (int)si.ssi_signo);
-			continue;
-		}
-		int st;
-		pid_t w;
-		while ((w = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
-			if (w == cmd && WIFSTOPPED(st)) {
-				/* A job-control stop: the supervisor follows it, and continues the sandbox */
-				struct status_frame stopped = { .status = st };
-				(void)dsh_write_all(status_fd, &stopped, sizeof(stopped));
-				continue;
-			}
-			if (w != cmd)
-				continue; /* an orphan re-parented to us (or stopped): nothing more */
-			/* Everything left in the sandbox dies and is reaped before the status goes out.  Without
-			   a pid namespace kill(-1) would reach every process of the user: kill our own only. */
-			if (c->spec->no_namespaces) {
-				kill_descendants();
-			} else {
-				kill(-1, SIGKILL);
-				while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
-					;
-			}
-			struct status_frame status = { .status = st };
-			if (c->spec->broker) {
-				status.refused = c->spec->broker->refused;
-				memcpy(status.refusal, c->spec->broker->first_refusal, DSH_REFUSAL_MAX);
-			}
-			(void)dsh_write_all(status_fd, &status, sizeof(status));
-			_exit(0);
-		}
-	}
+	serve(c, sfd, listener, cmd, status_fd);
 }
 
 static int check_preserved(const struct dsh_run_request *req, struct dsh_error **err)
