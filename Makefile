@@ -65,7 +65,7 @@ endif
 
 # The library: every mechanism, backend and the policy engine.  Files ending in _win.c are the
 # Windows-only appliers (make windows).
-LIB_DIRS := common policy ns landlock fence broker seatbelt winacl supervisor
+LIB_DIRS := common policy ns landlock seccomp fence broker seatbelt winacl supervisor bwrap
 LIB_SRCS := $(filter-out %_win.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 CLI_SRCS := $(wildcard cli/*.c)
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)
@@ -86,7 +86,7 @@ ESCAPE_OBJS := $(call obj,$(ESCAPE_SRCS))
 HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
 BENCHES := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
-# The seccomp programs, generated once at build time (supervisor/seccomp.h, tools/gen_seccomp.c).
+# The seccomp programs, generated once at build time (seccomp/seccomp.h, tools/gen_seccomp.c).
 GEN_SECCOMP := $(BUILD)/tools/gen_seccomp
 PREBUILT_OBJ := $(BUILD)/gen/seccomp_prebuilt.o
 LIB_OBJS += $(PREBUILT_OBJ)
@@ -105,7 +105,7 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(if $(Q_CFLAGS),$(Q_CFLAGS),$(ALL_CFLAGS)) -c -o $@ $<
 
-$(GEN_SECCOMP): $(BUILD)/tools/gen_seccomp.o $(BUILD)/tools/gen_seccomp_none.o $(BUILD)/supervisor/seccomp.o \
+$(GEN_SECCOMP): $(BUILD)/tools/gen_seccomp.o $(BUILD)/tools/gen_seccomp_none.o $(BUILD)/seccomp/seccomp.o \
 		$(BUILD)/common/error.o
 	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 $(BUILD)/gen/seccomp_prebuilt.c: $(GEN_SECCOMP)

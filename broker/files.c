@@ -483,7 +483,7 @@ static int do_attr_ioctl(struct call *c)
 	case FS_IOC32_SETVERSION: /* the kernel reads an int for each */
 		r = dsh_caller_read(c, ARG(2), &arg.i, sizeof(arg.i));
 		break;
-	default: /* nothing else is sent here (supervisor/seccomp.c) */
+	default: /* nothing else is sent here (seccomp/seccomp.c) */
 		r = -ENOTTY;
 		break;
 	}

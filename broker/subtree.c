@@ -6,7 +6,7 @@
  * (dsh_broker_serve_one), and its threads only finish socket calls that make no name (broker.c,
  * defer).  Every call by which the command makes a name is sent to it — open/openat with O_CREAT or
  * O_TMPFILE, openat2, creat, mkdir(at), mknod(at), symlink(at), link(at), rename(at,at2) and bind,
- * the last with or without protectSockets (supervisor/seccomp.c, notify_always) — and the calls
+ * the last with or without protectSockets (seccomp/seccomp.c, notify_always) — and the calls
  * that could make one around it (io_uring, open_by_handle_at, the mount family) are refused.  So
  * while the broker walks and then renames, no process of the command can add a name below the
  * directory.  The host can (it is trusted; the file fence checks its own writes).

@@ -14,8 +14,8 @@
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "common/strv.h"
-#include "supervisor/bwrap_args.h"
-#include "supervisor/bwrap_run.h"
+#include "bwrap/args.h"
+#include "bwrap/run.h"
 
 /*
  * `dshbox bwrap ARGS…`, and dshbox invoked as `bwrap` (SPEC 8): bubblewrap's argv, enforced by

@@ -29,7 +29,7 @@
 #include "supervisor/landlock_backend.h"
 #include "supervisor/probe.h"
 #include "supervisor/sandbox.h"
-#include "supervisor/seccomp.h"
+#include "seccomp/seccomp.h"
 
 /* How this backend expresses one rule. */
 enum expr {

@@ -5,7 +5,7 @@
 #include "dshbox/backend.h"
 #include "landlock/landlock.h"
 #include "broker/broker.h"
-#include "supervisor/seccomp.h"
+#include "seccomp/seccomp.h"
 
 /* The landlock backend's plan: everything heavy is done before fork. */
 /* How the plan expresses each policy rule, decided once at compile; describe() only reads it. */

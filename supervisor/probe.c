@@ -27,7 +27,7 @@
 #include "ns/net.h"
 #include "ns/sys.h"
 #include "supervisor/probe.h"
-#include "supervisor/seccomp.h"
+#include "seccomp/seccomp.h"
 
 /* Without a limit from the caller (a zeroed dsh_run_options in a test fixture): the configuration's
    default (policy/config.c). */

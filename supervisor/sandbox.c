@@ -212,7 +212,7 @@ static void kill_descendants(void)
  */
 static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_t cmd, int status_fd)
 {
-	/* Serving from now on: init confines itself to what serving needs (supervisor/seccomp.c).
+	/* Serving from now on: init confines itself to what serving needs (seccomp/seccomp.c).
 	   Under AddressSanitizer its runtime makes calls of its own that no list can foresee. */
 #if !defined(__SANITIZE_ADDRESS__)
 	if (listener >= 0 && c->broker_filter.insns) {

@@ -29,7 +29,7 @@
 #include "ns/plan.h"
 #include "policy/policy.h"
 #include "broker/broker.h"
-#include "supervisor/seccomp.h"
+#include "seccomp/seccomp.h"
 
 struct dsh_sandbox_spec {
 	const struct dsh_policy *policy;

@@ -27,7 +27,7 @@
 #include "ns/net.h"
 #include "ns/remask.h"
 #include "ns/userns.h"
-#include "supervisor/caps.h"
+#include "seccomp/caps.h"
 #include "supervisor/sandbox.h"
 
 /* ---- INIT stages: pid 1 of the sandbox, full capabilities in its own user namespace ---- */

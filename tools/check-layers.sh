@@ -1,7 +1,8 @@
 #!/bin/sh
 # The layering, checked mechanically (make lint):
-#  - nothing includes a layer above its own (cli > supervisor > mechanisms > policy > common;
-#    the mechanisms ns/ landlock/ fence/ seatbelt/ winacl/ are one layer, and none of them
+#  - nothing includes a layer above its own (cli > bwrap > supervisor > mechanisms > policy >
+#    common; the mechanisms ns/ landlock/ seccomp/ fence/ broker/ seatbelt/ winacl/ are one layer,
+#    and none of them
 #    includes another: what two mechanisms share belongs below them or is composed above);
 #  - cli/ sees the library through the public headers (include/dshbox/) only: it never includes
 #    policy/policy.h, the compiled policy's in-tree layout;
@@ -13,9 +14,10 @@ fail=0
 
 rank() {
 	case "$1" in
-	cli) echo 4 ;;
+	cli) echo 5 ;;
+	bwrap) echo 4 ;;
 	supervisor) echo 3 ;;
-	ns | landlock | fence | broker | seatbelt | winacl) echo 2 ;;
+	ns | landlock | seccomp | fence | broker | seatbelt | winacl) echo 2 ;;
 	policy) echo 1 ;;
 	common | dshbox) echo 0 ;;
 	*) echo -1 ;;

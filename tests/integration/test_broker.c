@@ -24,7 +24,7 @@
 #include "common/cleanup.h"
 #include "common/fdpass.h"
 #include "common/strv.h"
-#include "supervisor/seccomp.h"
+#include "seccomp/seccomp.h"
 #include "tests/lib/harness.h"
 
 static char *ws;

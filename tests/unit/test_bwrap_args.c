@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/strv.h"
-#include "supervisor/bwrap_args.h"
+#include "bwrap/args.h"
 
 static struct dsh_bwrap_args A;
 static struct dsh_error *E;

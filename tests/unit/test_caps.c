@@ -5,7 +5,7 @@
 #include <linux/capability.h>
 #include <linux/securebits.h>
 
-#include "supervisor/caps.h"
+#include "seccomp/caps.h"
 #include "tests/unit/child_check.h"
 
 static void drop_child(void *arg)

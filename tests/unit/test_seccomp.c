@@ -21,7 +21,7 @@
 #include <seccomp.h>
 
 #include "common/cleanup.h"
-#include "supervisor/seccomp.h"
+#include "seccomp/seccomp.h"
 #include "tests/unit/child_check.h"
 
 #ifndef AF_VSOCK

@@ -31,7 +31,7 @@
 
 #include "landlock/landlock.h"
 #include "policy/policy.h"
-#include "supervisor/seccomp.h"
+#include "seccomp/seccomp.h"
 
 static double now_ns(void)
 {

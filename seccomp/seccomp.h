@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#ifndef DSH_SUPERVISOR_SECCOMP_H
-#define DSH_SUPERVISOR_SECCOMP_H
+#ifndef DSH_SECCOMP_SECCOMP_H
+#define DSH_SECCOMP_SECCOMP_H
 
 /*
  * The seccomp filter: the one chokepoint for libseccomp and the seccomp() syscall.

@@ -17,7 +17,7 @@
 #include <seccomp.h>
 
 #include "common/cleanup.h"
-#include "supervisor/seccomp.h"
+#include "seccomp/seccomp.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080 /* Linux 5.6; unshare() only: in clone() the low byte is the exit signal */

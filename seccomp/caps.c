@@ -9,7 +9,7 @@
 #include <linux/capability.h>
 #include <linux/securebits.h>
 
-#include "supervisor/caps.h"
+#include "seccomp/caps.h"
 
 /* Every securebit that matters, each with its lock (Linux 2.6.26; NO_CAP_AMBIENT_RAISE: 4.3). */
 #define SECBITS                                                                       \

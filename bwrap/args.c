@@ -14,9 +14,9 @@
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "common/strv.h"
-#include "supervisor/bwrap_args.h"
+#include "bwrap/args.h"
 
-/* The parser of bubblewrap's argv (supervisor/bwrap_args.h): facts from bubblewrap's manual. */
+/* The parser of bubblewrap's argv (bwrap/args.h): facts from bubblewrap's manual. */
 
 static const char *const op_names[] = {
 #define DSH_BWRAP_X(e, s) [e] = s,

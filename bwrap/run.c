@@ -16,11 +16,11 @@
 #include "common/strv.h"
 #include "common/write_all.h"
 #include "ns/plan_entries.h"
-#include "supervisor/bwrap_run.h"
+#include "bwrap/run.h"
 #include "supervisor/probe.h"
 #include "supervisor/sandbox.h"
 
-/* `dshbox bwrap`: bubblewrap's operations as a dshbox mount plan (supervisor/bwrap_run.h). */
+/* `dshbox bwrap`: bubblewrap's operations as a dshbox mount plan (bwrap/run.h). */
 
 struct dsh_bwrap_plan {
 	bool strict;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#ifndef DSH_SUPERVISOR_BWRAP_ARGS_H
-#define DSH_SUPERVISOR_BWRAP_ARGS_H
+#ifndef DSH_BWRAP_ARGS_H
+#define DSH_BWRAP_ARGS_H
 
 /*
  * bubblewrap's argv as data (SPEC 8): an ordered list of setup operations, each with its own

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#ifndef DSH_SUPERVISOR_BWRAP_RUN_H
-#define DSH_SUPERVISOR_BWRAP_RUN_H
+#ifndef DSH_BWRAP_RUN_H
+#define DSH_BWRAP_RUN_H
 
 /*
- * `dshbox bwrap` (SPEC 8): bubblewrap's operations (supervisor/bwrap_args.h) translated into
+ * `dshbox bwrap` (SPEC 8): bubblewrap's operations (bwrap/args.h) translated into
  * dshbox's own mount plan and run by the linux-ns sandbox (supervisor/sandbox.c): the same mount
  * code, lock, capabilities, no_new_privs, Landlock and seccomp as `dshbox run`.
  *
@@ -18,8 +18,8 @@
 #include <stdbool.h>
 
 #include "dshbox/backend.h"
-#include "supervisor/bwrap_args.h"
-#include "supervisor/seccomp.h"
+#include "bwrap/args.h"
+#include "seccomp/seccomp.h"
 
 struct dsh_bwrap_plan;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#ifndef DSH_SUPERVISOR_CAPS_H
-#define DSH_SUPERVISOR_CAPS_H
+#ifndef DSH_SECCOMP_CAPS_H
+#define DSH_SECCOMP_CAPS_H
 
 /*
  * Capabilities: the one chokepoint (capget/capset and the capability prctls).
