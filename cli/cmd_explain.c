@@ -300,6 +300,8 @@ int cmd_explain(int argc, char **argv, char **envp)
 	struct cli_policy_opts po = { 0 };
 	bool json = false, profile = false, all = false;
 	int c, ret = DSH_EXIT_FAILURE;
+	/* Declared before the first jump to out, where its cleanup runs. */
+	_cleanup_error_ struct dsh_error *unavailable = NULL;
 
 	optind = 1;
 	opterr = 0;
@@ -350,7 +352,6 @@ int cmd_explain(int argc, char **argv, char **envp)
 	 * every backend built in.
 	 */
 	const struct dsh_backend *only = NULL;
-	_cleanup_error_ struct dsh_error *unavailable = NULL;
 	if (po.have_backend && po.backend != DSH_BACKEND_AUTO)
 		only = dsh_backend_get(po.backend);
 	else if (!profile && dsh_backend_select(p, &ro, &only, &unavailable) < 0)
