@@ -22,7 +22,13 @@
 int dsh_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
 {
 	struct open_how how = { .flags = flags | O_CLOEXEC, .mode = mode, .resolve = resolve };
-	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	int fd;
+	/* EAGAIN: a ".." under RESOLVE_BENEATH met a rename or mount anywhere on the system while it
+	   ran, and the kernel could not prove it stayed beneath; asking again is what it asks for. */
+	for (int tries = 0; (fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how))) < 0 && errno == EAGAIN &&
+			    tries < 16;
+	     tries++)
+		;
 	if (fd < 0 && errno == ENOSYS)
 		return dsh_openat2_walk(dirfd, path, flags, mode, resolve);
 	return fd;

@@ -21,7 +21,13 @@
 static int kernel_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
 {
 	struct open_how how = { .flags = flags | O_CLOEXEC, .resolve = resolve };
-	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	int fd;
+	/* EAGAIN: a ".." under RESOLVE_BENEATH raced a rename or mount elsewhere (a busy machine): again. */
+	for (int tries = 0; (fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how))) < 0 && errno == EAGAIN &&
+			    tries < 100;
+	     tries++)
+		;
+	return fd;
 }
 
 static void link_at(const char *root, const char *target, const char *name)
