@@ -156,36 +156,14 @@ static bool attack(struct dsh_proc *r, const struct setting *s, const char *cons
 	return true;
 }
 
-/* The value of "key=" at the start of a line of out, or "" when absent; the last eight answers
-   stay valid, so a message may quote several. */
-static const char *val(const char *out, const char *key)
-{
-	static char ring[8][4096];
-	static unsigned next;
-	char *buf = ring[next++ % 8];
-	size_t kl = strlen(key);
-	buf[0] = '\0';
-	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-		if (strncmp(l, key, kl) == 0 && l[kl] == '=') {
-			size_t n = strcspn(l + kl + 1, "\n");
-			snprintf(buf, 4096, "%.*s", (int)(n < 4096 ? n : 4095), l + kl + 1);
-			break;
-		}
-	return buf;
-}
-
-static bool is(const char *out, const char *key, const char *want)
-{
-	return strcmp(val(out, key), want) == 0;
-}
 
 /* What the helper read (Name, Pid) must be the helper itself (self_name, self_pid). */
 static void expect_the_callers_own(const struct dsh_proc *r, const char *what, const struct setting *s)
 {
-	const char *self_pid = val(r->out, "self_pid"), *self_name = val(r->out, "self_name");
-	cr_expect(is(r->out, "pid", self_pid) && is(r->out, "name", self_name),
+	const char *self_pid = dsh_out_val(r->out, "self_pid"), *self_name = dsh_out_val(r->out, "self_name");
+	cr_expect(dsh_out_is(r->out, "pid", self_pid) && dsh_out_is(r->out, "name", self_name),
 		  "[%s] %s is not the caller's own (caller: %s, pid %s); it read Name: %s, Pid: %s\n%s", s->name, what,
-		  self_name, self_pid, val(r->out, "name"), val(r->out, "pid"), r->out);
+		  self_name, self_pid, dsh_out_val(r->out, "name"), dsh_out_val(r->out, "pid"), r->out);
 }
 
 /* /proc/self through the broker (a creating open) is the caller, not init ("Name: dshbox"). */
@@ -199,7 +177,7 @@ Test(broker_caller, proc_self_status_is_the_callers)
 			const char *args[] = { "status", "creat", paths[p], NULL };
 			if (!attack(&r, ss[i], NULL, args))
 				continue;
-			cr_expect(is(r.out, "open", "ok") && is(r.out, "read", "ok"),
+			cr_expect(dsh_out_is(r.out, "open", "ok") && dsh_out_is(r.out, "read", "ok"),
 				  "[%s] open(%s, O_RDONLY|O_CREAT) failed:\n%s%s", ss[i]->name, paths[p], r.out, r.err);
 			expect_the_callers_own(&r, paths[p], ss[i]);
 			dsh_proc_clear(&r);
@@ -215,8 +193,8 @@ Test(broker_caller, openat2_of_proc_self_is_enosys_or_the_callers)
 		const char *args[] = { "status", "openat2", "/proc/self/status", NULL };
 		if (!attack(&r, ss[i], NULL, args))
 			continue;
-		if (!is(r.out, "open", "ENOSYS")) {
-			cr_expect(is(r.out, "open", "ok"), "[%s] openat2: %s", ss[i]->name, r.out);
+		if (!dsh_out_is(r.out, "open", "ENOSYS")) {
+			cr_expect(dsh_out_is(r.out, "open", "ok"), "[%s] openat2: %s", ss[i]->name, r.out);
 			expect_the_callers_own(&r, "openat2(/proc/self/status)", ss[i]);
 		}
 		dsh_proc_clear(&r);
@@ -233,15 +211,15 @@ Test(broker_caller, creating_open_of_inits_proc_is_refused)
 		const char *creat[] = { "status", "creat", "/proc/parent/status", NULL };
 		if (!attack(&r, ss[i], NULL, creat))
 			continue;
-		cr_expect(is(r.out, "open", "EACCES"), "[%s] open(/proc/%s/status, O_CREAT) of init: want EACCES\n%s",
-			  ss[i]->name, val(r.out, "parent_pid"), r.out);
+		cr_expect(dsh_out_is(r.out, "open", "EACCES"), "[%s] open(/proc/%s/status, O_CREAT) of init: want EACCES\n%s",
+			  ss[i]->name, dsh_out_val(r.out, "parent_pid"), r.out);
 		dsh_proc_clear(&r);
 		const char *o2[] = { "status", "openat2", "/proc/parent/status", NULL };
 		if (!attack(&r, ss[i], NULL, o2))
 			continue;
-		cr_expect(is(r.out, "open", "ENOSYS") || is(r.out, "open", "EACCES"),
+		cr_expect(dsh_out_is(r.out, "open", "ENOSYS") || dsh_out_is(r.out, "open", "EACCES"),
 			  "[%s] openat2(/proc/%s/status) of init: want ENOSYS or EACCES\n%s", ss[i]->name,
-			  val(r.out, "parent_pid"), r.out);
+			  dsh_out_val(r.out, "parent_pid"), r.out);
 		dsh_proc_clear(&r);
 	}
 }
@@ -261,7 +239,7 @@ Test(broker_caller, forged_exit_status_through_inits_pipe)
 		cr_expect(strstr(r.out, "forged="), "[%s] the attack did not finish:\n%s%s", ss[i]->name, r.out, r.err);
 		cr_expect_eq(r.exit_code, 7, "[%s] the command exited 7, dshbox said %d (a forged frame?)\n%s%s",
 			     ss[i]->name, r.exit_code, r.out, r.err);
-		cr_expect(is(r.out, "pipes", "0"), "[%s] the command reached pipes it does not hold:\n%s", ss[i]->name,
+		cr_expect(dsh_out_is(r.out, "pipes", "0"), "[%s] the command reached pipes it does not hold:\n%s", ss[i]->name,
 			  r.out);
 		dsh_proc_clear(&r);
 	}
@@ -290,7 +268,7 @@ Test(broker_caller, host_processes_through_inits_proc)
 	const char *args[] = { "host-proc", pid, NULL };
 	if (!attack(&r, &FULL, NULL, args))
 		return;
-	cr_expect(is(r.out, "read", "0"), "a host process's /proc was read through init's descriptors:\n%s", r.out);
+	cr_expect(dsh_out_is(r.out, "read", "0"), "a host process's /proc was read through init's descriptors:\n%s", r.out);
 	cr_expect_null(strstr(r.out, mine), "this host process's command line (%s) leaked:\n%s", mine, r.out);
 	if (landlock_backend())
 		cr_log_info("landlock backend: init holds no clone of the host's /proc; checked all the same");
@@ -308,7 +286,7 @@ Test(broker_caller, core_pattern_through_inits_proc)
 	const char *args[] = { "core-pattern", NULL };
 	if (!attack(&r, &FULL, NULL, args))
 		return;
-	cr_expect(is(r.out, "opened", "0"), "the host's core_pattern opened for writing through init:\n%s", r.out);
+	cr_expect(dsh_out_is(r.out, "opened", "0"), "the host's core_pattern opened for writing through init:\n%s", r.out);
 	if (geteuid() != 0)
 		cr_log_info("uid %u: core_pattern is root's; this check has teeth only as root", (unsigned)geteuid());
 	dsh_proc_clear(&r);
@@ -336,14 +314,14 @@ Test(broker_caller, inits_memory_through_proc_mem)
 			const char *args[] = { "mem", routes[k], NULL };
 			if (!attack(&r, ss[i], NULL, args))
 				continue;
-			if (strcmp(routes[k], "creat") == 0 || !is(r.out, "self_open", "ENOSYS"))
-				cr_expect(is(r.out, "self_open", "ok") && is(r.out, "self_same", "1") &&
-						  is(r.out, "self_changed", "1"),
+			if (strcmp(routes[k], "creat") == 0 || !dsh_out_is(r.out, "self_open", "ENOSYS"))
+				cr_expect(dsh_out_is(r.out, "self_open", "ok") && dsh_out_is(r.out, "self_same", "1") &&
+						  dsh_out_is(r.out, "self_changed", "1"),
 					  "[%s, %s] /proc/self/mem did not open as the caller's own memory:\n%s", ss[i]->name,
 					  routes[k], r.out);
-			cr_expect(!is(r.out, "parent_open", "ok"), "[%s, %s] init's /proc/%s/mem opened read-write:\n%s",
-				  ss[i]->name, routes[k], val(r.out, "parent_pid"), r.out);
-			cr_expect(!is(r.out, "pid1_open", "ok"), "[%s, %s] /proc/1/mem opened read-write:\n%s", ss[i]->name,
+			cr_expect(!dsh_out_is(r.out, "parent_open", "ok"), "[%s, %s] init's /proc/%s/mem opened read-write:\n%s",
+				  ss[i]->name, routes[k], dsh_out_val(r.out, "parent_pid"), r.out);
+			cr_expect(!dsh_out_is(r.out, "pid1_open", "ok"), "[%s, %s] /proc/1/mem opened read-write:\n%s", ss[i]->name,
 				  routes[k], r.out);
 			dsh_proc_clear(&r);
 		}
@@ -394,10 +372,10 @@ Test(broker_caller, chattr_of_a_read_only_file)
 	struct dsh_proc r;
 	if (!attack(&r, &WORKSPACE, extra, args))
 		return;
-	cr_expect(is(r.out, "open", "ok") && is(r.out, "getflags", "ok"), "the file was not even readable:\n%s%s", r.out,
+	cr_expect(dsh_out_is(r.out, "open", "ok") && dsh_out_is(r.out, "getflags", "ok"), "the file was not even readable:\n%s%s", r.out,
 		  r.err);
-	cr_expect(!is(r.out, "setflags", "ok"), "FS_IOC_SETFLAGS on an r- file succeeded:\n%s", r.out);
-	cr_expect(!is(r.out, "fssetxattr", "ok"), "FS_IOC_FSSETXATTR on an r- file succeeded:\n%s", r.out);
+	cr_expect(!dsh_out_is(r.out, "setflags", "ok"), "FS_IOC_SETFLAGS on an r- file succeeded:\n%s", r.out);
+	cr_expect(!dsh_out_is(r.out, "fssetxattr", "ok"), "FS_IOC_FSSETXATTR on an r- file succeeded:\n%s", r.out);
 	_cleanup_free_ char *after = host_flags(ro);
 	cr_expect_str_eq(after, before, "the r- file's attributes changed on the host");
 	dsh_proc_clear(&r);
@@ -435,11 +413,11 @@ Test(broker_caller, abstract_socket_bound_outside_the_run)
 		const char *args[] = { "abstract", stream, dgram, NULL };
 		struct dsh_proc r;
 		if (attack(&r, ss[i], extra, args)) {
-			cr_expect(!is(r.out, "host_connect", "ok"), "[%s] connect() to the host's @%s:\n%s", ss[i]->name,
+			cr_expect(!dsh_out_is(r.out, "host_connect", "ok"), "[%s] connect() to the host's @%s:\n%s", ss[i]->name,
 				  stream, r.out);
-			cr_expect(!is(r.out, "host_sendto", "ok"), "[%s] sendto() the host's @%s:\n%s", ss[i]->name, dgram,
+			cr_expect(!dsh_out_is(r.out, "host_sendto", "ok"), "[%s] sendto() the host's @%s:\n%s", ss[i]->name, dgram,
 				  r.out);
-			cr_expect(is(r.out, "own_connect", "ok") && is(r.out, "own_sendto", "ok"),
+			cr_expect(dsh_out_is(r.out, "own_connect", "ok") && dsh_out_is(r.out, "own_sendto", "ok"),
 				  "[%s] a name the command bound itself was not reachable:\n%s%s", ss[i]->name, r.out, r.err);
 			int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
 			int e = errno;

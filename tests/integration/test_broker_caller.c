@@ -130,27 +130,6 @@ static void run_in(struct dsh_proc *r, const struct setting *s, const char *cons
 	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, r), 0);
 }
 
-/* The value of "key=" at the start of a line of out, or "" (the last eight stay valid). */
-static const char *val(const char *out, const char *key)
-{
-	static char ring[8][1024];
-	static unsigned next;
-	char *buf = ring[next++ % 8];
-	size_t kl = strlen(key);
-	buf[0] = '\0';
-	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-		if (strncmp(l, key, kl) == 0 && l[kl] == '=') {
-			size_t n = strcspn(l + kl + 1, "\n");
-			snprintf(buf, 1024, "%.*s", (int)(n < 1024 ? n : 1023), l + kl + 1);
-			break;
-		}
-	return buf;
-}
-
-static bool is(const char *out, const char *key, const char *want)
-{
-	return strcmp(val(out, key), want) == 0;
-}
 
 /* `echo N > /proc/self/oom_score_adj` in a shell sets the shell's score, not init's. */
 Test(broker_caller_work, shell_sets_its_own_oom_score_adj)
@@ -167,8 +146,8 @@ Test(broker_caller_work, shell_sets_its_own_oom_score_adj)
 			continue;
 		struct dsh_proc r;
 		run_in(&r, s, cmd);
-		bool own = is(r.out, "rc", "0") && *val(r.out, "want") && is(r.out, "shell", val(r.out, "want"));
-		bool inits = *val(r.out, "init_before") && is(r.out, "init_after", val(r.out, "init_before"));
+		bool own = dsh_out_is(r.out, "rc", "0") && *dsh_out_val(r.out, "want") && dsh_out_is(r.out, "shell", dsh_out_val(r.out, "want"));
+		bool inits = *dsh_out_val(r.out, "init_before") && dsh_out_is(r.out, "init_after", dsh_out_val(r.out, "init_before"));
 		cr_expect(own && inits, "[%s] want the shell's own score written and init's unchanged:\n%s%s", s->name,
 			  r.out, r.err);
 		dsh_proc_clear(&r);
@@ -186,7 +165,7 @@ Test(broker_caller_work, program_renames_itself_through_proc_self_comm)
 			continue;
 		struct dsh_proc r;
 		run_in(&r, s, cmd);
-		cr_expect(is(r.out, "open", "ok") && is(r.out, "write", "ok") && is(r.out, "comm", "renamed-by-self"),
+		cr_expect(dsh_out_is(r.out, "open", "ok") && dsh_out_is(r.out, "write", "ok") && dsh_out_is(r.out, "comm", "renamed-by-self"),
 			  "[%s] writing /proc/self/comm did not rename the program itself:\n%s%s", s->name, r.out, r.err);
 		dsh_proc_clear(&r);
 	}
@@ -203,8 +182,8 @@ Test(broker_caller_work, program_writes_its_own_memory_through_proc_self_mem)
 			continue;
 		struct dsh_proc r;
 		run_in(&r, s, cmd);
-		cr_expect(is(r.out, "self_open", "ok") && is(r.out, "self_same", "1") && is(r.out, "self_write", "ok") &&
-				  is(r.out, "self_changed", "1"),
+		cr_expect(dsh_out_is(r.out, "self_open", "ok") && dsh_out_is(r.out, "self_same", "1") && dsh_out_is(r.out, "self_write", "ok") &&
+				  dsh_out_is(r.out, "self_changed", "1"),
 			  "[%s] /proc/self/mem (O_RDWR|O_CREAT): want it open, the program's own marker read back, and a "
 			  "byte written showing in its variable:\n%s%s",
 			  s->name, r.out, r.err);
@@ -224,7 +203,7 @@ Test(broker_caller_work, echo_to_dev_stderr_and_dev_stdout)
 		struct setting s = { backends[b], backends[b], NULL, false, false };
 		struct dsh_proc r;
 		run_in(&r, &s, cmd);
-		cr_expect(is(r.out, "rc1", "0") && strstr(r.err, "to-stderr\n") && is(r.out, "rc2", "0") &&
+		cr_expect(dsh_out_is(r.out, "rc1", "0") && strstr(r.err, "to-stderr\n") && dsh_out_is(r.out, "rc2", "0") &&
 				  strstr(r.out, "to-stdout\n"),
 			  "[%s] echo > /dev/stderr, > /dev/stdout:\n%s%s", s.name, r.out, r.err);
 		dsh_proc_clear(&r);
@@ -270,7 +249,7 @@ Test(broker_caller_work, chattr_in_the_workspace_still_works)
 		struct setting s = { backends[b], backends[b], NULL, false, false };
 		struct dsh_proc r;
 		run_in(&r, &s, cmd);
-		cr_expect(is(r.out, "fssetxattr", "ok") && is(r.out, "setflags", "ok"),
+		cr_expect(dsh_out_is(r.out, "fssetxattr", "ok") && dsh_out_is(r.out, "setflags", "ok"),
 			  "[%s] chattr's ioctls on a workspace file failed:\n%s%s", s.name, r.out, r.err);
 		unsigned xflags = host_xflags(f, &flags);
 		cr_expect((flags & (FS_NODUMP_FL | FS_NOATIME_FL)) == (FS_NODUMP_FL | FS_NOATIME_FL),
@@ -333,7 +312,7 @@ Test(broker_caller_work, brokered_creates_where_the_host_refuses_process_vm_read
 				struct stat sd, sad;
 				bool landed = got && strcmp(got, "x\n") == 0 && stat(d, &sd) == 0 && S_ISDIR(sd.st_mode) &&
 					      access(af, F_OK) == 0 && stat(ad, &sad) == 0 && S_ISDIR(sad.st_mode);
-				cr_expect(r.exit_code == 0 && is(r.out, "openat_dirfd", "ok") && is(r.out, "mkdirat_dirfd", "ok") &&
+				cr_expect(r.exit_code == 0 && dsh_out_is(r.out, "openat_dirfd", "ok") && dsh_out_is(r.out, "mkdirat_dirfd", "ok") &&
 						  landed,
 					  "[%s, %s refused] want every create done and on the host (f, d, at-file, at-dir: %s), "
 					  "or exit 125; exit %d:\n%s%s",
@@ -381,7 +360,7 @@ Test(broker_caller_work, relative_create_with_a_proc_of_another_pid_namespace)
 		cr_expect(strstr(r.err, "dshbox: warning: ") && strstr(r.err, "proc"), "no word of a bound /proc: %s",
 			  r.err);
 		cr_expect_eq(r.exit_code, 0, "exit %d:\n%s%s", r.exit_code, r.out, r.err);
-		cr_expect(is(r.out, "rc", "0"), "the create failed:\n%s%s", r.out, r.err);
+		cr_expect(dsh_out_is(r.out, "rc", "0"), "the create failed:\n%s%s", r.out, r.err);
 		_cleanup_free_ char *got = dsh_test_read_file(rel);
 		cr_expect(got && strcmp(got, "x\n") == 0, "sub/rel is not on the host (%s):\n%s%s", got ? got : "missing",
 			  r.out, r.err);
@@ -430,11 +409,11 @@ Test(broker_caller_work, dshbox_inside_dshbox_with_the_broker_on)
 	struct dsh_proc r;
 	outer(&r, script);
 	cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
-	cr_expect(is(r.out, "default_exit", "125"), "the inner run without a broker of its own did not refuse:\n%s",
+	cr_expect(dsh_out_is(r.out, "default_exit", "125"), "the inner run without a broker of its own did not refuse:\n%s",
 		  r.out);
 	cr_expect(strstr(r.out, "runs under another sandbox's runtime broker") != NULL,
 		  "the refusal does not say why:\n%s", r.out);
-	cr_expect(is(r.out, "inner", "ok") && is(r.out, "inner_exit", "0"), "the inner command failed:\n%s%s", r.out,
+	cr_expect(dsh_out_is(r.out, "inner", "ok") && dsh_out_is(r.out, "inner_exit", "0"), "the inner command failed:\n%s%s", r.out,
 		  r.err);
 	_cleanup_free_ char *got = dsh_test_read_file(f);
 	cr_expect(got && strcmp(got, "inner\n") == 0, "inner.txt is not on the host");
@@ -456,7 +435,7 @@ Test(broker_caller_work, bwrap_inside_dshbox_with_the_broker_on)
 	struct dsh_proc r;
 	outer(&r, script);
 	cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
-	cr_expect(is(r.out, "bwrap", "ok") && is(r.out, "bwrap_exit", "0"), "bubblewrap's command failed:\n%s%s", r.out,
+	cr_expect(dsh_out_is(r.out, "bwrap", "ok") && dsh_out_is(r.out, "bwrap_exit", "0"), "bubblewrap's command failed:\n%s%s", r.out,
 		  r.err);
 	_cleanup_free_ char *got = dsh_test_read_file(f);
 	cr_expect(got && strcmp(got, "x\n") == 0, "f is not on the host");

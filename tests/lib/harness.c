@@ -408,3 +408,24 @@ struct dsh_policy *dsh_test_policy(const char *ws, const char *const *rules)
 	dsh_config_clear(&c);
 	return p;
 }
+
+const char *dsh_out_val(const char *out, const char *key)
+{
+	static char ring[8][4096];
+	static unsigned next;
+	char *buf = ring[next++ % 8];
+	size_t kl = strlen(key);
+	buf[0] = '\0';
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (strncmp(l, key, kl) == 0 && l[kl] == '=') {
+			size_t n = strcspn(l + kl + 1, "\n");
+			snprintf(buf, 4096, "%.*s", (int)(n < 4096 ? n : 4095), l + kl + 1);
+			break;
+		}
+	return buf;
+}
+
+bool dsh_out_is(const char *out, const char *key, const char *want)
+{
+	return strcmp(dsh_out_val(out, key), want) == 0;
+}

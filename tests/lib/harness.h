@@ -29,6 +29,13 @@ int dsh_proc_run(char *const argv[], char *const env[], const char *stdin_data, 
 void dsh_test_run_sh(struct dsh_proc *r, char *const env[], const char *backend, const char *ws, const char *script,
 		     va_list ap);
 void dsh_proc_clear(struct dsh_proc *r);
+/*
+ * The value of "key=" at the start of a line of out (what the test helpers print), or "" when absent;
+ * the last eight answers stay valid, so one message may quote several.
+ */
+const char *dsh_out_val(const char *out, const char *key);
+/* Whether that value is want. */
+bool dsh_out_is(const char *out, const char *key, const char *want);
 /* Number of lines in s that start with prefix. */
 int dsh_count_lines_with_prefix(const char *s, const char *prefix);
 
