@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "broker/internal.h"
@@ -104,14 +106,18 @@ static int same_place(int dir, const char *path)
 }
 
 /*
- * Whether a directory the caller reached lies on a file system no mount of the broker's shows: one
- * the command mounted itself (a nested sandbox's tmpfs, its own /dev), which holds no host file and
- * so nothing a rule could name.
+ * Whether a directory the caller reached lies on a file system of the command's own: one no mount of
+ * the broker's shows, and of a kind that keeps its files in memory (a nested sandbox's tmpfs, its
+ * own /dev), so that it holds no host file and nothing a rule could name.  An overlay the command
+ * mounted is not one: its upper layer is a host directory, written through it.
  */
 static bool own_fs(struct call *c, int dir)
 {
 	struct stat st;
-	if (fstat(dir, &st) < 0)
+	struct statfs sf;
+	if (fstat(dir, &st) < 0 || fstatfs(dir, &sf) < 0)
+		return false;
+	if (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC && sf.f_type != DEVPTS_SUPER_MAGIC)
 		return false;
 	for (size_t i = 0; i < c->b->n_mount_devs; i++)
 		if (c->b->mount_devs[i] == st.st_dev)

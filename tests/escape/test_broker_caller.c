@@ -434,3 +434,50 @@ Test(broker_caller, abstract_socket_bound_outside_the_run)
 		close(ls), close(ld);
 	}
 }
+
+/*
+ * nestedSandbox: a file system the command mounts itself is judged by what it stores.  Its own
+ * tmpfs holds no host file, but an overlay's upper layer is a host directory written through it:
+ * a name a rule covers (a .pem file, under a rule on every .pem) made through the overlay must be
+ * refused like one made at its host path; the broker, which does not place the upper layer, refuses
+ * every name made there.  Run as nobody when the test is root (a nested user
+ * namespace cannot map uid 0 for a creator without CAP_SETFCAP).  Host oracle: nothing named k.pem
+ * in the upper layer.
+ */
+Test(broker_caller, a_protected_name_made_through_the_commands_own_overlay)
+{
+	if (landlock_backend()) {
+		/* Its nestedSandbox keeps the mount refusals: no overlay can be mounted inside. */
+		cr_log_info("landlock backend: nestedSandbox keeps the mount family refused; nothing to mount");
+		return;
+	}
+	_cleanup_free_ char *l = NULL, *u = NULL, *w = NULL, *m = NULL, *script = NULL, *planted = NULL, *made = NULL;
+	cr_assert(asprintf(&l, "%s/lower", ws) > 0 && asprintf(&u, "%s/upper", ws) > 0 && asprintf(&w, "%s/work", ws) > 0 &&
+		  asprintf(&m, "%s/merged", ws) > 0 && asprintf(&planted, "%s/k.pem", u) > 0 &&
+		  asprintf(&made, "%s/k.txt", u) > 0);
+	cr_assert(mkdir(l, 0755) == 0 && mkdir(u, 0755) == 0 && mkdir(w, 0755) == 0 && mkdir(m, 0755) == 0);
+	cr_assert(asprintf(&script,
+			   "unshare -Urm sh -c 'mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s "
+			   "&& echo mounted=1; echo y > %s/k.txt && echo txt=ok; echo x > %s/k.pem && echo pem=ok'; true",
+			   l, u, w, m, m, m) > 0);
+	const char *argv[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+			       dsh_test_dshbox(), "run", "--backend", backend(), "--config", nested_cfg, "--workspace", ws,
+			       "--cwd", ws, "--access", "-- **/*.pem", "--", "/bin/sh", "-c", script, NULL };
+	const char *const *run = argv + 5;
+	if (geteuid() == 0) {
+		_cleanup_free_ char *own = NULL;
+		cr_assert(asprintf(&own, "chown -R 65534:65534 '%s' && chmod 755 '%s'", top, top) > 0);
+		cr_assert_eq(system(own), 0);
+		run = argv;
+	}
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run((char *const *)run, env, NULL, &r), 0);
+	cr_assert(dsh_out_is(r.out, "mounted", "1"), "the overlay was not mounted inside: %s%s", r.out, r.err);
+	/* The overlay's merged directory is not where the broker sees the upper layer: every name made
+	   through it is refused (docs/security.md), the ordinary one too. */
+	cr_expect(!dsh_out_is(r.out, "txt", "ok") && access(made, F_OK) != 0,
+		  "a name made through the command's own overlay was not refused: %s%s", r.out, r.err);
+	cr_expect(!dsh_out_is(r.out, "pem", "ok"), "a name -- **/*.pem covers was made through the overlay: %s", r.out);
+	cr_expect_neq(access(planted, F_OK), 0, "%s exists on the host", planted);
+	dsh_proc_clear(&r);
+}
