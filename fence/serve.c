@@ -351,6 +351,53 @@ static char *read_answer_text(json_t *id, const struct dsh_fence_read_result *r)
 	return dsh_buf_steal(&b);
 }
 
+/* A list's answer: its entries, a name that is not UTF-8 given in base64. */
+static json_t *list_answer(json_t *id, const char *op, const struct dsh_fence_list_result *r, bool *oom)
+{
+	json_t *a = ok_answer(id, op, r->path, oom);
+	json_t *arr = json_array();
+	for (size_t i = 0; arr && i < r->n_entries; i++) {
+		const struct dsh_fence_entry *e = &r->entries[i];
+		json_t *o = json_object();
+		if (!o) {
+			*oom = true;
+			break;
+		}
+		json_t *name = json_string(e->name);
+		if (name)
+			put(o, "name", name, oom);
+		else
+			put_base64(o, "name_base64", e->name, oom);
+		put(o, "type", json_string(dsh_fence_entry_type_to_string(e->type)), oom);
+		if (e->denied)
+			put(o, "denied", json_true(), oom);
+		else
+			put(o, "size", json_integer((json_int_t)e->size), oom);
+		put(o, "writable", json_boolean(e->writable), oom);
+		if (json_array_append_new(arr, o) < 0)
+			*oom = true;
+	}
+	put(a, "entries", arr, oom);
+	put(a, "truncated", json_boolean(r->truncated), oom);
+	return a;
+}
+
+/* A write's or an edit's answer. */
+static json_t *write_answer(json_t *id, const char *op, const struct dsh_fence_write_result *r, bool is_edit,
+			    bool *oom)
+{
+	json_t *a = ok_answer(id, op, r->path, oom);
+	put(a, "created", json_boolean(r->created), oom);
+	put(a, "bytes", json_integer((json_int_t)r->bytes), oom);
+	if (is_edit)
+		put(a, "replacements", json_integer((json_int_t)r->replacements), oom);
+	json_t *d = r->diff ? json_string(r->diff) : json_null();
+	put(a, "diff", d ? d : json_null(), oom); /* a diff of non-UTF-8 text is left out */
+	put(a, "version", json_string(r->version), oom);
+	put(a, "atomic", json_boolean(!r->in_place), oom);
+	return a;
+}
+
 static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, char **ret_text, bool *oom)
 {
 	const char *op = NULL, *path = NULL;
@@ -455,15 +502,7 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 		if (rc < 0) {
 			a = failure_answer(id, op, p, err);
 		} else {
-			a = ok_answer(id, op, r.path, oom);
-			put(a, "created", json_boolean(r.created), oom);
-			put(a, "bytes", json_integer((json_int_t)r.bytes), oom);
-			if (is_edit)
-				put(a, "replacements", json_integer((json_int_t)r.replacements), oom);
-			json_t *d = r.diff ? json_string(r.diff) : json_null();
-			put(a, "diff", d ? d : json_null(), oom); /* a diff of non-UTF-8 text is left out */
-			put(a, "version", json_string(r.version), oom);
-			put(a, "atomic", json_boolean(!r.in_place), oom);
+			a = write_answer(id, op, &r, is_edit, oom);
 		}
 		dsh_fence_write_result_clear(&r);
 	} else if (strcmp(op, "list") == 0) {
@@ -475,33 +514,7 @@ static json_t *do_request(const struct dsh_policy *p, json_t *req, json_t *id, c
 		if (dsh_fence_list(p, path, &r, &err) < 0) {
 			a = failure_answer(id, op, p, err);
 		} else {
-			a = ok_answer(id, op, r.path, oom);
-			json_t *arr = json_array();
-			for (size_t i = 0; arr && i < r.n_entries; i++) {
-				const struct dsh_fence_entry *e = &r.entries[i];
-				json_t *o = json_object();
-				if (!o) {
-					*oom = true;
-					break;
-				}
-				json_t *name = json_string(e->name);
-				if (name) {
-					put(o, "name", name, oom);
-				} else {
-					/* A name that is not UTF-8: its bytes in base64. */
-					put_base64(o, "name_base64", e->name, oom);
-				}
-				put(o, "type", json_string(dsh_fence_entry_type_to_string(e->type)), oom);
-				if (e->denied)
-					put(o, "denied", json_true(), oom);
-				else
-					put(o, "size", json_integer((json_int_t)e->size), oom);
-				put(o, "writable", json_boolean(e->writable), oom);
-				if (json_array_append_new(arr, o) < 0)
-					*oom = true;
-			}
-			put(a, "entries", arr, oom);
-			put(a, "truncated", json_boolean(r.truncated), oom);
+			a = list_answer(id, op, &r, oom);
 		}
 		dsh_fence_list_result_clear(&r);
 	} else {
