@@ -45,6 +45,13 @@ static int read_path(struct call *c, uint64_t addr, char *buf)
 	return dsh_caller_string(c, addr, buf, PATH_MAX, ENAMETOOLONG);
 }
 
+/* The old and the new name of a rename or a link. */
+static int read_two_paths(struct call *c, uint64_t a, char *pa, uint64_t b, char *pb)
+{
+	int r = read_path(c, a, pa);
+	return r < 0 ? r : read_path(c, b, pb);
+}
+
 /*
  * The caller's own object reached through /proc/self/fd/N (echo > /dev/stderr): opened anew, as
  * the kernel reopens what such a link names; nothing is created.
@@ -187,9 +194,7 @@ static int do_remove(struct call *c, int dirfd, uint64_t path_addr, int flags)
 static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_t npath, unsigned flags)
 {
 	char op[PATH_MAX], np[PATH_MAX];
-	int r = read_path(c, opath, op);
-	if (r >= 0)
-		r = read_path(c, npath, np);
+	int r = read_two_paths(c, opath, op, npath, np);
 	if (r < 0)
 		return dsh_call_answer(c, r);
 	struct target o, n = { .pfd = -1, .obj = -1 };
@@ -236,9 +241,7 @@ static int do_rename(struct call *c, int odir, uint64_t opath, int ndir, uint64_
 static int do_link(struct call *c, int odir, uint64_t opath, int ndir, uint64_t npath, int flags)
 {
 	char op[PATH_MAX], np[PATH_MAX];
-	int r = read_path(c, opath, op);
-	if (r >= 0)
-		r = read_path(c, npath, np);
+	int r = read_two_paths(c, opath, op, npath, np);
 	if (r < 0)
 		return dsh_call_answer(c, r);
 	struct target o = { .pfd = -1, .obj = -1 }, n = { .pfd = -1, .obj = -1 };
