@@ -77,53 +77,19 @@ static void teardown(void)
 TestSuite(broker_caller, .init = setup, .fini = teardown, .timeout = 90);
 
 /* Where the attack runs: a mode, nestedSandbox, or a kernel that seems to lack Landlock. */
-struct setting {
-	const char *name;
-	const char *mode;  /* --mode, or NULL for the default (workspace-write) */
-	bool nested;       /* --config with nestedSandbox: true */
-	bool no_landlock;  /* dshbox under refuse_calls --errno ENOSYS landlock_create_ruleset */
-};
-
-static const struct setting WORKSPACE = { "workspace-write", NULL, false, false };
-static const struct setting FULL = { "danger-full-access", "danger-full-access", false, false };
-static const struct setting NESTED = { "nestedSandbox: true", NULL, true, false };
-static const struct setting NO_LANDLOCK = { "no Landlock", NULL, false, true };
+static const struct dsh_test_setting WORKSPACE = { "workspace-write", NULL, NULL, false, false };
+static const struct dsh_test_setting FULL = { "danger-full-access", NULL, "danger-full-access", false, false };
+static const struct dsh_test_setting NESTED = { "nestedSandbox: true", NULL, NULL, true, false };
+static const struct dsh_test_setting NO_LANDLOCK = { "no Landlock", NULL, NULL, false, true };
 
 /*
- * [refuse_calls ... --] dshbox run --backend B --workspace WS --cwd WS [setting] [extra...] -- cmd...
- * false when the setting cannot run with this backend: the landlock backend on a kernel without
- * Landlock, which must then refuse (125) without running anything; the caller moves on.
+ * dsh_test_run_setting with this suite's backend; false when the setting cannot run with it: the
+ * landlock backend on a kernel without Landlock, which must then refuse (125) without running
+ * anything; the caller moves on.
  */
-static bool run_in(struct dsh_proc *r, const struct setting *s, const char *const *extra, const char *const *cmd)
+static bool run_in(struct dsh_proc *r, const struct dsh_test_setting *s, const char *const *extra, const char *const *cmd)
 {
-	_cleanup_free_ char *refuse = dsh_test_helper("refuse_calls");
-	const char *argv[64];
-	size_t n = 0;
-	if (s->no_landlock) {
-		const char *pre[] = { refuse, "--errno", "ENOSYS", "landlock_create_ruleset", "--" };
-		for (size_t i = 0; i < 5; i++)
-			argv[n++] = pre[i];
-	}
-	const char *base[] = { dsh_test_dshbox(), "run", "--backend", backend(), "--workspace", ws, "--cwd", ws };
-	for (size_t i = 0; i < 8; i++)
-		argv[n++] = base[i];
-	if (s->mode) {
-		argv[n++] = "--mode";
-		argv[n++] = s->mode;
-	}
-	if (s->nested) {
-		argv[n++] = "--config";
-		argv[n++] = nested_cfg;
-	}
-	for (size_t i = 0; extra && extra[i]; i++)
-		argv[n++] = extra[i];
-	argv[n++] = "--";
-	for (size_t i = 0; cmd[i]; i++) {
-		cr_assert_lt(n, 63);
-		argv[n++] = cmd[i];
-	}
-	argv[n] = NULL;
-	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, r), 0);
+	dsh_test_run_setting(r, env, s, backend(), ws, nested_cfg, extra, cmd);
 	if (s->no_landlock && landlock_backend()) {
 		cr_expect_eq(r->exit_code, 125, "the landlock backend ran without Landlock: %s", r->err);
 		cr_expect(strstr(r->err, "landlock"), "%s", r->err);
@@ -136,7 +102,7 @@ static bool run_in(struct dsh_proc *r, const struct setting *s, const char *cons
 }
 
 /* caller_attack ARGS... in setting s; false as run_in. */
-static bool attack(struct dsh_proc *r, const struct setting *s, const char *const *extra, const char *const *args)
+static bool attack(struct dsh_proc *r, const struct dsh_test_setting *s, const char *const *extra, const char *const *args)
 {
 	_cleanup_free_ char *helper = dsh_test_helper("caller_attack");
 	const char *cmd[16] = { helper };
@@ -158,7 +124,7 @@ static bool attack(struct dsh_proc *r, const struct setting *s, const char *cons
 
 
 /* What the helper read (Name, Pid) must be the helper itself (self_name, self_pid). */
-static void expect_the_callers_own(const struct dsh_proc *r, const char *what, const struct setting *s)
+static void expect_the_callers_own(const struct dsh_proc *r, const char *what, const struct dsh_test_setting *s)
 {
 	const char *self_pid = dsh_out_val(r->out, "self_pid"), *self_name = dsh_out_val(r->out, "self_name");
 	cr_expect(dsh_out_is(r->out, "pid", self_pid) && dsh_out_is(r->out, "name", self_name),
@@ -169,7 +135,7 @@ static void expect_the_callers_own(const struct dsh_proc *r, const char *what, c
 /* /proc/self through the broker (a creating open) is the caller, not init ("Name: dshbox"). */
 Test(broker_caller, proc_self_status_is_the_callers)
 {
-	const struct setting *ss[] = { &WORKSPACE, &FULL, &NESTED, &NO_LANDLOCK };
+	const struct dsh_test_setting *ss[] = { &WORKSPACE, &FULL, &NESTED, &NO_LANDLOCK };
 	const char *paths[] = { "/proc/self/status", "/proc/thread-self/status" };
 	for (size_t i = 0; i < 4; i++)
 		for (size_t p = 0; p < 2; p++) {
@@ -187,7 +153,7 @@ Test(broker_caller, proc_self_status_is_the_callers)
 /* openat2 with the broker on: ENOSYS (programs fall back to openat), or the caller's own file. */
 Test(broker_caller, openat2_of_proc_self_is_enosys_or_the_callers)
 {
-	const struct setting *ss[] = { &WORKSPACE, &FULL, &NESTED, &NO_LANDLOCK };
+	const struct dsh_test_setting *ss[] = { &WORKSPACE, &FULL, &NESTED, &NO_LANDLOCK };
 	for (size_t i = 0; i < 4; i++) {
 		struct dsh_proc r;
 		const char *args[] = { "status", "openat2", "/proc/self/status", NULL };
@@ -205,7 +171,7 @@ Test(broker_caller, openat2_of_proc_self_is_enosys_or_the_callers)
    landlock backend) is refused: only the caller's own /proc/PID tree. */
 Test(broker_caller, creating_open_of_inits_proc_is_refused)
 {
-	const struct setting *ss[] = { &WORKSPACE, &FULL };
+	const struct dsh_test_setting *ss[] = { &WORKSPACE, &FULL };
 	for (size_t i = 0; i < 2; i++) {
 		struct dsh_proc r;
 		const char *creat[] = { "status", "creat", "/proc/parent/status", NULL };
@@ -230,7 +196,7 @@ Test(broker_caller, creating_open_of_inits_proc_is_refused)
  */
 Test(broker_caller, forged_exit_status_through_inits_pipe)
 {
-	const struct setting *ss[] = { &WORKSPACE, &FULL, &NO_LANDLOCK };
+	const struct dsh_test_setting *ss[] = { &WORKSPACE, &FULL, &NO_LANDLOCK };
 	for (size_t i = 0; i < 3; i++) {
 		struct dsh_proc r;
 		const char *args[] = { "forge-status", NULL };
@@ -302,7 +268,7 @@ Test(broker_caller, core_pattern_through_inits_proc)
  */
 Test(broker_caller, inits_memory_through_proc_mem)
 {
-	const struct setting *ss[] = { &FULL, &NESTED, &NO_LANDLOCK };
+	const struct dsh_test_setting *ss[] = { &FULL, &NESTED, &NO_LANDLOCK };
 	const char *routes[] = { "creat", "openat2" };
 	for (size_t i = 0; i < 3; i++)
 		for (size_t k = 0; k < 2; k++) {
@@ -403,7 +369,7 @@ static int abstract_socket(int type, const char *name)
  */
 Test(broker_caller, abstract_socket_bound_outside_the_run)
 {
-	const struct setting *ss[] = { &WORKSPACE, &FULL, &NO_LANDLOCK };
+	const struct dsh_test_setting *ss[] = { &WORKSPACE, &FULL, &NO_LANDLOCK };
 	for (size_t i = 0; i < 3; i++) {
 		char stream[64], dgram[64];
 		snprintf(stream, sizeof(stream), "dshbox-caller-%d-%zu", (int)getpid(), i);

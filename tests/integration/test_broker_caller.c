@@ -83,15 +83,8 @@ static const char *const backends[] = { "linux-ns", "landlock" };
  * backend, nestedSandbox (Landlock's file layer dropped) and a kernel made Landlock-less.  The
  * landlock backend's /proc is the host's, where Landlock grants no write (docs/security.md).
  */
-struct setting {
-	const char *name;
-	const char *backend;
-	const char *mode;
-	bool nested;
-	bool no_landlock;
-};
 
-static const struct setting proc_settings[] = {
+static const struct dsh_test_setting proc_settings[] = {
 	{ "linux-ns, workspace-write", "linux-ns", NULL, false, false },
 	{ "linux-ns, danger-full-access", "linux-ns", "danger-full-access", false, false },
 	{ "landlock, danger-full-access", "landlock", "danger-full-access", false, false },
@@ -99,35 +92,10 @@ static const struct setting proc_settings[] = {
 	{ "linux-ns, no Landlock", "linux-ns", NULL, false, true },
 };
 
-/* [refuse_calls ...] dshbox run --backend B --workspace WS --cwd WS [setting] -- cmd... */
-static void run_in(struct dsh_proc *r, const struct setting *s, const char *const *cmd)
+/* dshbox run in setting s (tests/lib/harness.h). */
+static void run_in(struct dsh_proc *r, const struct dsh_test_setting *s, const char *const *cmd)
 {
-	_cleanup_free_ char *refuse = dsh_test_helper("refuse_calls");
-	const char *argv[48];
-	size_t n = 0;
-	if (s->no_landlock) {
-		const char *pre[] = { refuse, "--errno", "ENOSYS", "landlock_create_ruleset", "--" };
-		for (size_t i = 0; i < 5; i++)
-			argv[n++] = pre[i];
-	}
-	const char *base[] = { dsh_test_dshbox(), "run", "--backend", s->backend, "--workspace", ws, "--cwd", ws };
-	for (size_t i = 0; i < 8; i++)
-		argv[n++] = base[i];
-	if (s->mode) {
-		argv[n++] = "--mode";
-		argv[n++] = s->mode;
-	}
-	if (s->nested) {
-		argv[n++] = "--config";
-		argv[n++] = nested_cfg;
-	}
-	argv[n++] = "--";
-	for (size_t i = 0; cmd[i]; i++) {
-		cr_assert_lt(n, 47);
-		argv[n++] = cmd[i];
-	}
-	argv[n] = NULL;
-	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, r), 0);
+	dsh_test_run_setting(r, env, s, NULL, ws, nested_cfg, NULL, cmd);
 }
 
 
@@ -141,7 +109,7 @@ Test(broker_caller_work, shell_sets_its_own_oom_score_adj)
 			     "echo shell=$(cat /proc/$$/oom_score_adj); echo init_after=$(cat /proc/$PPID/oom_score_adj)";
 	const char *cmd[] = { "sh", "-c", script, NULL };
 	for (size_t i = 0; i < sizeof(proc_settings) / sizeof(proc_settings[0]); i++) {
-		const struct setting *s = &proc_settings[i];
+		const struct dsh_test_setting *s = &proc_settings[i];
 		if (!have_backend(s->backend))
 			continue;
 		struct dsh_proc r;
@@ -160,7 +128,7 @@ Test(broker_caller_work, program_renames_itself_through_proc_self_comm)
 	_cleanup_free_ char *helper = dsh_test_helper("caller_attack");
 	const char *cmd[] = { helper, "comm", "renamed-by-self", NULL };
 	for (size_t i = 0; i < sizeof(proc_settings) / sizeof(proc_settings[0]); i++) {
-		const struct setting *s = &proc_settings[i];
+		const struct dsh_test_setting *s = &proc_settings[i];
 		if (!have_backend(s->backend))
 			continue;
 		struct dsh_proc r;
@@ -177,7 +145,7 @@ Test(broker_caller_work, program_writes_its_own_memory_through_proc_self_mem)
 	_cleanup_free_ char *helper = dsh_test_helper("caller_attack");
 	const char *cmd[] = { helper, "mem", "creat", NULL };
 	for (size_t i = 0; i < sizeof(proc_settings) / sizeof(proc_settings[0]); i++) {
-		const struct setting *s = &proc_settings[i];
+		const struct dsh_test_setting *s = &proc_settings[i];
 		if (!have_backend(s->backend))
 			continue;
 		struct dsh_proc r;
@@ -200,7 +168,7 @@ Test(broker_caller_work, echo_to_dev_stderr_and_dev_stdout)
 	for (size_t b = 0; b < 2; b++) {
 		if (!have_backend(backends[b]))
 			continue;
-		struct setting s = { backends[b], backends[b], NULL, false, false };
+		struct dsh_test_setting s = { backends[b], backends[b], NULL, false, false };
 		struct dsh_proc r;
 		run_in(&r, &s, cmd);
 		cr_expect(dsh_out_is(r.out, "rc1", "0") && strstr(r.err, "to-stderr\n") && dsh_out_is(r.out, "rc2", "0") &&
@@ -246,7 +214,7 @@ Test(broker_caller_work, chattr_in_the_workspace_still_works)
 		(void)host_xflags(f, &flags);
 		cr_assert_eq(flags & (FS_NODUMP_FL | FS_NOATIME_FL), 0, "+d or +A already set");
 		const char *cmd[] = { helper, "chattr", f, NULL };
-		struct setting s = { backends[b], backends[b], NULL, false, false };
+		struct dsh_test_setting s = { backends[b], backends[b], NULL, false, false };
 		struct dsh_proc r;
 		run_in(&r, &s, cmd);
 		cr_expect(dsh_out_is(r.out, "fssetxattr", "ok") && dsh_out_is(r.out, "setflags", "ok"),

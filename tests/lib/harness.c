@@ -429,3 +429,41 @@ bool dsh_out_is(const char *out, const char *key, const char *want)
 {
 	return strcmp(dsh_out_val(out, key), want) == 0;
 }
+
+void dsh_test_run_setting(struct dsh_proc *r, char *const env[], const struct dsh_test_setting *s,
+			  const char *backend, const char *ws, const char *nested_cfg, const char *const *extra,
+			  const char *const *cmd)
+{
+	char *refuse = dsh_test_helper("refuse_calls");
+	const char *argv[64];
+	size_t n = 0;
+	if (s->no_landlock) {
+		const char *pre[] = { refuse, "--errno", "ENOSYS", "landlock_create_ruleset", "--" };
+		for (size_t i = 0; i < 5; i++)
+			argv[n++] = pre[i];
+	}
+	const char *base[] = { dsh_test_dshbox(), "run", "--backend", s->backend ? s->backend : backend,
+			       "--workspace", ws, "--cwd", ws };
+	for (size_t i = 0; i < 8; i++)
+		argv[n++] = base[i];
+	if (s->mode) {
+		argv[n++] = "--mode";
+		argv[n++] = s->mode;
+	}
+	if (s->nested) {
+		argv[n++] = "--config";
+		argv[n++] = nested_cfg;
+	}
+	for (size_t i = 0; extra && extra[i]; i++) {
+		cr_assert_lt(n, 60);
+		argv[n++] = extra[i];
+	}
+	argv[n++] = "--";
+	for (size_t i = 0; cmd[i]; i++) {
+		cr_assert_lt(n, 63);
+		argv[n++] = cmd[i];
+	}
+	argv[n] = NULL;
+	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, r), 0);
+	free(refuse);
+}

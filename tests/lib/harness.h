@@ -29,6 +29,24 @@ int dsh_proc_run(char *const argv[], char *const env[], const char *stdin_data, 
 void dsh_test_run_sh(struct dsh_proc *r, char *const env[], const char *backend, const char *ws, const char *script,
 		     va_list ap);
 void dsh_proc_clear(struct dsh_proc *r);
+/* Where a sandboxed command runs in the broker's tests: a mode, nestedSandbox, no Landlock. */
+struct dsh_test_setting {
+	const char *name;
+	const char *backend;  /* --backend, or NULL for the caller's choice */
+	const char *mode;     /* --mode, or NULL for the default (workspace-write) */
+	bool nested;          /* --config with nestedSandbox: true */
+	bool no_landlock;     /* dshbox under refuse_calls --errno ENOSYS landlock_create_ruleset */
+};
+
+/*
+ * [refuse_calls ... --] dshbox run --backend B --workspace WS --cwd WS [--mode M] [--config NESTED]
+ * [extra...] -- cmd...: backend is s->backend or the one given; nested_cfg a file saying
+ * nestedSandbox: true.
+ */
+void dsh_test_run_setting(struct dsh_proc *r, char *const env[], const struct dsh_test_setting *s,
+			  const char *backend, const char *ws, const char *nested_cfg, const char *const *extra,
+			  const char *const *cmd);
+
 /*
  * The value of "key=" at the start of a line of out (what the test helpers print), or "" when absent;
  * the last eight answers stay valid, so one message may quote several.
