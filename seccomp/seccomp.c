@@ -643,12 +643,25 @@ int dsh_seccomp_join(const struct dsh_seccomp_prog *deny, const struct dsh_secco
 	return 1;
 }
 
+/* SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, Linux 5.19; spelled here for older headers. */
+#define DSH_SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+
 int dsh_seccomp_load_listener(const struct dsh_seccomp_prog *p, int *ret_fd, struct dsh_error **err)
 {
 	struct sock_fprog prog = { .len = p->len, .filter = p->insns };
 	if (!p->insns)
 		return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "seccomp: no program compiled");
-	int fd = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	/*
+	 * Once the broker holds a call, the caller waits for the answer as for any file call: only a
+	 * fatal signal ends the wait (Linux 5.19).  Otherwise a handled signal (a Ctrl-C with a
+	 * handler, Go's preemption every 10 ms) returns EINTR from an open(2) that already created its
+	 * file, or restarts it forever.  Before 5.19 the kernel refuses the flag, and the wait stays
+	 * interruptible.
+	 */
+	int fd = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+			      SECCOMP_FILTER_FLAG_NEW_LISTENER | DSH_SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+	if (fd < 0 && errno == EINVAL)
+		fd = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (fd < 0)
 		return dsh_err_sys(err, errno, "seccomp: load the broker's filter");
 	/* Every brokered call is a round trip: the command blocks until the broker answers.  Linux 6.6
