@@ -313,14 +313,7 @@ static void require_chattr(void)
 	_cleanup_free_ char *probe = NULL;
 	cr_assert(asprintf(&probe, "%s/chattr-probe", top) > 0);
 	dsh_test_write_file(probe, "x\n");
-	_cleanup_close_ int fd = open(probe, O_RDONLY | O_CLOEXEC);
-	int flags = 0;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
-		DSH_SKIP("%s: FS_IOC_GETFLAGS: %s: the host filesystem has no chattr flags", top, strerror(errno));
-	int set = flags | FS_NODUMP_FL | FS_NOATIME_FL;
-	if (ioctl(fd, FS_IOC_SETFLAGS, &set) < 0)
-		DSH_SKIP("%s: FS_IOC_SETFLAGS +d +A: %s: the host filesystem refuses them", top, strerror(errno));
-	(void)ioctl(fd, FS_IOC_SETFLAGS, &flags);
+	dsh_test_require_chattr(probe);
 }
 
 /* chattr's ioctls on a file opened read-only, r- and outside the writable roots: refused by both

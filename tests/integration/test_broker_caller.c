@@ -188,25 +188,13 @@ static unsigned host_xflags(const char *path, int *ret_flags)
 	return fx.fsx_xflags;
 }
 
-/* The owner may set +d +A here without privilege, or the host filesystem says why not. */
-static void require_chattr(const char *path)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int flags = 0;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
-		DSH_SKIP("%s: FS_IOC_GETFLAGS: %s: the host filesystem has no chattr flags", path, strerror(errno));
-	int set = flags | FS_NODUMP_FL | FS_NOATIME_FL;
-	if (ioctl(fd, FS_IOC_SETFLAGS, &set) < 0)
-		DSH_SKIP("%s: FS_IOC_SETFLAGS +d +A: %s: the host filesystem refuses them", path, strerror(errno));
-	(void)ioctl(fd, FS_IOC_SETFLAGS, &flags);
-}
 
 /* chattr's ioctls still work on a file in the workspace (FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR). */
 Test(broker_caller_work, chattr_in_the_workspace_still_works)
 {
 	_cleanup_free_ char *helper = dsh_test_helper("caller_attack"), *f = at(ws, "w.txt");
 	dsh_test_write_file(f, "mine\n");
-	require_chattr(f);
+	dsh_test_require_chattr(f);
 	for (size_t b = 0; b < 2; b++) {
 		if (!have_backend(backends[b]))
 			continue;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
@@ -466,4 +468,21 @@ void dsh_test_run_setting(struct dsh_proc *r, char *const env[], const struct ds
 	argv[n] = NULL;
 	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, r), 0);
 	free(refuse);
+}
+
+void dsh_test_require_chattr(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int flags = 0;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0) {
+		close(fd);
+		DSH_SKIP("%s: FS_IOC_GETFLAGS: %s: the host filesystem has no chattr flags", path, strerror(errno));
+	}
+	int set = flags | FS_NODUMP_FL | FS_NOATIME_FL;
+	if (ioctl(fd, FS_IOC_SETFLAGS, &set) < 0) {
+		close(fd);
+		DSH_SKIP("%s: FS_IOC_SETFLAGS +d +A: %s: the host filesystem refuses them", path, strerror(errno));
+	}
+	(void)ioctl(fd, FS_IOC_SETFLAGS, &flags);
+	close(fd);
 }

@@ -54,6 +54,8 @@ void dsh_test_run_setting(struct dsh_proc *r, char *const env[], const struct ds
 const char *dsh_out_val(const char *out, const char *key);
 /* Whether that value is want. */
 bool dsh_out_is(const char *out, const char *key, const char *want);
+/* The owner may set chattr's +d +A on path without privilege (ext4, tmpfs), or skip saying why not. */
+void dsh_test_require_chattr(const char *path);
 /* Number of lines in s that start with prefix. */
 int dsh_count_lines_with_prefix(const char *s, const char *prefix);
 
