@@ -42,9 +42,6 @@ struct dsh_bwrap_plan {
 	struct dsh_seccomp_prog notify;
 	struct dsh_broker broker;
 	char **defaults;
-	struct dsh_omount *ordered;  /* after the plan, in argv order (strings owned by the args but why) */
-	size_t n_ordered;
-	char **creatable;            /* tmpfs roots of the plan where the ordered operations may make names */
 	bool any_writable;
 	char **writable;             /* the argv's writable destinations (Landlock grants, opened inside) */
 	bool new_root;               /* a root built from nothing */
@@ -241,85 +238,73 @@ static int add_writable(struct dsh_bwrap_plan *bp, const char *dest, bool *have_
 	return 0;
 }
 
+static int push_op(struct dsh_bwrap_plan *bp, struct dsh_mount_entry op, const char *why, struct dsh_error **err)
+{
+	op.why = (char *)why;
+	return dsh_mount_plan_push_ordered(bp->mounts, &op, err);
+}
+
+/* An operation of the argv applied in its order (ns/plan.h's ordered operations). */
 static int add_ordered(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_op *op, const char *why,
 		       struct dsh_error **err)
 {
-	struct dsh_omount om = { .source = op->source, .dest = op->dest, .fd = op->fd, .perms = op->perms,
-				 .size = op->size, .try_ = op->try_ };
+	struct dsh_mount_entry e = { .source = (char *)op->source, .path = (char *)op->dest, .fd = op->fd,
+				     .perms = op->perms, .size = op->size, .optional = op->try_ };
 	switch (op->kind) {
 	case DSH_BWRAP_RO_BIND:
-		om.readonly = true;
-		om.kind = DSH_OMOUNT_BIND;
+		e.readonly = true;
+		e.action = DSH_MOUNT_BIND;
 		break;
 	case DSH_BWRAP_BIND:
-		om.kind = DSH_OMOUNT_BIND;
+		e.action = DSH_MOUNT_BIND;
 		break;
 	case DSH_BWRAP_DEV_BIND:
-		om.devices = true;
-		om.kind = DSH_OMOUNT_BIND;
+		e.devices = true;
+		e.action = DSH_MOUNT_BIND;
 		break;
 	case DSH_BWRAP_TMPFS:
-		om.kind = DSH_OMOUNT_TMPFS;
+		e.action = DSH_MOUNT_TMPFS;
 		break;
 	case DSH_BWRAP_REMOUNT_RO:
-		om.kind = DSH_OMOUNT_REMOUNT_RO;
+		e.action = DSH_MOUNT_REMOUNT_RO;
 		break;
 	case DSH_BWRAP_DIR:
-		om.kind = DSH_OMOUNT_DIR;
+		e.action = DSH_MOUNT_MKDIR;
 		break;
 	case DSH_BWRAP_SYMLINK:
-		om.kind = DSH_OMOUNT_SYMLINK;
+		e.action = DSH_MOUNT_SYMLINK;
 		break;
 	case DSH_BWRAP_FILE:
-		om.kind = DSH_OMOUNT_FILE;
+		e.action = DSH_MOUNT_FILE;
 		break;
 	case DSH_BWRAP_RO_BIND_DATA:
-		om.readonly = true;
-		om.kind = DSH_OMOUNT_BIND_DATA;
+		e.readonly = true;
+		e.action = DSH_MOUNT_BIND_DATA;
 		break;
 	case DSH_BWRAP_BIND_DATA:
-		om.kind = DSH_OMOUNT_BIND_DATA;
+		e.action = DSH_MOUNT_BIND_DATA;
 		break;
 	case DSH_BWRAP_CHMOD:
-		om.kind = DSH_OMOUNT_CHMOD;
+		e.action = DSH_MOUNT_CHMOD;
 		break;
 	case DSH_BWRAP_MQUEUE:
-		om.kind = DSH_OMOUNT_MQUEUE;
-		om.perms = 0755;
+		e.action = DSH_MOUNT_MQUEUE;
+		e.perms = 0755;
 		break;
 	case DSH_BWRAP_PROC:
 	case DSH_BWRAP_DEV:
 	default:
 		return cannot(err, "%s: not applied by dshbox bwrap yet", why);
 	}
-	struct dsh_omount *v = realloc(bp->ordered, (bp->n_ordered + 1) * sizeof(*v));
-	if (!v)
-		return dsh_err_sys(err, ENOMEM, "bwrap plan");
-	bp->ordered = v;
-	if (!(om.why = strdup(why)))
-		return dsh_err_sys(err, ENOMEM, "bwrap plan");
-	v[bp->n_ordered++] = om;
-	return 0;
-}
-
-static int push_omount(struct dsh_bwrap_plan *bp, struct dsh_omount om, const char *why, struct dsh_error **err)
-{
-	struct dsh_omount *v = realloc(bp->ordered, (bp->n_ordered + 1) * sizeof(*v));
-	if (!v)
-		return dsh_err_sys(err, ENOMEM, "bwrap plan");
-	bp->ordered = v;
-	if (!(om.why = strdup(why)))
-		return dsh_err_sys(err, ENOMEM, "bwrap plan");
-	v[bp->n_ordered++] = om;
-	return 0;
+	return push_op(bp, e, why, err);
 }
 
 static int add_attr(struct dsh_bwrap_plan *bp, const char *dest, unsigned long long set, unsigned long long clr,
 		    const char *why, struct dsh_error **err)
 {
-	return push_omount(bp, (struct dsh_omount){ .kind = DSH_OMOUNT_ATTR, .dest = dest, .attr_set = set,
-						    .attr_clr = clr, .fd = -1 },
-			   why, err);
+	return push_op(bp, (struct dsh_mount_entry){ .action = DSH_MOUNT_ATTR, .path = (char *)dest, .attr_set = set,
+						     .attr_clr = clr, .fd = -1 },
+		       why, err);
 }
 
 /* A writable destination: Landlock's grant is opened inside the finished tree. */
@@ -337,8 +322,8 @@ static int note_writable(struct dsh_bwrap_plan *bp, const char *dest, struct dsh
 static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, struct dsh_error **err)
 {
 	struct dsh_mount_plan *m = bp->mounts;
-	int r = push_omount(bp, (struct dsh_omount){ .kind = DSH_OMOUNT_NEWROOT, .dest = "/", .fd = -1 },
-			    "new root (tmpfs, pivot_root)", err);
+	int r = push_op(bp, (struct dsh_mount_entry){ .action = DSH_MOUNT_NEWROOT, .path = "/", .fd = -1 },
+			"new root (tmpfs, pivot_root)", err);
 	/* bubblewrap's new root is a tmpfs its owner may write: Landlock leaves that to the mounts. */
 	if (r >= 0)
 		r = note_writable(bp, "/", err);
@@ -368,9 +353,9 @@ static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_p
 			bool mq = false;
 			for (size_t k = i + 1; dev && k < a->n_ops; k++)
 				mq |= a->ops[k].kind == DSH_BWRAP_MQUEUE && strcmp(a->ops[k].dest, "/dev/mqueue") == 0;
-			r = push_omount(bp, (struct dsh_omount){ .kind = dev ? DSH_OMOUNT_DEV : DSH_OMOUNT_PROC,
-								 .dest = op->dest, .fd = -1, .dev_mqueue = mq },
-					why, err);
+			r = push_op(bp, (struct dsh_mount_entry){ .action = dev ? DSH_MOUNT_DEV : DSH_MOUNT_PROC,
+								  .path = (char *)op->dest, .fd = -1, .dev_mqueue = mq },
+				    why, err);
 			continue;
 		}
 		if ((r = add_ordered(bp, op, why, err)) < 0)
@@ -393,7 +378,7 @@ static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_p
  * is applied parents first.  An operation becomes a plan entry when it is one (the table in
  * docs/bwrap.md) and nothing before it in the plan lies beneath its destination, so that sorting
  * cannot change the result; from the first one that is not, the rest are applied in argv order
- * after the plan (ns/ordered_mount.h).  --dev /dev and --proc /proc are always plan entries,
+ * after the sorted entries (ns/plan.h's ordered operations).  --dev /dev and --proc /proc are always plan entries,
  * refused after an ordered operation beneath them.
  */
 static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, struct dsh_error **err)
@@ -459,9 +444,9 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 				 op->kind == DSH_BWRAP_TMPFS || op->kind == DSH_BWRAP_BIND_DATA);
 		if ((op->kind == DSH_BWRAP_DEV && strcmp(op->dest, "/dev") == 0) ||
 		    (op->kind == DSH_BWRAP_PROC && strcmp(op->dest, "/proc") == 0)) {
-			for (size_t k = 0; k < bp->n_ordered; k++)
-				if (dsh_path_is_beneath(bp->ordered[k].dest, op->dest))
-					return cannot(err, "%s after %s: not applied by dshbox bwrap yet", why, bp->ordered[k].why);
+			for (size_t k = 0; k < m->n_ordered; k++)
+				if (dsh_path_is_beneath(m->ordered[k].path, op->dest))
+					return cannot(err, "%s after %s: not applied by dshbox bwrap yet", why, m->ordered[k].why);
 			bool dev = op->kind == DSH_BWRAP_DEV;
 			if (dev ? m->dev : m->proc)
 				continue; /* twice: the same fresh instance */
@@ -511,18 +496,22 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 	if (!m->proc)
 		return cannot(err, "--ro-bind / / without --proc /proc is not applied by dshbox bwrap yet");
 	/* dshbox's /dev is read-only once made: the mount point of --mqueue /dev/mqueue is made with it. */
-	for (size_t i = 0; m->dev && i < bp->n_ordered; i++)
-		if (bp->ordered[i].kind == DSH_OMOUNT_MQUEUE && strcmp(bp->ordered[i].dest, "/dev/mqueue") == 0)
-			m->dev_mqueue = true;
+	bool dev_mqueue = false;
+	for (size_t i = 0; m->dev && i < m->n_ordered; i++)
+		if (m->ordered[i].action == DSH_MOUNT_MQUEUE && strcmp(m->ordered[i].path, "/dev/mqueue") == 0)
+			dev_mqueue = true;
+	for (size_t i = 0; dev_mqueue && i < m->n; i++)
+		if (m->entries[i].action == DSH_MOUNT_DEV)
+			m->entries[i].dev_mqueue = true;
 	if (m->dev) {
 		/* Right after the nodev pass, before the operations in argv order. */
 		if ((r = add_attr(bp, "/dev", 0, MOUNT_ATTR_NODEV, "--dev /dev (its devices)", err)) < 0)
 			return r;
-		struct dsh_omount last = bp->ordered[bp->n_ordered - 1];
-		memmove(&bp->ordered[2], &bp->ordered[1], (bp->n_ordered - 2) * sizeof(*bp->ordered));
-		bp->ordered[1] = last;
+		struct dsh_mount_entry last = m->ordered[m->n_ordered - 1];
+		memmove(&m->ordered[2], &m->ordered[1], (m->n_ordered - 2) * sizeof(*m->ordered));
+		m->ordered[1] = last;
 	}
-	if (m->private_tmp && dsh_strv_push(&bp->creatable, "/tmp") < 0)
+	if (m->private_tmp && dsh_strv_push(&m->creatable, "/tmp") < 0)
 		return dsh_err_sys(err, ENOMEM, "bwrap plan");
 	bp->config.mode = bp->any_writable ? DSH_MODE_WORKSPACE_WRITE : DSH_MODE_READ_ONLY;
 	return 0;
@@ -711,10 +700,6 @@ char *dsh_bwrap_plan_render(const struct dsh_bwrap_plan *bp)
 	if (m)
 		dsh_buf_add(&b, m);
 	free(m);
-	if (bp->n_ordered)
-		dsh_buf_addf(&b, "then in argv order: %zu\n", bp->n_ordered);
-	for (size_t i = 0; i < bp->n_ordered; i++)
-		dsh_buf_addf(&b, "%3zu  %s\n", i + 1, bp->ordered[i].why);
 	return dsh_buf_steal(&b);
 }
 
@@ -793,9 +778,6 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		.seccomp = bp->seccomp.insns ? &bp->seccomp : NULL,
 		.notify = bp->notify.insns ? &bp->notify : NULL,
 		.broker = &bp->broker,
-		.ordered = bp->ordered,
-		.n_ordered = bp->n_ordered,
-		.ordered_creatable = bp->creatable,
 		.cwd_fallback = !bp->chdir_given,
 		.keep_caps = bp->caps,
 		.extra_seccomp = bp->user_seccomp,
@@ -818,10 +800,6 @@ void dsh_bwrap_plan_free(struct dsh_bwrap_plan *bp)
 	dsh_seccomp_prog_clear(&bp->seccomp);
 	dsh_seccomp_prog_clear(&bp->notify);
 	dsh_strv_free(bp->defaults);
-	for (size_t i = 0; i < bp->n_ordered; i++)
-		free((char *)bp->ordered[i].why);
-	free(bp->ordered);
-	dsh_strv_free(bp->creatable);
 	dsh_strv_free(bp->writable);
 	dsh_policy_free(bp->policy);
 	dsh_run_options_clear(&bp->opts);

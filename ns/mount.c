@@ -13,7 +13,6 @@
 #include "common/cleanup.h"
 #include "common/strv.h"
 #include "ns/mount.h"
-#include "ns/ordered_mount.h"
 #include "ns/sys.h"
 
 /*
@@ -87,13 +86,16 @@ int dsh_mount_make_private(struct dsh_error **err)
 
 struct applier {
 	const struct dsh_mount_plan *plan;
-	int *clones;          /* per entry: the writable root's clone, taken before the read-only pass */
+	/* Per entry, then per ordered operation: the writable root's clone, a bind's source or a
+	   fresh procfs, all taken before anything is mounted (the tree as the host shows it). */
+	int *clones;
 	int dev_nodes[6];     /* host device nodes, cloned before the read-only pass */
 	int console;          /* the caller's terminal, cloned for /dev/console; -1: none */
-	bool dev_mqueue;      /* /dev gets an empty mqueue directory */
 	int proc_clone;       /* the host's /proc, for the fallback */
 	int mask_file;        /* the first file mask: the one empty mode-000 file, attached */
 	int mask_dir;         /* the first directory mask: a read-only tmpfs of mode 000, attached */
+	char **roots;         /* ordered: tmpfs mounted by this run, where names may be made */
+	char **binds;         /* ordered: host trees bound by this run, where no name is made */
 	struct dsh_mount_outcome *out;
 };
 
@@ -261,7 +263,8 @@ static int clone_terminal(void)
 	return -1;
 }
 
-static int apply_dev(struct applier *a, const struct dsh_mount_entry *e, struct dsh_error **err)
+/* console: the terminal bound on /dev/console, or -1 (bubblewrap's --dev makes none). */
+static int apply_dev(struct applier *a, const struct dsh_mount_entry *e, int console, struct dsh_error **err)
 {
 	static const char *const dev_opts[] = { "mode=0755", "size=64k", NULL };
 	static const char *const shm_opts[] = { "mode=1777", NULL };
@@ -290,17 +293,17 @@ static int apply_dev(struct applier *a, const struct dsh_mount_entry *e, struct 
 		if ((r = m_move(a->dev_nodes[k], d, dev_node_names[k], err)) < 0)
 			return dsh_err_prefix(err, "/dev/%s", dev_node_names[k]);
 	}
-	if (a->console >= 0) {
+	if (console >= 0) {
 		int f = openat(d, "console", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
 		if (f < 0)
 			return dsh_err_sys(err, errno, "create /dev/console");
 		close(f);
-		if ((r = m_move(a->console, d, "console", err)) < 0)
+		if ((r = m_move(console, d, "console", err)) < 0)
 			return dsh_err_prefix(err, "/dev/console");
 	}
 	if (mkdirat(d, "pts", 0755) < 0 || mkdirat(d, "shm", 01777) < 0)
 		return dsh_err_sys(err, errno, "mkdir /dev/pts, /dev/shm");
-	if (a->dev_mqueue && mkdirat(d, "mqueue", 0755) < 0)
+	if (e->dev_mqueue && mkdirat(d, "mqueue", 0755) < 0)
 		return dsh_err_sys(err, errno, "mkdir /dev/mqueue");
 	_cleanup_close_ int pts = m_fsmount("devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
 	if (pts < 0)
@@ -471,7 +474,7 @@ static int apply_entry(struct applier *a, size_t i, struct dsh_error **err)
 	case DSH_MOUNT_BIND_RW_TMP:
 		return apply_bind_rw_tmp(a, i, e, err);
 	case DSH_MOUNT_DEV:
-		return apply_dev(a, e, err);
+		return apply_dev(a, e, a->console, err);
 	case DSH_MOUNT_PROC:
 		return apply_proc(a, e, err);
 	case DSH_MOUNT_BIND_RO:
@@ -479,8 +482,21 @@ static int apply_entry(struct applier *a, size_t i, struct dsh_error **err)
 	case DSH_MOUNT_MASK_DIR:
 	case DSH_MOUNT_MASK_FILE:
 		return apply_mask(a, e, err);
+	case DSH_MOUNT_BIND:
+	case DSH_MOUNT_TMPFS:
+	case DSH_MOUNT_REMOUNT_RO:
+	case DSH_MOUNT_MKDIR:
+	case DSH_MOUNT_SYMLINK:
+	case DSH_MOUNT_FILE:
+	case DSH_MOUNT_BIND_DATA:
+	case DSH_MOUNT_CHMOD:
+	case DSH_MOUNT_ATTR:
+	case DSH_MOUNT_NEWROOT:
+	case DSH_MOUNT_MQUEUE:
+		break;
 	}
-	return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "unknown action");
+	return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "%s: not an entry of the sorted plan",
+		       dsh_mount_action_to_string(e->action));
 }
 
 static int entry_error(const struct dsh_mount_plan *plan, size_t i, struct dsh_error **err)
@@ -490,82 +506,10 @@ static int entry_error(const struct dsh_mount_plan *plan, size_t i, struct dsh_e
 			      dsh_mount_action_to_string(e->action), e->why);
 }
 
-int dsh_mount_plan_apply(const struct dsh_mount_plan *plan, struct dsh_mount_outcome *out,
-			 struct dsh_error **err)
-{
-	struct applier a = { .plan = plan, .proc_clone = -1, .mask_file = -1, .mask_dir = -1, .console = -1, .out = out,
-			     .dev_mqueue = plan->dev_mqueue };
-	int r = 0;
-	for (size_t k = 0; k < ARRAY_SIZE(a.dev_nodes); k++)
-		a.dev_nodes[k] = -1;
-	a.clones = malloc((plan->n ? plan->n : 1) * sizeof(int));
-	if (!a.clones)
-		return dsh_err_sys(err, ENOMEM, "mount");
-	for (size_t i = 0; i < plan->n; i++)
-		a.clones[i] = -1;
-
-	/* Round 1: what must keep its own flags is cloned before the tree turns read-only. */
-	for (size_t i = 0; i < plan->n && r >= 0; i++) {
-		const struct dsh_mount_entry *e = &plan->entries[i];
-		if (e->action == DSH_MOUNT_BIND_RW || e->action == DSH_MOUNT_BIND_RW_TMP) {
-			_cleanup_close_ int t = open_target(e, err);
-			r = t < 0 ? t : m_open_tree(t, "", OPEN_TREE_CLONE | AT_RECURSIVE, err);
-			if (r >= 0)
-				a.clones[i] = r;
-			if (r < 0)
-				r = entry_error(plan, i, err);
-		} else if (e->action == DSH_MOUNT_DEV) {
-			for (size_t k = 0; k < ARRAY_SIZE(dev_node_names); k++) {
-				char p[32];
-				snprintf(p, sizeof(p), "/dev/%s", dev_node_names[k]);
-				a.dev_nodes[k] = open_tree(AT_FDCWD, p, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-			}
-			a.console = clone_terminal();
-		} else if (e->action == DSH_MOUNT_PROC) {
-			a.proc_clone = open_tree(AT_FDCWD, "/proc", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-		}
-	}
-	/* Round 2: the whole tree read-only. */
-	if (r >= 0 && plan->ro_root) {
-		r = m_setattr(AT_FDCWD, "/", true, MOUNT_ATTR_RDONLY, 0, err);
-		if (r < 0)
-			r = dsh_err_prefix(err, "mount 1/%zu '/' (ro-root)", plan->n);
-	}
-	/* Round 3: every entry in plan order, parents before children. */
-	for (size_t i = 0; i < plan->n && r >= 0; i++) {
-		r = apply_entry(&a, i, err);
-		if (r < 0)
-			r = entry_error(plan, i, err);
-	}
-	/*
-	 * Clones that were attached are closed.  Detached mounts still held (the file mask's tmpfs, an unused
-	 * clone of /proc) are not: closing the last reference to a detached mount unmounts it, which
-	 * waits for an RCU grace period (milliseconds on a busy machine).  They go to the caller in
-	 * out->held, which hands them to a process that lives as long as the run without serving it.
-	 */
-	for (size_t i = 0; i < plan->n; i++)
-		if (a.clones[i] >= 0 && r >= 0)
-			close(a.clones[i]);
-	free(a.clones);
-	int held[] = { a.proc_clone, a.mask_file, a.mask_dir, a.console, a.dev_nodes[0], a.dev_nodes[1],
-		       a.dev_nodes[2], a.dev_nodes[3], a.dev_nodes[4], a.dev_nodes[5] };
-	_Static_assert(ARRAY_SIZE(held) <= ARRAY_SIZE(out->held), "room for every mount held");
-	for (size_t k = 0; out && k < ARRAY_SIZE(held); k++)
-		if (held[k] >= 0)
-			out->held[out->n_held++] = held[k];
-	return r < 0 ? r : 0;
-}
-
-/* ---- operations in the order given (ns/ordered_mount.h): dshbox bwrap ---- */
-
-struct oapplier {
-	char **roots; /* tmpfs mounted by this run: where mount points and files may be made */
-	char **binds; /* host trees bound by this run: never written to make a name */
-	int *dev_nodes;
-};
+/* ---- operations in the order given (plan->ordered) ---- */
 
 /* Whether a name may be made at path: the innermost mount this run made above it is a tmpfs. */
-static bool beneath_root(const struct oapplier *o, const char *path)
+static bool beneath_root(const struct applier *o, const char *path)
 {
 	const char *best = NULL;
 	bool is_root = false;
@@ -583,7 +527,7 @@ static bool beneath_root(const struct oapplier *o, const char *path)
 
 /* bubblewrap's mode for the parents it makes: 0755, less what the operation's own mode withholds
    from group and others (an operation without a mode counts as 0). */
-static mode_t o_parent_mode(const struct dsh_omount *op)
+static mode_t o_parent_mode(const struct dsh_mount_entry *op)
 {
 	int perms = op->perms < 0 ? 0 : op->perms;
 	mode_t m = 0755;
@@ -595,7 +539,7 @@ static mode_t o_parent_mode(const struct dsh_omount *op)
 }
 
 /* Whether a missing name at path can be made; if not, bubblewrap's failure or dshbox's refusal. */
-static int o_can_make(const struct oapplier *o, const char *path, struct dsh_error **err)
+static int o_can_make(const struct applier *o, const char *path, struct dsh_error **err)
 {
 	if (beneath_root(o, path))
 		return 0;
@@ -613,7 +557,7 @@ static int o_can_make(const struct oapplier *o, const char *path, struct dsh_err
 }
 
 /* Every missing parent of path, with mode (only beneath a tmpfs of this run). */
-static int o_make_parents(const struct oapplier *o, const char *path, mode_t mode, struct dsh_error **err)
+static int o_make_parents(const struct applier *o, const char *path, mode_t mode, struct dsh_error **err)
 {
 	_cleanup_free_ char *p = strdup(path);
 	if (!p)
@@ -636,9 +580,9 @@ static int o_make_parents(const struct oapplier *o, const char *path, mode_t mod
 }
 
 /* dest, made as a directory (0755) or an empty file (0444) when missing, its parents as bubblewrap. */
-static int o_make_target(const struct oapplier *o, const struct dsh_omount *op, bool dir, struct dsh_error **err)
+static int o_make_target(const struct applier *o, const struct dsh_mount_entry *op, bool dir, struct dsh_error **err)
 {
-	const char *dest = op->dest;
+	const char *dest = op->path;
 	struct stat st;
 	if (lstat(dest, &st) == 0)
 		return 0;
@@ -684,7 +628,7 @@ static int o_copy_fd(int from, int to, struct dsh_error **err)
 	}
 }
 
-static int o_bind(struct oapplier *o, const struct dsh_omount *op, int m, struct dsh_error **err)
+static int o_bind(struct applier *o, const struct dsh_mount_entry *op, int m, struct dsh_error **err)
 {
 	if (m < 0)
 		return 0; /* a -try source that does not exist */
@@ -698,8 +642,8 @@ static int o_bind(struct oapplier *o, const struct dsh_omount *op, int m, struct
 	if (r >= 0)
 		r = o_make_target(o, op, S_ISDIR(st.st_mode), err);
 	if (r >= 0)
-		r = o_move(m, op->dest, err);
-	if (r >= 0 && dsh_strv_push(&o->binds, op->dest) < 0)
+		r = o_move(m, op->path, err);
+	if (r >= 0 && dsh_strv_push(&o->binds, op->path) < 0)
 		r = dsh_err_sys(err, ENOMEM, "mount");
 	return r;
 }
@@ -708,7 +652,7 @@ static int o_bind(struct oapplier *o, const struct dsh_omount *op, int m, struct
  * The new root: a fresh tmpfs attached over "/", entered with pivot_root(".", ".") from inside it,
  * and the old tree detached from above it.  Every source was cloned before (prepare).
  */
-static int o_newroot(struct oapplier *o, struct dsh_error **err)
+static int o_newroot(struct applier *o, struct dsh_error **err)
 {
 	static const char *const opts[] = { "mode=0755", NULL };
 	_cleanup_close_ int m = m_fsmount("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
@@ -730,35 +674,28 @@ static int o_newroot(struct oapplier *o, struct dsh_error **err)
 	return 0;
 }
 
-static int o_dev(struct oapplier *o, const struct dsh_omount *op, struct dsh_error **err)
+static int o_dev(struct applier *o, const struct dsh_mount_entry *op, struct dsh_error **err)
 {
 	int r = o_make_target(o, op, true, err);
-	if (r < 0)
-		return r;
-	struct applier a = { .proc_clone = -1, .mask_file = -1, .mask_dir = -1, .console = -1,
-			     .dev_mqueue = op->dev_mqueue };
-	for (size_t k = 0; k < ARRAY_SIZE(a.dev_nodes); k++)
-		a.dev_nodes[k] = o->dev_nodes ? o->dev_nodes[k] : -1;
-	struct dsh_mount_entry e = { .path = (char *)op->dest, .action = DSH_MOUNT_DEV };
-	return apply_dev(&a, &e, err);
+	return r < 0 ? r : apply_dev(o, op, -1, err);
 }
 
 /*
  * The procfs was made in prepare: the kernel lets a user namespace mount a fresh procfs only while
  * a fully visible one is in its mount namespace, which a new root no longer has.
  */
-static int o_proc(struct oapplier *o, const struct dsh_omount *op, int m, struct dsh_error **err)
+static int o_proc(struct applier *o, const struct dsh_mount_entry *op, int m, struct dsh_error **err)
 {
 	int r = o_make_target(o, op, true, err);
 	if (r < 0)
 		return r;
-	if ((r = o_move(m, op->dest, err)) < 0)
+	if ((r = o_move(m, op->path, err)) < 0)
 		return r;
 	/* The kernel knobs stay read-only, as in the plan's procfs. */
 	static const char *const ro[] = { "sys", "sysrq-trigger", "irq", "bus" };
 	for (size_t k = 0; k < ARRAY_SIZE(ro); k++) {
 		char p[4096];
-		snprintf(p, sizeof(p), "%s/%s", op->dest, ro[k]);
+		snprintf(p, sizeof(p), "%s/%s", op->path, ro[k]);
 		_cleanup_error_ struct dsh_error *ignore = NULL;
 		_cleanup_close_ int c = m_open_tree(AT_FDCWD, p, OPEN_TREE_CLONE | AT_RECURSIVE, &ignore);
 		if (c < 0) {
@@ -775,59 +712,36 @@ static int o_proc(struct oapplier *o, const struct dsh_omount *op, int m, struct
 	return 0;
 }
 
-int dsh_omounts_prepare(const struct dsh_omount *ops, size_t n, int **ret_fds, struct dsh_error **err)
+/*
+ * Before any entry: every bind's source cloned as the host shows it (bubblewrap binds from the old
+ * root, never from what earlier operations mounted), and a procfs made while the kernel still
+ * allows it (a fully visible one is in the mount namespace, which a new root no longer has).
+ */
+static int o_prepare(struct applier *o, size_t i, const struct dsh_mount_entry *op, struct dsh_error **err)
 {
-	/* n per-operation slots, then the host's device nodes. */
-	size_t total = n + ARRAY_SIZE(dev_node_names);
-	int *fds = malloc(total * sizeof(int));
-	if (!fds)
-		return dsh_err_sys(err, ENOMEM, "mount");
-	for (size_t i = 0; i < total; i++)
-		fds[i] = -1;
-	for (size_t i = 0; i < n; i++)
-		if (ops[i].kind == DSH_OMOUNT_DEV) {
-			for (size_t k = 0; k < ARRAY_SIZE(dev_node_names); k++) {
-				char p[32];
-				snprintf(p, sizeof(p), "/dev/%s", dev_node_names[k]);
-				fds[n + k] = open_tree(AT_FDCWD, p, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-			}
-			break;
-		}
-	for (size_t i = 0; i < n; i++) {
-		if (ops[i].kind == DSH_OMOUNT_PROC) {
-			int r = m_fsmount("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err);
-			if (r < 0) {
-				for (size_t k = 0; k < total; k++)
-					if (fds[k] >= 0)
-						close(fds[k]);
-				free(fds);
-				return dsh_err_prefix(err, "%s", ops[i].why);
-			}
-			fds[i] = r;
-			continue;
-		}
-		if (ops[i].kind != DSH_OMOUNT_BIND)
-			continue;
-		_cleanup_close_ int src = open(ops[i].source, O_PATH | O_CLOEXEC);
-		if (src < 0 && errno == ENOENT && ops[i].try_)
-			continue;
-		int r = src < 0 ? dsh_err(err, DSH_ERR_USAGE, errno, "Can't find source path %s: %s", ops[i].source,
-					  strerror(errno))
-				: m_open_tree(src, "", OPEN_TREE_CLONE | AT_RECURSIVE | AT_EMPTY_PATH, err);
-		if (r < 0) {
-			for (size_t k = 0; k < total; k++)
-				if (fds[k] >= 0)
-					close(fds[k]);
-			free(fds);
-			return src < 0 ? r : dsh_err_prefix(err, "%s", ops[i].why);
-		}
-		fds[i] = r;
+	int *slot = &o->clones[o->plan->n + i];
+	if (op->action == DSH_MOUNT_PROC) {
+		int r = m_fsmount("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err);
+		if (r < 0)
+			return dsh_err_prefix(err, "%s", op->why);
+		*slot = r;
+		return 0;
 	}
-	*ret_fds = fds;
+	if (op->action != DSH_MOUNT_BIND)
+		return 0;
+	_cleanup_close_ int src = open(op->source, O_PATH | O_CLOEXEC);
+	if (src < 0 && errno == ENOENT && op->optional)
+		return 0;
+	if (src < 0)
+		return dsh_err(err, DSH_ERR_USAGE, errno, "Can't find source path %s: %s", op->source, strerror(errno));
+	int r = m_open_tree(src, "", OPEN_TREE_CLONE | AT_RECURSIVE | AT_EMPTY_PATH, err);
+	if (r < 0)
+		return dsh_err_prefix(err, "%s", op->why);
+	*slot = r;
 	return 0;
 }
 
-static int o_tmpfs(struct oapplier *o, const struct dsh_omount *op, struct dsh_error **err)
+static int o_tmpfs(struct applier *o, const struct dsh_mount_entry *op, struct dsh_error **err)
 {
 	char mode[32], size[48];
 	snprintf(mode, sizeof(mode), "mode=0%o", (unsigned)op->perms);
@@ -838,13 +752,13 @@ static int o_tmpfs(struct oapplier *o, const struct dsh_omount *op, struct dsh_e
 		return m;
 	int r = o_make_target(o, op, true, err);
 	if (r >= 0)
-		r = o_move(m, op->dest, err);
-	if (r >= 0 && dsh_strv_push(&o->roots, op->dest) < 0)
+		r = o_move(m, op->path, err);
+	if (r >= 0 && dsh_strv_push(&o->roots, op->path) < 0)
 		r = dsh_err_sys(err, ENOMEM, "mount");
 	return r;
 }
 
-static int o_bind_data(struct oapplier *o, const struct dsh_omount *op, struct dsh_error **err)
+static int o_bind_data(struct applier *o, const struct dsh_mount_entry *op, struct dsh_error **err)
 {
 	static const char *const opts[] = { "mode=0700", NULL };
 	_cleanup_close_ int m = m_fsmount("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
@@ -852,12 +766,12 @@ static int o_bind_data(struct oapplier *o, const struct dsh_omount *op, struct d
 		return m;
 	_cleanup_close_ int f = openat(m, "data", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (f < 0)
-		return dsh_err_sys(err, errno, "Can't create file for %s", op->dest);
+		return dsh_err_sys(err, errno, "Can't create file for %s", op->path);
 	int r = o_copy_fd(op->fd, f, err);
 	if (r < 0)
 		return r;
 	if (fchmod(f, (mode_t)op->perms) < 0)
-		return dsh_err_sys(err, errno, "Can't set mode %#o on file to be used for %s", (unsigned)op->perms, op->dest);
+		return dsh_err_sys(err, errno, "Can't set mode %#o on file to be used for %s", (unsigned)op->perms, op->path);
 	_cleanup_close_ int c = m_open_tree(m, "data", OPEN_TREE_CLONE, err);
 	if (c < 0)
 		return c;
@@ -865,111 +779,205 @@ static int o_bind_data(struct oapplier *o, const struct dsh_omount *op, struct d
 		return r;
 	if ((r = o_make_target(o, op, false, err)) < 0)
 		return r;
-	return o_move(c, op->dest, err);
+	return o_move(c, op->path, err);
 }
 
 /* bubblewrap's --mqueue: the filesystem with no flags of its own, on a directory (perms). */
-static int o_mqueue(struct oapplier *o, const struct dsh_omount *op, struct dsh_error **err)
+static int o_mqueue(struct applier *o, const struct dsh_mount_entry *op, struct dsh_error **err)
 {
 	static const char *const opts[] = { "source=mqueue", NULL };
 	_cleanup_close_ int m = m_fsmount("mqueue", opts, 0, err);
 	if (m < 0)
 		return m;
 	int r = o_make_target(o, op, true, err);
-	return r < 0 ? r : o_move(m, op->dest, err);
+	return r < 0 ? r : o_move(m, op->path, err);
 }
 
-static int o_apply(struct oapplier *o, const struct dsh_omount *op, int fd, struct dsh_error **err)
+static int o_apply(struct applier *o, const struct dsh_mount_entry *op, int fd, struct dsh_error **err)
 {
 	int r;
-	switch (op->kind) {
-	case DSH_OMOUNT_MQUEUE:
+	switch (op->action) {
+	case DSH_MOUNT_MQUEUE:
 		return o_mqueue(o, op, err);
-	case DSH_OMOUNT_BIND:
+	case DSH_MOUNT_BIND:
 		return o_bind(o, op, fd, err);
-	case DSH_OMOUNT_TMPFS:
+	case DSH_MOUNT_TMPFS:
 		return o_tmpfs(o, op, err);
-	case DSH_OMOUNT_REMOUNT_RO:
-		return m_setattr(AT_FDCWD, op->dest, false, MOUNT_ATTR_RDONLY, 0, err);
-	case DSH_OMOUNT_DIR: {
+	case DSH_MOUNT_REMOUNT_RO:
+		return m_setattr(AT_FDCWD, op->path, false, MOUNT_ATTR_RDONLY, 0, err);
+	case DSH_MOUNT_MKDIR: {
 		struct stat st;
-		if (lstat(op->dest, &st) == 0 && S_ISDIR(st.st_mode))
+		if (lstat(op->path, &st) == 0 && S_ISDIR(st.st_mode))
 			return 0;
 		if ((r = o_make_target(o, op, true, err)) < 0)
 			return r;
-		if (chmod(op->dest, (mode_t)op->perms) < 0)
-			return dsh_err_sys(err, errno, "Can't chmod %#o %s", (unsigned)op->perms, op->dest);
+		if (chmod(op->path, (mode_t)op->perms) < 0)
+			return dsh_err_sys(err, errno, "Can't chmod %#o %s", (unsigned)op->perms, op->path);
 		return 0;
 	}
-	case DSH_OMOUNT_SYMLINK: {
+	case DSH_MOUNT_SYMLINK: {
 		char have[4096];
-		ssize_t n = readlink(op->dest, have, sizeof(have) - 1);
+		ssize_t n = readlink(op->path, have, sizeof(have) - 1);
 		if (n >= 0) {
 			have[n] = 0;
 			if (strcmp(have, op->source) == 0)
 				return 0;
 			return dsh_err(err, DSH_ERR_USAGE, EEXIST, "Can't make symlink at %s: existing destination is %s",
-				       op->dest, have);
+				       op->path, have);
 		}
-		if ((r = o_make_parents(o, op->dest, o_parent_mode(op), err)) < 0 || (r = o_can_make(o, op->dest, err)) < 0)
+		if ((r = o_make_parents(o, op->path, o_parent_mode(op), err)) < 0 || (r = o_can_make(o, op->path, err)) < 0)
 			return r;
-		if (symlink(op->source, op->dest) < 0)
-			return dsh_err_sys(err, errno, "Can't make symlink at %s", op->dest);
+		if (symlink(op->source, op->path) < 0)
+			return dsh_err_sys(err, errno, "Can't make symlink at %s", op->path);
 		return 0;
 	}
-	case DSH_OMOUNT_FILE: {
-		if ((r = o_make_parents(o, op->dest, o_parent_mode(op), err)) < 0 || (r = o_can_make(o, op->dest, err)) < 0)
+	case DSH_MOUNT_FILE: {
+		if ((r = o_make_parents(o, op->path, o_parent_mode(op), err)) < 0 || (r = o_can_make(o, op->path, err)) < 0)
 			return r;
-		_cleanup_close_ int f = open(op->dest, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+		_cleanup_close_ int f = open(op->path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (f < 0)
-			return dsh_err_sys(err, errno, "Can't create file at %s", op->dest);
+			return dsh_err_sys(err, errno, "Can't create file at %s", op->path);
 		if ((r = o_copy_fd(op->fd, f, err)) < 0)
 			return r;
 		if (fchmod(f, (mode_t)op->perms) < 0)
-			return dsh_err_sys(err, errno, "Can't chmod %#o %s", (unsigned)op->perms, op->dest);
+			return dsh_err_sys(err, errno, "Can't chmod %#o %s", (unsigned)op->perms, op->path);
 		return 0;
 	}
-	case DSH_OMOUNT_BIND_DATA:
+	case DSH_MOUNT_BIND_DATA:
 		return o_bind_data(o, op, err);
-	case DSH_OMOUNT_CHMOD:
-		if (chmod(op->dest, (mode_t)op->perms) < 0)
-			return dsh_err_sys(err, errno, "Can't chmod %#o %s", (unsigned)op->perms, op->dest);
+	case DSH_MOUNT_CHMOD:
+		if (chmod(op->path, (mode_t)op->perms) < 0)
+			return dsh_err_sys(err, errno, "Can't chmod %#o %s", (unsigned)op->perms, op->path);
 		return 0;
-	case DSH_OMOUNT_ATTR:
-		return m_setattr(AT_FDCWD, op->dest, true, op->attr_set, op->attr_clr, err);
-	case DSH_OMOUNT_NEWROOT:
+	case DSH_MOUNT_ATTR:
+		return m_setattr(AT_FDCWD, op->path, true, op->attr_set, op->attr_clr, err);
+	case DSH_MOUNT_NEWROOT:
 		return o_newroot(o, err);
-	case DSH_OMOUNT_PROC:
+	case DSH_MOUNT_PROC:
 		return o_proc(o, op, fd, err);
-	case DSH_OMOUNT_DEV:
+	case DSH_MOUNT_DEV:
 		return o_dev(o, op, err);
+	case DSH_MOUNT_RO_ROOT:
+	case DSH_MOUNT_TMP:
+	case DSH_MOUNT_BIND_RW:
+	case DSH_MOUNT_BIND_RW_TMP:
+	case DSH_MOUNT_BIND_RO:
+	case DSH_MOUNT_MASK_DIR:
+	case DSH_MOUNT_MASK_FILE:
+	case DSH_MOUNT_RUN_USER:
+		break;
 	}
-	return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "unknown operation");
+	return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "%s: not an operation applied in order",
+		       dsh_mount_action_to_string(op->action));
 }
 
-int dsh_omounts_apply(const struct dsh_omount *ops, size_t n, int *fds, char *const *creatable,
-		      struct dsh_error **err)
+/* Every operation in order.  An error of bubblewrap's own stands alone; a system error gets the
+   operation named. */
+static int o_apply_all(struct applier *o, struct dsh_error **err)
 {
-	struct oapplier o = { .dev_nodes = fds ? fds + n : NULL };
+	const struct dsh_mount_plan *plan = o->plan;
 	int r = 0;
 	/* Modes exactly as asked (bubblewrap sets umask 0 for its setup); the command gets the
 	   caller's umask back. */
 	mode_t old_umask = umask(0);
-	for (size_t i = 0; creatable && creatable[i] && r >= 0; i++)
-		if (dsh_strv_push(&o.roots, creatable[i]) < 0)
+	for (size_t i = 0; plan->creatable && plan->creatable[i] && r >= 0; i++)
+		if (dsh_strv_push(&o->roots, plan->creatable[i]) < 0)
 			r = dsh_err_sys(err, ENOMEM, "mount");
-	for (size_t i = 0; i < n && r >= 0; i++) {
-		r = o_apply(&o, &ops[i], fds ? fds[i] : -1, err);
-		/* bubblewrap's own messages stand alone; a system error gets the operation named. */
+	for (size_t i = 0; i < plan->n_ordered && r >= 0; i++) {
+		r = o_apply(o, &plan->ordered[i], o->clones[plan->n + i], err);
 		if (r < 0 && (*err)->kind != DSH_ERR_USAGE)
-			r = dsh_err_prefix(err, "%s", ops[i].why);
+			r = dsh_err_prefix(err, "%s", plan->ordered[i].why);
 	}
 	umask(old_umask);
-	dsh_strv_free(o.roots);
-	dsh_strv_free(o.binds);
-	/* Device nodes moved into /dev are attached (closing them is harmless); the rest too. */
-	for (size_t i = 0; fds && i < n + ARRAY_SIZE(dev_node_names); i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	return r;
+}
+
+static void clone_dev_nodes(struct applier *a)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(dev_node_names); k++) {
+		char p[32];
+		snprintf(p, sizeof(p), "/dev/%s", dev_node_names[k]);
+		if (a->dev_nodes[k] < 0)
+			a->dev_nodes[k] = open_tree(AT_FDCWD, p, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	}
+}
+
+/* Round 1: what must keep its own flags, or be seen as the host shows it, is cloned before the
+   tree turns read-only and before anything is mounted. */
+static int clone_sources(struct applier *a, struct dsh_error **err)
+{
+	const struct dsh_mount_plan *plan = a->plan;
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct dsh_mount_entry *e = &plan->entries[i];
+		if (e->action == DSH_MOUNT_BIND_RW || e->action == DSH_MOUNT_BIND_RW_TMP) {
+			_cleanup_close_ int t = open_target(e, err);
+			int r = t < 0 ? t : m_open_tree(t, "", OPEN_TREE_CLONE | AT_RECURSIVE, err);
+			if (r < 0)
+				return entry_error(plan, i, err);
+			a->clones[i] = r;
+		} else if (e->action == DSH_MOUNT_DEV) {
+			clone_dev_nodes(a);
+			a->console = clone_terminal();
+		} else if (e->action == DSH_MOUNT_PROC) {
+			a->proc_clone = open_tree(AT_FDCWD, "/proc", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		}
+	}
+	for (size_t i = 0; i < plan->n_ordered; i++) {
+		if (plan->ordered[i].action == DSH_MOUNT_DEV)
+			clone_dev_nodes(a);
+		int r = o_prepare(a, i, &plan->ordered[i], err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int dsh_mount_plan_apply(const struct dsh_mount_plan *plan, struct dsh_mount_outcome *out,
+			 struct dsh_error **err)
+{
+	struct applier a = { .plan = plan, .proc_clone = -1, .mask_file = -1, .mask_dir = -1, .console = -1, .out = out };
+	size_t n_clones = plan->n + plan->n_ordered;
+	for (size_t k = 0; k < ARRAY_SIZE(a.dev_nodes); k++)
+		a.dev_nodes[k] = -1;
+	a.clones = malloc((n_clones ? n_clones : 1) * sizeof(int));
+	if (!a.clones)
+		return dsh_err_sys(err, ENOMEM, "mount");
+	for (size_t i = 0; i < n_clones; i++)
+		a.clones[i] = -1;
+
+	int r = clone_sources(&a, err);
+	/* Round 2: the whole tree read-only. */
+	if (r >= 0 && plan->ro_root) {
+		r = m_setattr(AT_FDCWD, "/", true, MOUNT_ATTR_RDONLY, 0, err);
+		if (r < 0)
+			r = dsh_err_prefix(err, "mount 1/%zu '/' (ro-root)", plan->n);
+	}
+	/* Round 3: every entry in plan order, parents before children. */
+	for (size_t i = 0; i < plan->n && r >= 0; i++) {
+		r = apply_entry(&a, i, err);
+		if (r < 0)
+			r = entry_error(plan, i, err);
+	}
+	/* Round 4: the operations in the order given. */
+	if (r >= 0 && plan->n_ordered)
+		r = o_apply_all(&a, err);
+	dsh_strv_free(a.roots);
+	dsh_strv_free(a.binds);
+	/*
+	 * Clones that were attached are closed.  Detached mounts still held (the file mask's tmpfs, an unused
+	 * clone of /proc) are not: closing the last reference to a detached mount unmounts it, which
+	 * waits for an RCU grace period (milliseconds on a busy machine).  They go to the caller in
+	 * out->held, which hands them to a process that lives as long as the run without serving it.
+	 */
+	for (size_t i = 0; i < n_clones; i++)
+		if (a.clones[i] >= 0 && (r >= 0 || i >= plan->n))
+			close(a.clones[i]);
+	free(a.clones);
+	int held[] = { a.proc_clone, a.mask_file, a.mask_dir, a.console, a.dev_nodes[0], a.dev_nodes[1],
+		       a.dev_nodes[2], a.dev_nodes[3], a.dev_nodes[4], a.dev_nodes[5] };
+	_Static_assert(ARRAY_SIZE(held) <= ARRAY_SIZE(out->held), "room for every mount held");
+	for (size_t k = 0; out && k < ARRAY_SIZE(held); k++)
+		if (held[k] >= 0)
+			out->held[out->n_held++] = held[k];
 	return r < 0 ? r : 0;
 }

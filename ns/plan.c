@@ -24,6 +24,17 @@ static const char *const action_names[] = {
 	[DSH_MOUNT_MASK_DIR] = "mask-dir",
 	[DSH_MOUNT_MASK_FILE] = "mask-file",
 	[DSH_MOUNT_RUN_USER] = "tmpfs-run-user",
+	[DSH_MOUNT_BIND] = "bind",
+	[DSH_MOUNT_TMPFS] = "tmpfs",
+	[DSH_MOUNT_REMOUNT_RO] = "remount-ro",
+	[DSH_MOUNT_MKDIR] = "dir",
+	[DSH_MOUNT_SYMLINK] = "symlink",
+	[DSH_MOUNT_FILE] = "file",
+	[DSH_MOUNT_BIND_DATA] = "bind-data",
+	[DSH_MOUNT_CHMOD] = "chmod",
+	[DSH_MOUNT_ATTR] = "attr",
+	[DSH_MOUNT_NEWROOT] = "new-root",
+	[DSH_MOUNT_MQUEUE] = "mqueue",
 };
 
 const char *dsh_mount_action_to_string(enum dsh_mount_action a)
@@ -71,6 +82,7 @@ static void entry_clear(struct dsh_mount_entry *e)
 {
 	free(e->path);
 	free(e->why);
+	free(e->source);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -605,6 +617,10 @@ void dsh_mount_plan_free(struct dsh_mount_plan *plan)
 	for (size_t i = 0; i < plan->n; i++)
 		entry_clear(&plan->entries[i]);
 	free(plan->entries);
+	for (size_t i = 0; i < plan->n_ordered; i++)
+		entry_clear(&plan->ordered[i]);
+	free(plan->ordered);
+	dsh_strv_free(plan->creatable);
 	dsh_strv_free(plan->notes);
 	free(plan);
 }
@@ -619,5 +635,9 @@ char *dsh_mount_plan_render(const struct dsh_mount_plan *plan)
 	}
 	for (size_t i = 0; plan->notes && plan->notes[i]; i++)
 		dsh_buf_addf(&b, "note: %s\n", plan->notes[i]);
+	if (plan->n_ordered)
+		dsh_buf_addf(&b, "then in argv order: %zu\n", plan->n_ordered);
+	for (size_t i = 0; i < plan->n_ordered; i++)
+		dsh_buf_addf(&b, "%3zu  %s\n", i + 1, plan->ordered[i].why);
 	return dsh_buf_steal(&b);
 }

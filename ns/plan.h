@@ -29,8 +29,20 @@ enum dsh_mount_action {
 	DSH_MOUNT_MASK_DIR,     /* --: an empty read-only tmpfs of mode 000 */
 	DSH_MOUNT_MASK_FILE,    /* --: an empty mode-000 file bound over it */
 	DSH_MOUNT_RUN_USER,     /* /run/user/UID: an empty private tmpfs (protectSockets, SPEC 3.11) */
+	/* Only in plan->ordered (applied in the order given); dev and proc may be there too. */
+	DSH_MOUNT_BIND,         /* source (host path, as the host showed it before any entry) onto path */
+	DSH_MOUNT_TMPFS,        /* a new tmpfs, mode perms, size bytes (0: the kernel's default) */
+	DSH_MOUNT_REMOUNT_RO,   /* path read-only, that mount only */
+	DSH_MOUNT_MKDIR,        /* a directory at path (perms) */
+	DSH_MOUNT_SYMLINK,      /* a symlink at path -> source */
+	DSH_MOUNT_FILE,         /* a file at path with fd's data (perms) */
+	DSH_MOUNT_BIND_DATA,    /* fd's data in a file of a private tmpfs, bound onto path */
+	DSH_MOUNT_CHMOD,        /* chmod path perms */
+	DSH_MOUNT_ATTR,         /* mount attributes set/cleared on path, recursively (MOUNT_ATTR_*) */
+	DSH_MOUNT_NEWROOT,      /* a fresh tmpfs (mode 0755) becomes "/": pivot_root, the old tree detached */
+	DSH_MOUNT_MQUEUE,       /* a new mqueue filesystem (the current IPC namespace's) on path */
 };
-#define DSH_MOUNT_ACTION_COUNT (DSH_MOUNT_RUN_USER + 1)
+#define DSH_MOUNT_ACTION_COUNT (DSH_MOUNT_MQUEUE + 1)
 const char *dsh_mount_action_to_string(enum dsh_mount_action a);
 
 struct dsh_mount_entry {
@@ -41,6 +53,16 @@ struct dsh_mount_entry {
 	bool have_id;                 /* dev/ino as seen while planning; re-checked when applied */
 	dev_t dev;
 	ino_t ino;
+	bool dev_mqueue;              /* dev: with an empty mqueue directory (for an mqueue mounted later) */
+	/* The operations in plan->ordered only. */
+	char *source;                 /* bind: the host path; symlink: the link's text */
+	bool readonly;                /* bind, bind-data */
+	bool devices;                 /* bind: device nodes usable */
+	bool optional;                /* bind: a missing source is skipped */
+	int fd;                       /* file, bind-data: the data (borrowed: it outlives the plan) */
+	int perms;                    /* tmpfs, mkdir, file, bind-data, chmod; -1: none given */
+	unsigned long long size;      /* tmpfs */
+	unsigned long long attr_set, attr_clr;
 };
 
 struct dsh_mount_plan {
@@ -52,9 +74,18 @@ struct dsh_mount_plan {
 	bool tmp_writable;   /* ... writable (workspace-write) */
 	bool proc;           /* a fresh procfs is mounted on /proc */
 	bool dev;            /* a minimal /dev replaces the host's */
-	bool dev_mqueue;     /* ... with an empty mqueue directory (dshbox bwrap --mqueue /dev/mqueue) */
 	size_t glob_matches; /* masks and read-only binds that came from glob matches */
 	size_t dirs_read;    /* directories the glob walker read */
+	/*
+	 * Then operations applied in the order given, after every entry and before the lock, where
+	 * "a later mount covers an earlier one" must hold exactly (`dshbox bwrap`: bubblewrap's
+	 * operations that have no place in the sorted entries).  Through the same wrappers and the same
+	 * applier.  Names are made only beneath a tmpfs this run mounted (those listed in creatable,
+	 * then every tmpfs and new root in ordered): never on the host.
+	 */
+	struct dsh_mount_entry *ordered;
+	size_t n_ordered;
+	char **creatable;
 };
 
 /* Build the plan for p.  Fails on a scan error or more glob matches than o->max_masks. */

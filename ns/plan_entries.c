@@ -62,6 +62,27 @@ int dsh_mount_plan_note(struct dsh_mount_plan *plan, const char *line)
 	return dsh_strv_push(&plan->notes, line);
 }
 
+int dsh_mount_plan_push_ordered(struct dsh_mount_plan *plan, const struct dsh_mount_entry *op, struct dsh_error **err)
+{
+	struct dsh_mount_entry *v = realloc(plan->ordered, (plan->n_ordered + 1) * sizeof(*v));
+	if (!v)
+		return dsh_err_sys(err, ENOMEM, "mount plan");
+	plan->ordered = v;
+	struct dsh_mount_entry *e = &v[plan->n_ordered];
+	*e = *op;
+	e->path = strdup(op->path);
+	e->why = strdup(op->why);
+	e->source = op->source ? strdup(op->source) : NULL;
+	if (!e->path || !e->why || (op->source && !e->source)) {
+		free(e->path);
+		free(e->why);
+		free(e->source);
+		return dsh_err_sys(err, ENOMEM, "mount plan");
+	}
+	plan->n_ordered++;
+	return 0;
+}
+
 static int entry_cmp(const void *a, const void *b)
 {
 	const struct dsh_mount_entry *x = a, *y = b;

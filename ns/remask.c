@@ -34,6 +34,17 @@ static bool watched(const struct dsh_mount_entry *e)
 	case DSH_MOUNT_DEV:
 	case DSH_MOUNT_PROC:
 	case DSH_MOUNT_RUN_USER:
+	case DSH_MOUNT_BIND:
+	case DSH_MOUNT_TMPFS:
+	case DSH_MOUNT_REMOUNT_RO:
+	case DSH_MOUNT_MKDIR:
+	case DSH_MOUNT_SYMLINK:
+	case DSH_MOUNT_FILE:
+	case DSH_MOUNT_BIND_DATA:
+	case DSH_MOUNT_CHMOD:
+	case DSH_MOUNT_ATTR:
+	case DSH_MOUNT_NEWROOT:
+	case DSH_MOUNT_MQUEUE:
 		return false;
 	}
 	return false;

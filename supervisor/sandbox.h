@@ -24,7 +24,6 @@
 
 #include "dshbox/backend.h"
 #include "ns/mount.h"
-#include "ns/ordered_mount.h"
 #include "landlock/landlock.h"
 #include "ns/plan.h"
 #include "policy/policy.h"
@@ -41,11 +40,6 @@ struct dsh_sandbox_spec {
 	bool new_uts;           /* dshbox bwrap --unshare-uts: a UTS namespace of the sandbox's own */
 	const char *hostname;   /* dshbox bwrap --hostname: set in it; NULL: the caller's name stays */
 	bool new_cgroup;        /* dshbox bwrap --unshare-cgroup(-try): a cgroup namespace of its own */
-	/* dshbox bwrap: operations applied in argv order after the mount plan, before the lock; mount
-	   points made only beneath the tmpfs roots listed in ordered_creatable and those it mounts. */
-	const struct dsh_omount *ordered;
-	size_t n_ordered;
-	char *const *ordered_creatable;
 	/* dshbox bwrap without --chdir: when the current directory does not exist inside (a new root),
 	   $HOME of the command's environment, then "/", as bubblewrap does. */
 	bool cwd_fallback;
@@ -108,7 +102,6 @@ struct dsh_stage_ctx {
 		long long end_ns;
 	} clock[32];
 	int fg_tty;                 /* the terminal whose foreground init takes for the sandbox, or -1 */
-	int *ordered_sources;       /* dshbox bwrap: bind sources cloned before the plan is applied */
 	pid_t outer_pid;            /* init's pid in the caller's pid namespace (spec->on_locked only) */
 	/* spec->seccomp and spec->notify as one program (dsh_seccomp_join), loaded by the broker stage
 	   in place of both; empty when the spec has not both or they could not be joined. */

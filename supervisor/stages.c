@@ -86,34 +86,12 @@ static int st_cgroup(struct dsh_stage_ctx *c, struct dsh_error **err)
 	return 0;
 }
 
+/* The sorted entries, then any operations in the order given (ns/plan.h), in one apply. */
 static int st_mounts(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	/* dshbox bwrap: bubblewrap binds from the host's tree, so the sources are taken before the plan
-	   changes it. */
-	if (c->spec->n_ordered) {
-		int r = dsh_omounts_prepare(c->spec->ordered, c->spec->n_ordered, &c->ordered_sources, err);
-		if (r < 0)
-			return r;
-	}
 	return dsh_mount_plan_apply(c->spec->mounts, &c->mount_outcome, err);
 }
 
-/* dshbox bwrap's operations that must keep bubblewrap's argv order (none for dshbox run). */
-static int st_ordered_mounts(struct dsh_stage_ctx *c, struct dsh_error **err)
-{
-	if (c->spec->n_ordered == 0)
-		return 0;
-	int r = dsh_omounts_apply(c->spec->ordered, c->spec->n_ordered, c->ordered_sources,
-				  c->spec->ordered_creatable, err);
-	free(c->ordered_sources);
-	c->ordered_sources = NULL;
-	return r;
-}
-
-/*
- * Taken by init itself, before the command is forked: init and the command share the locked
- * namespaces, so the command's exit tears nothing down on the way to its status.
- */
 static int st_lock(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	/*
@@ -367,7 +345,6 @@ const struct dsh_stage dsh_stages[] = {
 	{ "uts", DSH_STAGE_INIT, true, st_uts },
 	{ "cgroup", DSH_STAGE_INIT, true, st_cgroup },
 	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
-	{ "ordered mounts", DSH_STAGE_INIT, true, st_ordered_mounts },
 	{ "lock", DSH_STAGE_INIT, true, st_lock },
 	{ "info", DSH_STAGE_INIT, true, st_on_locked },
 	{ "keeper", DSH_STAGE_INIT, true, st_keeper },
