@@ -28,14 +28,6 @@ struct dsh_bwrap_plan {
 	struct dsh_policy *policy;
 	struct dsh_run_options opts;
 	struct dsh_mount_plan *mounts;
-	bool new_net;
-	bool new_uts;
-	bool new_cgroup;
-	bool new_ipc;                /* --unshare-ipc, or dshbox's addition */
-	const char *hostname;        /* the args' (they outlive the plan) */
-	bool inner_ids;              /* --uid/--gid: the command's ids in its user namespace */
-	uid_t inner_uid;
-	gid_t inner_gid;
 	bool landlock;
 	struct dsh_landlock_spec ll;
 	struct dsh_seccomp_prog seccomp;
@@ -45,7 +37,6 @@ struct dsh_bwrap_plan {
 	bool any_writable;
 	char **writable;             /* the argv's writable destinations (Landlock grants, opened inside) */
 	bool new_root;               /* a root built from nothing */
-	bool chdir_given;            /* --chdir: no fallback when it is missing inside */
 	unsigned long long caps;     /* --cap-add: what the command keeps, in its user namespace */
 	bool nested_userns;          /* new user namespaces inside allowed (no --disable-userns) */
 	const int *pass_fds;         /* the caller's descriptors the command inherits (borrowed) */
@@ -53,6 +44,9 @@ struct dsh_bwrap_plan {
 	const struct dsh_seccomp_prog *user_seccomp; /* the argv's programs (borrowed) */
 	size_t n_user_seccomp;
 	int info_fd, json_status_fd; /* -1: none */
+	/* The one sandbox plan (supervisor/sandbox.h) all of the above makes: its namespaces (the
+	   hostname is the args', which outlive the plan), ids, mounts, process and confinement. */
+	struct dsh_sandbox_plan sb;
 	const char *argv0;           /* --argv0 (the args' string) */
 	bool list_ns[6];             /* the namespaces bubblewrap reports for this argv (ns_names) */
 };
@@ -541,6 +535,46 @@ static int add_socket_masks(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_ar
 	return 0;
 }
 
+/*
+ * --info-fd and the first line of --json-status-fd, bubblewrap's JSON: init's pid as the caller sees
+ * it and the inode numbers of the namespaces, written by init once they are final (the command's).
+ * init then closes its copies; the supervisor closed its --info-fd copy after the clone, so the
+ * reader sees the end there.
+ */
+static int write_info(void *data, pid_t pid, struct dsh_error **err)
+{
+	struct dsh_bwrap_plan *bp = data;
+	struct dsh_buf lines = { 0 }, inline_ = { 0 };
+	dsh_buf_addf(&lines, "{\n    \"child-pid\": %d", (int)pid);
+	dsh_buf_addf(&inline_, "{ \"child-pid\": %d", (int)pid);
+	for (size_t i = 0; i < 6; i++) {
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_names[i]);
+		if (!bp->list_ns[i] || stat(path, &st) < 0)
+			continue;
+		dsh_buf_addf(&lines, ",\n    \"%s-namespace\": %ju", ns_names[i], (uintmax_t)st.st_ino);
+		dsh_buf_addf(&inline_, ", \"%s-namespace\": %ju", ns_names[i], (uintmax_t)st.st_ino);
+	}
+	dsh_buf_add(&lines, "\n}\n");
+	dsh_buf_add(&inline_, " }\n");
+	_cleanup_free_ char *a = dsh_buf_steal(&lines), *b = dsh_buf_steal(&inline_);
+	if (!a || !b)
+		return dsh_err_sys(err, ENOMEM, "--info-fd");
+	int r = 0;
+	if (bp->info_fd >= 0) {
+		if (dsh_write_all(bp->info_fd, a, strlen(a)) < 0)
+			r = dsh_err_sys(err, errno, "Write to info_fd");
+		close(bp->info_fd);
+	}
+	if (r >= 0 && bp->json_status_fd >= 0) {
+		if (dsh_write_all(bp->json_status_fd, b, strlen(b)) < 0)
+			r = dsh_err_sys(err, errno, "Write to json_status_fd");
+		close(bp->json_status_fd);
+	}
+	return r;
+}
+
 int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_settings *s,
 			 struct dsh_bwrap_plan **ret, struct dsh_error **err)
 {
@@ -551,7 +585,6 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	if (!bp)
 		return dsh_err_sys(err, ENOMEM, "bwrap plan");
 	bp->strict = s->strict;
-	bp->chdir_given = a->chdir != NULL;
 	bp->pass_fds = s->pass_fds;
 	bp->n_pass_fds = s->n_pass_fds;
 	bp->user_seccomp = s->user_seccomp;
@@ -594,16 +627,21 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	if (!s->strict && !bp->new_root && (r = add_socket_masks(bp, a, err)) < 0)
 		goto fail;
 	dsh_mount_plan_sort(bp->mounts);
-	bp->new_net = a->unshare_net;
-	bp->new_uts = a->unshare_uts;
-	bp->new_ipc = a->unshare_ipc || !s->strict;
+	struct dsh_sandbox_plan *sb = &bp->sb;
+	sb->ns.net = a->unshare_net;
+	sb->ns.uts = a->unshare_uts;
+	sb->ns.share_ipc = !(a->unshare_ipc || !s->strict);
 	/* Every kernel dshbox runs on has cgroup namespaces (4.6): -try always finds one. */
-	bp->new_cgroup = a->unshare_cgroup || a->unshare_cgroup_try;
+	sb->ns.cgroup = a->unshare_cgroup || a->unshare_cgroup_try;
+	sb->ns.hostname = a->hostname;
 	/* --uid/--gid: the nested user namespace maps them to the caller's ids, as bubblewrap's does. */
-	bp->inner_uid = a->have_uid ? a->uid : getuid();
-	bp->inner_gid = a->have_gid ? a->gid : getgid();
-	bp->inner_ids = bp->inner_uid != getuid() || bp->inner_gid != getgid();
-	bp->hostname = a->hostname;
+	sb->ids.uid = getuid();
+	sb->ids.gid = getgid();
+	sb->ids.inner_uid = a->have_uid ? a->uid : getuid();
+	sb->ids.inner_gid = a->have_gid ? a->gid : getgid();
+	sb->ids.inner = sb->ids.inner_uid != getuid() || sb->ids.inner_gid != getgid();
+	sb->proc.cwd_fallback = a->chdir == NULL;
+	sb->proc.keep_caps = bp->caps;
 
 	/* bubblewrap lets the command make user namespaces unless the argv says --disable-userns
 	   (sandbox-runtime's seccomp helper makes one): the list then allows them and the mount calls a
@@ -674,6 +712,23 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 		r = dsh_err_sys(err, ENOMEM, "bwrap plan");
 		goto fail;
 	}
+	sb->policy = bp->policy;
+	sb->opts = &bp->opts;
+	sb->mounts = bp->mounts;
+	sb->landlock = bp->landlock ? &bp->ll : NULL;
+	sb->seccomp = bp->seccomp.insns ? &bp->seccomp : NULL;
+	sb->notify = bp->notify.insns ? &bp->notify : NULL;
+	sb->broker = &bp->broker;
+	sb->extra_seccomp = bp->user_seccomp;
+	sb->n_extra_seccomp = bp->n_user_seccomp;
+	if (bp->info_fd >= 0 || bp->json_status_fd >= 0) {
+		sb->hooks.on_locked = write_info;
+		sb->hooks.on_locked_data = bp;
+	}
+	if (bp->info_fd >= 0) {
+		sb->hooks.close_after_spawn = &bp->info_fd;
+		sb->hooks.n_close_after_spawn = 1;
+	}
 	*ret = bp;
 	return 0;
 fail:
@@ -690,57 +745,10 @@ char *dsh_bwrap_plan_render(const struct dsh_bwrap_plan *bp)
 {
 	struct dsh_buf b = { 0 };
 	dsh_buf_addf(&b, "backend: linux-ns (dshbox bwrap%s)\n", bp->strict ? ", --dshbox-compat=strict" : "");
-	dsh_buf_addf(&b, "namespaces: user mount pid%s%s%s%s%s%s\n", bp->new_ipc ? " ipc" : "",
-		     bp->new_net ? " net (loopback only)" : "", bp->new_cgroup ? " cgroup" : "", bp->new_uts ? " uts" : "",
-		     bp->hostname ? " hostname " : "", bp->hostname ? bp->hostname : "");
-	for (size_t i = 0; bp->defaults && bp->defaults[i]; i++)
-		dsh_buf_addf(&b, "dshbox adds: %s\n", bp->defaults[i]);
-	dsh_buf_addf(&b, "mounts: %zu\n", bp->mounts->n);
-	char *m = dsh_mount_plan_render(bp->mounts);
-	if (m)
-		dsh_buf_add(&b, m);
-	free(m);
+	_cleanup_free_ char *rest = dsh_sandbox_plan_render(&bp->sb, bp->defaults);
+	if (rest)
+		dsh_buf_add(&b, rest);
 	return dsh_buf_steal(&b);
-}
-
-/*
- * --info-fd and the first line of --json-status-fd, bubblewrap's JSON: init's pid as the caller sees
- * it and the inode numbers of the namespaces, written by init once they are final (the command's).
- * init then closes its copies; the supervisor closed its --info-fd copy after the clone, so the
- * reader sees the end there.
- */
-static int write_info(void *data, pid_t pid, struct dsh_error **err)
-{
-	struct dsh_bwrap_plan *bp = data;
-	struct dsh_buf lines = { 0 }, inline_ = { 0 };
-	dsh_buf_addf(&lines, "{\n    \"child-pid\": %d", (int)pid);
-	dsh_buf_addf(&inline_, "{ \"child-pid\": %d", (int)pid);
-	for (size_t i = 0; i < 6; i++) {
-		char path[64];
-		struct stat st;
-		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_names[i]);
-		if (!bp->list_ns[i] || stat(path, &st) < 0)
-			continue;
-		dsh_buf_addf(&lines, ",\n    \"%s-namespace\": %ju", ns_names[i], (uintmax_t)st.st_ino);
-		dsh_buf_addf(&inline_, ", \"%s-namespace\": %ju", ns_names[i], (uintmax_t)st.st_ino);
-	}
-	dsh_buf_add(&lines, "\n}\n");
-	dsh_buf_add(&inline_, " }\n");
-	_cleanup_free_ char *a = dsh_buf_steal(&lines), *b = dsh_buf_steal(&inline_);
-	if (!a || !b)
-		return dsh_err_sys(err, ENOMEM, "--info-fd");
-	int r = 0;
-	if (bp->info_fd >= 0) {
-		if (dsh_write_all(bp->info_fd, a, strlen(a)) < 0)
-			r = dsh_err_sys(err, errno, "Write to info_fd");
-		close(bp->info_fd);
-	}
-	if (r >= 0 && bp->json_status_fd >= 0) {
-		if (dsh_write_all(bp->json_status_fd, b, strlen(b)) < 0)
-			r = dsh_err_sys(err, errno, "Write to json_status_fd");
-		close(bp->json_status_fd);
-	}
-	return r;
 }
 
 int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const *envp,
@@ -759,36 +767,8 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 	}
 	struct dsh_run_request req = { .argv = told ? told : argv, .envp = envp, .preserve_fds = bp->pass_fds,
 				       .n_preserve_fds = bp->n_pass_fds };
-	struct dsh_sandbox_spec spec = {
-		.policy = bp->policy,
-		.opts = &bp->opts,
-		.mounts = bp->mounts,
-		.req = &req,
-		.new_net = bp->new_net,
-		.share_ipc = !bp->new_ipc,
-		.new_uts = bp->new_uts,
-		.new_cgroup = bp->new_cgroup,
-		.inner_ids = bp->inner_ids,
-		.inner_uid = bp->inner_uid,
-		.inner_gid = bp->inner_gid,
-		.hostname = bp->hostname,
-		.uid = getuid(),
-		.gid = getgid(),
-		.landlock = bp->landlock ? &bp->ll : NULL,
-		.seccomp = bp->seccomp.insns ? &bp->seccomp : NULL,
-		.notify = bp->notify.insns ? &bp->notify : NULL,
-		.broker = &bp->broker,
-		.cwd_fallback = !bp->chdir_given,
-		.keep_caps = bp->caps,
-		.extra_seccomp = bp->user_seccomp,
-		.n_extra_seccomp = bp->n_user_seccomp,
-		.exec_name = told ? argv[0] : NULL,
-		.on_locked = bp->info_fd >= 0 || bp->json_status_fd >= 0 ? write_info : NULL,
-		.on_locked_data = bp,
-		.close_after_spawn = bp->info_fd >= 0 ? &bp->info_fd : NULL,
-		.n_close_after_spawn = bp->info_fd >= 0 ? 1 : 0,
-	};
-	return dsh_sandbox_run(&spec, ret, err);
+	bp->sb.proc.exec_name = told ? argv[0] : NULL;
+	return dsh_sandbox_run(&bp->sb, &req, ret, err);
 }
 
 void dsh_bwrap_plan_free(struct dsh_bwrap_plan *bp)

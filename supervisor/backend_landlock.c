@@ -608,19 +608,17 @@ int dsh_landlock_confine(const struct dsh_policy *p, void *plan_, const struct d
 			 struct dsh_run_result *ret, struct dsh_error **err)
 {
 	struct dsh_landlock_plan *plan = plan_;
-	struct dsh_sandbox_spec spec = {
+	struct dsh_sandbox_plan sb = {
 		.policy = p,
 		.opts = plan->opts,
-		.req = req,
-		.uid = getuid(),
-		.gid = getgid(),
-		.no_namespaces = true,
+		.ns.none = true,
+		.ids = { .uid = getuid(), .gid = getgid() },
 		.landlock = &plan->spec,
 		.seccomp = &plan->seccomp,
 		.notify = plan->notify.insns ? &plan->notify : NULL,
 		.broker = &plan->broker,
 	};
-	int r = dsh_sandbox_run(&spec, ret, err);
+	int r = dsh_sandbox_run(&sb, req, ret, err);
 	if (r >= 0 && abstract_reachable(plan) && dsh_strv_push(&ret->warnings, abstract_lost) < 0)
 		return dsh_err_sys(err, ENOMEM, "run");
 	return r;

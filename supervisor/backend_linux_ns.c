@@ -34,6 +34,7 @@ struct linux_ns_plan {
 	struct dsh_seccomp_prog notify;   /* the runtime broker's filter (empty: runtimeBroker off) */
 	struct dsh_broker broker;         /* served by init */
 	char **broker_targets;            /* the glob matches the plan protects */
+	struct dsh_sandbox_plan sb;       /* all of it as the one sandbox plan the stages apply */
 };
 
 static bool new_net(const struct dsh_policy *p, const struct dsh_run_options *o)
@@ -135,6 +136,17 @@ static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *
 		plan_free(lp);
 		return r;
 	}
+	lp->sb = (struct dsh_sandbox_plan){
+		.policy = p,
+		.opts = o,
+		.ns.net = lp->new_net,
+		.ids = { .uid = getuid(), .gid = getgid() },
+		.mounts = lp->mounts,
+		.landlock = lp->landlock ? &lp->ll : NULL,
+		.seccomp = &lp->seccomp,
+		.notify = lp->notify.insns ? &lp->notify : NULL,
+		.broker = &lp->broker,
+	};
 	*ret_plan = lp;
 	return 0;
 }
@@ -316,9 +328,7 @@ static int ln_render(const struct dsh_policy *p, const void *plan, char **ret, s
 	const struct linux_ns_plan *lp = plan;
 	struct dsh_buf b = { 0 };
 	dsh_buf_addf(&b, "backend: linux-ns\nmode: %s\n", dsh_mode_to_string(p->mode));
-	dsh_buf_addf(&b, "namespaces: user mount pid ipc%s\n", lp->new_net ? " net (loopback only)" : "");
-	dsh_buf_addf(&b, "mounts: %zu\n", lp->mounts->n);
-	_cleanup_free_ char *m = dsh_mount_plan_render(lp->mounts);
+	_cleanup_free_ char *m = dsh_sandbox_plan_render(&lp->sb, NULL);
 	if (!m) {
 		dsh_buf_free(&b);
 		return dsh_err_sys(err, ENOMEM, "render");
@@ -334,20 +344,7 @@ static int ln_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 		      struct dsh_run_result *ret, struct dsh_error **err)
 {
 	struct linux_ns_plan *lp = plan;
-	struct dsh_sandbox_spec spec = {
-		.policy = p,
-		.opts = lp->opts,
-		.mounts = lp->mounts,
-		.req = req,
-		.new_net = lp->new_net,
-		.uid = getuid(),
-		.gid = getgid(),
-		.landlock = lp->landlock ? &lp->ll : NULL,
-		.seccomp = &lp->seccomp,
-		.notify = lp->notify.insns ? &lp->notify : NULL,
-		.broker = &lp->broker,
-	};
-	int r = dsh_sandbox_run(&spec, ret, err);
+	int r = dsh_sandbox_run(&lp->sb, req, ret, err);
 	if (r >= 0 && abstract_reachable(p, lp) && dsh_strv_push(&ret->warnings, abstract_lost) < 0)
 		return dsh_err_sys(err, ENOMEM, "run");
 	return r;

@@ -19,6 +19,7 @@
 
 #include "common/cleanup.h"
 #include "common/fdpass.h"
+#include "common/strbuf.h"
 #include "ns/remask.h"
 #include "common/strv.h"
 #include "common/write_all.h"
@@ -82,7 +83,7 @@ static void send_record(int fd, int kind, int exit_code, const char *stage, cons
 
 static void clock_note(struct dsh_stage_ctx *c, const char *stage)
 {
-	if (!c->spec->opts || !c->spec->opts->timing || c->n_clock >= ARRAY_SIZE(c->clock))
+	if (!c->plan->opts || !c->plan->opts->timing || c->n_clock >= ARRAY_SIZE(c->clock))
 		return;
 	c->clock[c->n_clock].stage = stage;
 	c->clock[c->n_clock++].end_ns = dsh_timing_now();
@@ -138,15 +139,15 @@ static bool refused_by_host(const char *stage, int code)
 	return strncmp(stage, "setup stage 'mounts':", 21) == 0 && code == ENOSYS;
 }
 
-static struct dsh_timing *timing_of(const struct dsh_sandbox_spec *spec)
+static struct dsh_timing *timing_of(const struct dsh_sandbox_plan *plan)
 {
-	return spec->opts ? spec->opts->timing : NULL;
+	return plan->opts ? plan->opts->timing : NULL;
 }
 
 static _Noreturn void command_main(struct dsh_stage_ctx *c)
 {
 	for (const struct dsh_stage *s = dsh_stages; s->name; s++) {
-		if (s->where != DSH_STAGE_COMMAND || (s->needs_ns && c->spec->no_namespaces))
+		if (s->where != DSH_STAGE_COMMAND || (s->needs_ns && c->plan->ns.none))
 			continue;
 		struct dsh_error *e = NULL;
 		if (s->run(c, &e) < 0) {
@@ -217,7 +218,7 @@ static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_
 #if !defined(__SANITIZE_ADDRESS__)
 	if (listener >= 0 && c->broker_filter.insns) {
 		struct dsh_error *e = NULL;
-		if (dsh_broker_start(c->spec->broker, &e) < 0 || dsh_seccomp_load(&c->broker_filter, &e) < 0) {
+		if (dsh_broker_start(c->plan->broker, &e) < 0 || dsh_seccomp_load(&c->broker_filter, &e) < 0) {
 			close(listener); /* fail closed: every brokered call fails */
 			listener = -1;
 		}
@@ -234,7 +235,7 @@ static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_
 		if (listener >= 0 && (pfs[1].revents & POLLIN)) {
 			/* One call at a time: no check is separated from its act by another call. */
 			struct dsh_error *e = NULL;
-			if (dsh_broker_serve_one(c->spec->broker, listener, &e) < 0) {
+			if (dsh_broker_serve_one(c->plan->broker, listener, &e) < 0) {
 				/* A broken listener: every notified call fails from now on (fail closed). */
 				close(listener);
 				listener = -1;
@@ -272,7 +273,7 @@ static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_
 				continue; /* an orphan re-parented to us (or stopped): nothing more */
 			/* Everything left in the sandbox dies and is reaped before the status goes out.  Without
 			   a pid namespace kill(-1) would reach every process of the user: kill our own only. */
-			if (c->spec->no_namespaces) {
+			if (c->plan->ns.none) {
 				kill_descendants();
 			} else {
 				kill(-1, SIGKILL);
@@ -280,9 +281,9 @@ static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_
 					;
 			}
 			struct status_frame status = { .status = st };
-			if (c->spec->broker) {
-				status.refused = c->spec->broker->refused;
-				memcpy(status.refusal, c->spec->broker->first_refusal, DSH_REFUSAL_MAX);
+			if (c->plan->broker) {
+				status.refused = c->plan->broker->refused;
+				memcpy(status.refusal, c->plan->broker->first_refusal, DSH_REFUSAL_MAX);
 			}
 			(void)dsh_write_all(status_fd, &status, sizeof(status));
 			_exit(0);
@@ -315,7 +316,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	clock_note(c, "init");
 	for (const struct dsh_stage *s = dsh_stages; s->name; s++) {
-		if (s->where != DSH_STAGE_INIT || (s->needs_ns && c->spec->no_namespaces))
+		if (s->where != DSH_STAGE_INIT || (s->needs_ns && c->plan->ns.none))
 			continue;
 		struct dsh_error *e = NULL;
 		if (s->run(c, &e) < 0) {
@@ -345,7 +346,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 		send_record(c->report_fd, REC_SETUP, 0, "init", e);
 		_exit(125);
 	}
-	if (c->spec->no_namespaces && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+	if (c->plan->ns.none && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
 		struct dsh_error *e = NULL;
 		dsh_err_sys(&e, errno, "prctl(PR_SET_CHILD_SUBREAPER)");
 		send_record(c->report_fd, REC_SETUP, 0, "init", e);
@@ -362,7 +363,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	/* The broker's listener comes back from the command over this pair (SPEC 3.12). */
 	int bsock[2] = { -1, -1 };
 	c->broker_sock = -1;
-	if (c->spec->notify) {
+	if (c->plan->notify) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, bsock) < 0) {
 			struct dsh_error *e = NULL;
 			dsh_err_sys(&e, errno, "socketpair");
@@ -498,9 +499,28 @@ static int init_fn(void *p)
 	init_main(a->ctx, a->status_w);
 }
 
-int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *ret, struct dsh_error **err)
+char *dsh_sandbox_plan_render(const struct dsh_sandbox_plan *plan, char *const *adds)
 {
-	int r = check_preserved(spec->req, err);
+	struct dsh_buf b = { 0 };
+	dsh_buf_addf(&b, "namespaces: user mount pid%s%s%s%s%s%s\n", plan->ns.share_ipc ? "" : " ipc",
+		     plan->ns.net ? " net (loopback only)" : "", plan->ns.cgroup ? " cgroup" : "", plan->ns.uts ? " uts" : "",
+		     plan->ns.hostname ? " hostname " : "", plan->ns.hostname ? plan->ns.hostname : "");
+	for (size_t i = 0; adds && adds[i]; i++)
+		dsh_buf_addf(&b, "dshbox adds: %s\n", adds[i]);
+	dsh_buf_addf(&b, "mounts: %zu\n", plan->mounts->n);
+	_cleanup_free_ char *m = dsh_mount_plan_render(plan->mounts);
+	if (!m) {
+		dsh_buf_free(&b);
+		return NULL;
+	}
+	dsh_buf_add(&b, m);
+	return dsh_buf_steal(&b);
+}
+
+int dsh_sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run_request *req, struct dsh_run_result *ret,
+		    struct dsh_error **err)
+{
+	int r = check_preserved(req, err);
 	if (r < 0)
 		return r;
 	/*
@@ -528,18 +548,18 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 
 	struct dsh_terminal term;
 	dsh_terminal_begin(&term);
-	struct gathered g = { .timing = timing_of(spec), .term = &term };
-	struct dsh_stage_ctx ctx = { .spec = spec, .caller_mask = ch.caller_mask, .caller_core = core,
+	struct gathered g = { .timing = timing_of(plan), .term = &term };
+	struct dsh_stage_ctx ctx = { .plan = plan, .req = req, .caller_mask = ch.caller_mask, .caller_core = core,
 				     .report_fd = report[1], .keeper_fds = { -1, -1 },
 				     .fg_tty = term.handed ? term.fd : -1 };
 	/* SPEC 3.14: the keeper inside re-mounts what the host replaces; we watch, it acts. */
 	struct remask_state rm = { .w = { .fd = -1 } };
-	if (!spec->no_namespaces && spec->mounts) {
+	if (!plan->ns.none && plan->mounts) {
 		if (pipe2(ctx.keeper_fds, O_CLOEXEC) < 0) {
 			r = dsh_err_sys(err, errno, "pipe");
 			goto out;
 		}
-		r = dsh_remask_watch_init(&rm.w, spec->mounts, ctx.keeper_fds[1], err);
+		r = dsh_remask_watch_init(&rm.w, plan->mounts, ctx.keeper_fds[1], err);
 		if (r < 0)
 			goto out;
 		if (rm.w.unwatched && dsh_strv_pushf(&g.warnings, "%zu glob matches are not watched for replacement on "
@@ -549,15 +569,15 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 			goto out;
 		}
 	}
-	if (spec->broker && (r = dsh_seccomp_compile_broker(&ctx.broker_filter, err)) < 0)
+	if (plan->broker && (r = dsh_seccomp_compile_broker(&ctx.broker_filter, err)) < 0)
 		goto out;
 	/* One filter for the command where the two join (issue 10): an open then runs one program. */
-	if (spec->seccomp && spec->notify && (r = dsh_seccomp_join(spec->seccomp, spec->notify, &ctx.joined, err)) < 0)
+	if (plan->seccomp && plan->notify && (r = dsh_seccomp_join(plan->seccomp, plan->notify, &ctx.joined, err)) < 0)
 		goto out;
 	struct init_arg arg = { &ctx, report[0], status[0], status[1] };
-	unsigned long flags = spec->no_namespaces ? 0
-			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (spec->share_ipc ? 0 : CLONE_NEWIPC) |
-				(spec->new_net ? CLONE_NEWNET : 0);
+	unsigned long flags = plan->ns.none ? 0
+			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (plan->ns.share_ipc ? 0 : CLONE_NEWIPC) |
+				(plan->ns.net ? CLONE_NEWNET : 0);
 	dsh_timing_mark(g.timing, "prepare", g.timing ? dsh_timing_now() : 0);
 	r = dsh_child_spawn(&ch, flags, init_fn, &arg, err);
 	if (r < 0) {
@@ -576,8 +596,8 @@ int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *
 	report[1] = -1;
 	close(status[1]);
 	status[1] = -1;
-	for (size_t i = 0; i < spec->n_close_after_spawn; i++)
-		close(spec->close_after_spawn[i]);
+	for (size_t i = 0; i < plan->hooks.n_close_after_spawn; i++)
+		close(plan->hooks.close_after_spawn[i]);
 	if (ctx.keeper_fds[0] >= 0) {
 		close(ctx.keeper_fds[0]);
 		ctx.keeper_fds[0] = -1;

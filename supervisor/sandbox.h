@@ -30,53 +30,71 @@
 #include "broker/broker.h"
 #include "seccomp/seccomp.h"
 
-struct dsh_sandbox_spec {
-	const struct dsh_policy *policy;
+/*
+ * The one sandbox plan: what a run is, as data, built before anything is started and applied by the
+ * stage table.  Both front ends build it: the policy compiler (backend_linux_ns.c,
+ * backend_landlock.c: sorted mount entries) and the bubblewrap translator (bwrap/run.c: entries,
+ * then operations in argv order).  Everything it points to is owned by the front end's compiled
+ * plan and outlives the run.
+ */
+struct dsh_sandbox_plan {
+	const struct dsh_policy *policy;     /* what the broker decides by */
 	const struct dsh_run_options *opts;
-	const struct dsh_mount_plan *mounts;
-	const struct dsh_run_request *req;
-	bool new_net;           /* own network namespace, loopback only */
-	bool share_ipc;         /* keep the caller's IPC namespace (dshbox bwrap --dshbox-compat=strict) */
-	bool new_uts;           /* dshbox bwrap --unshare-uts: a UTS namespace of the sandbox's own */
-	const char *hostname;   /* dshbox bwrap --hostname: set in it; NULL: the caller's name stays */
-	bool new_cgroup;        /* dshbox bwrap --unshare-cgroup(-try): a cgroup namespace of its own */
-	/* dshbox bwrap without --chdir: when the current directory does not exist inside (a new root),
-	   $HOME of the command's environment, then "/", as bubblewrap does. */
-	bool cwd_fallback;
-	/* dshbox bwrap --cap-add: the capabilities (bit N: capability N) the command keeps in the
-	   nested user namespace, as bubblewrap keeps them in its own; 0: all dropped. */
-	unsigned long long keep_caps;
-	uid_t uid;              /* the caller's ids, mapped to themselves */
-	gid_t gid;
-	/* dshbox bwrap --info-fd/--json-status-fd: called by init once the namespaces are final (after
-	   the lock, capabilities still held), with init's pid as the caller sees it.  A failure fails
-	   the setup.  NULL: none. */
-	int (*on_locked)(void *data, pid_t outer_pid, struct dsh_error **err);
-	void *on_locked_data;
-	/* Descriptors the supervisor closes once init has its copies (so that a reader of what init
-	   writes there sees the end when init closes them). */
-	const int *close_after_spawn;
-	size_t n_close_after_spawn;
-	/* dshbox bwrap --argv0: the program looked up and run, req->argv[0] being what it is told. */
-	const char *exec_name;
-	/* dshbox bwrap --uid/--gid: the ids the command has in the nested user namespace, mapped to
-	   the caller's (only when inner_ids). */
-	bool inner_ids;
-	uid_t inner_uid;
-	gid_t inner_gid;
-	/* The landlock backend: a plain fork, the namespace stages skipped, and an init that is a
-	   child subreaper and kills whatever the command left behind (no pid namespace does it). */
-	bool no_namespaces;
+	struct {
+		/* No namespace at all (the landlock backend): a plain fork, the stages marked needs_ns
+		   skipped, and an init that is a child subreaper and kills whatever the command left
+		   behind (no pid namespace does it). */
+		bool none;
+		bool net;              /* a network namespace of its own, loopback only */
+		bool share_ipc;        /* the caller's IPC namespace kept */
+		bool uts;              /* a UTS namespace of its own ... */
+		const char *hostname;  /* ... with this name set in it; NULL: the caller's name stays */
+		bool cgroup;           /* a cgroup namespace of its own */
+	} ns;
+	struct {
+		uid_t uid;             /* the caller's ids, mapped to themselves */
+		gid_t gid;
+		/* The ids the command has in the nested user namespace, mapped to the caller's (only
+		   when inner); otherwise the caller's own. */
+		bool inner;
+		uid_t inner_uid;
+		gid_t inner_gid;
+	} ids;
+	const struct dsh_mount_plan *mounts; /* sorted entries, then operations in order (ns/plan.h) */
+	struct {
+		/* The capabilities (bit N: capability N) the command keeps in the nested user
+		   namespace; 0: all dropped. */
+		unsigned long long keep_caps;
+		/* When the current directory does not exist inside (a new root): $HOME of the command's
+		   environment, then "/"; otherwise that is a setup failure. */
+		bool cwd_fallback;
+		/* The program looked up and run when it is not argv[0] (argv[0] being what it is told). */
+		const char *exec_name;
+	} proc;
 	const struct dsh_landlock_spec *landlock; /* built before fork; NULL: no Landlock stage */
 	const struct dsh_seccomp_prog *seccomp;   /* compiled before fork; NULL: no seccomp stage */
-	/* dshbox bwrap --seccomp/--add-seccomp-fd: the caller's programs, loaded in order after. */
+	/* The caller's own programs, loaded in order after seccomp. */
 	const struct dsh_seccomp_prog *extra_seccomp;
 	size_t n_extra_seccomp;
 	/* The runtime broker (SPEC 3.12): its filter, loaded by the command just before seccomp, and
 	   the broker init serves it with.  NULL: runtimeBroker off. */
 	const struct dsh_seccomp_prog *notify;
 	struct dsh_broker *broker;
+	struct {
+		/* Called by init once the namespaces are final (after the lock, capabilities still
+		   held), with init's pid as the caller sees it; a failure fails the setup.  NULL: none. */
+		int (*on_locked)(void *data, pid_t outer_pid, struct dsh_error **err);
+		void *on_locked_data;
+		/* Descriptors the supervisor closes once init has its copies (so that a reader of what
+		   init writes there sees the end when init closes them). */
+		const int *close_after_spawn;
+		size_t n_close_after_spawn;
+	} hooks;
 };
+
+/* The namespaces line and the mounts of a plan, as --dry-run prints them; adds (NULL-terminated,
+   or NULL) are lines "dshbox adds: ..." between the two. */
+char *dsh_sandbox_plan_render(const struct dsh_sandbox_plan *plan, char *const *adds);
 
 /* Where a stage runs: in init before the command is forked, or in the command before exec. */
 enum dsh_stage_where {
@@ -85,7 +103,8 @@ enum dsh_stage_where {
 };
 
 struct dsh_stage_ctx {
-	const struct dsh_sandbox_spec *spec;
+	const struct dsh_sandbox_plan *plan;
+	const struct dsh_run_request *req;
 	sigset_t caller_mask;       /* the signal mask the command gets back */
 	struct rlimit caller_core;  /* the caller's RLIMIT_CORE, which the command gets back */
 	struct dsh_mount_outcome mount_outcome;
@@ -95,16 +114,16 @@ struct dsh_stage_ctx {
 	int keeper_fds[2];          /* SPEC 3.14: the keeper's request pipe (read, write), or -1 */
 	int exec_exit;              /* 126 or 127 */
 	/* The timing view: where init's and the command's stages ended (the command writes here too:
-	   it shares init's memory until exec).  Kept only when spec->opts->timing is set. */
+	   it shares init's memory until exec).  Kept only when plan->opts->timing is set. */
 	size_t n_clock;
 	struct {
 		const char *stage;
 		long long end_ns;
 	} clock[32];
 	int fg_tty;                 /* the terminal whose foreground init takes for the sandbox, or -1 */
-	pid_t outer_pid;            /* init's pid in the caller's pid namespace (spec->on_locked only) */
-	/* spec->seccomp and spec->notify as one program (dsh_seccomp_join), loaded by the broker stage
-	   in place of both; empty when the spec has not both or they could not be joined. */
+	pid_t outer_pid;            /* init's pid in the caller's pid namespace (plan->hooks.on_locked only) */
+	/* plan->seccomp and plan->notify as one program (dsh_seccomp_join), loaded by the broker stage
+	   in place of both; empty when the plan has not both or they could not be joined. */
 	struct dsh_seccomp_prog joined;
 	/* The broker's own filter (dsh_seccomp_compile_broker), loaded by init before it serves;
 	   empty without a broker. */
@@ -114,15 +133,16 @@ struct dsh_stage_ctx {
 struct dsh_stage {
 	const char *name;
 	enum dsh_stage_where where;
-	bool needs_ns;  /* skipped when the spec has no_namespaces */
+	bool needs_ns;  /* skipped when the plan has ns.none */
 	int (*run)(struct dsh_stage_ctx *c, struct dsh_error **err);
 };
 
 /* The table, in order, terminated by a row with name == NULL. */
 extern const struct dsh_stage dsh_stages[];
 
-/* Run the command in a new sandbox and wait for it. */
-int dsh_sandbox_run(const struct dsh_sandbox_spec *spec, struct dsh_run_result *ret, struct dsh_error **err);
+/* Run the request's command in a new sandbox built by plan, and wait for it. */
+int dsh_sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run_request *req, struct dsh_run_result *ret,
+		    struct dsh_error **err);
 
 /* Look argv[0] up in envp's PATH and execve it; returns only on failure (126/127 in *ret_exit). */
 int dsh_exec_command(char *const *argv, char *const *envp, int *ret_exit, struct dsh_error **err);

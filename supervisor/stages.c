@@ -36,7 +36,7 @@
    sees it (dshbox bwrap --info-fd reports that pid). */
 static int st_outer_pid(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	if (!c->spec->on_locked)
+	if (!c->plan->hooks.on_locked)
 		return 0;
 	char buf[32];
 	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
@@ -49,7 +49,7 @@ static int st_outer_pid(struct dsh_stage_ctx *c, struct dsh_error **err)
 
 static int st_id_maps(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	return dsh_userns_map_self(c->spec->uid, c->spec->gid, err);
+	return dsh_userns_map_self(c->plan->ids.uid, c->plan->ids.gid, err);
 }
 
 static int st_propagation(struct dsh_stage_ctx *c, struct dsh_error **err)
@@ -60,7 +60,7 @@ static int st_propagation(struct dsh_stage_ctx *c, struct dsh_error **err)
 
 static int st_network(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	if (!c->spec->new_net)
+	if (!c->plan->ns.net)
 		return 0;
 	return dsh_net_loopback_up(err);
 }
@@ -68,11 +68,11 @@ static int st_network(struct dsh_stage_ctx *c, struct dsh_error **err)
 /* dshbox bwrap --unshare-uts [--hostname NAME]: made by init, owned by the sandbox's user namespace. */
 static int st_uts(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	if (!c->spec->new_uts)
+	if (!c->plan->ns.uts)
 		return 0;
 	if (unshare(CLONE_NEWUTS) < 0)
 		return dsh_err_sys(err, errno, "unshare(CLONE_NEWUTS)");
-	const char *h = c->spec->hostname;
+	const char *h = c->plan->ns.hostname;
 	if (h && sethostname(h, strlen(h)) < 0)
 		return dsh_err_sys(err, errno, "sethostname '%s'", h);
 	return 0;
@@ -81,7 +81,7 @@ static int st_uts(struct dsh_stage_ctx *c, struct dsh_error **err)
 /* dshbox bwrap --unshare-cgroup(-try): rooted at init's cgroup, owned by the sandbox's user namespace. */
 static int st_cgroup(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	if (c->spec->new_cgroup && unshare(CLONE_NEWCGROUP) < 0)
+	if (c->plan->ns.cgroup && unshare(CLONE_NEWCGROUP) < 0)
 		return dsh_err_sys(err, errno, "unshare(CLONE_NEWCGROUP)");
 	return 0;
 }
@@ -89,7 +89,7 @@ static int st_cgroup(struct dsh_stage_ctx *c, struct dsh_error **err)
 /* The sorted entries, then any operations in the order given (ns/plan.h), in one apply. */
 static int st_mounts(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	return dsh_mount_plan_apply(c->spec->mounts, &c->mount_outcome, err);
+	return dsh_mount_plan_apply(c->plan->mounts, &c->mount_outcome, err);
 }
 
 static int st_lock(struct dsh_stage_ctx *c, struct dsh_error **err)
@@ -105,17 +105,17 @@ static int st_lock(struct dsh_stage_ctx *c, struct dsh_error **err)
 	/* Held by the keeper, not by init, the broker (st_keeper). */
 	if (c->mount_outcome.n_held < ARRAY_SIZE(c->mount_outcome.held))
 		c->mount_outcome.held[c->mount_outcome.n_held++] = keep;
-	if (c->spec->inner_ids)
-		return dsh_userns_lock_as(c->spec->inner_uid, c->spec->inner_gid, c->spec->uid, c->spec->gid, err);
-	return dsh_userns_lock(c->spec->uid, c->spec->gid, err);
+	if (c->plan->ids.inner)
+		return dsh_userns_lock_as(c->plan->ids.inner_uid, c->plan->ids.inner_gid, c->plan->ids.uid, c->plan->ids.gid, err);
+	return dsh_userns_lock(c->plan->ids.uid, c->plan->ids.gid, err);
 }
 
 /* The namespaces are final: dshbox bwrap's --info-fd/--json-status-fd report them. */
 static int st_on_locked(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	if (!c->spec->on_locked)
+	if (!c->plan->hooks.on_locked)
 		return 0;
-	return c->spec->on_locked(c->spec->on_locked_data, c->outer_pid, err);
+	return c->plan->hooks.on_locked(c->plan->hooks.on_locked_data, c->outer_pid, err);
 }
 
 /*
@@ -131,7 +131,7 @@ static int st_keeper(struct dsh_stage_ctx *c, struct dsh_error **err)
 	if (c->keeper_fds[0] < 0)
 		return 0;
 	int spare[2];
-	dsh_remask_take_spares(c->spec->mounts, spare);
+	dsh_remask_take_spares(c->plan->mounts, spare);
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
@@ -162,7 +162,7 @@ static int st_keeper(struct dsh_stage_ctx *c, struct dsh_error **err)
 		}
 		(void)close_range(3 + (unsigned)n, ~0U, 0);
 		int mine[2] = { spare[0] < 0 ? -1 : 4, spare[1] < 0 ? -1 : 5 };
-		dsh_remask_keeper(c->spec->mounts, 3, mine);
+		dsh_remask_keeper(c->plan->mounts, 3, mine);
 	}
 	for (int i = 0; i < 2; i++)
 		if (spare[i] >= 0)
@@ -181,11 +181,11 @@ static int st_keeper(struct dsh_stage_ctx *c, struct dsh_error **err)
 static int st_chdir(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	/* Always by name, after the mounts: the old cwd may lie on a mount now covered by a clone. */
-	const char *cwd = c->spec->policy->cwd ? c->spec->policy->cwd : "/";
+	const char *cwd = c->plan->policy->cwd ? c->plan->policy->cwd : "/";
 	if (chdir(cwd) < 0) {
 		int e = errno;
-		if (c->spec->cwd_fallback) {
-			const char *home = dsh_env_get(c->spec->req->envp, "HOME");
+		if (c->plan->proc.cwd_fallback) {
+			const char *home = dsh_env_get(c->req->envp, "HOME");
 			if ((home && chdir(home) == 0) || chdir("/") == 0)
 				return 0;
 		}
@@ -196,7 +196,7 @@ static int st_chdir(struct dsh_stage_ctx *c, struct dsh_error **err)
 
 static int st_fds(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	return dsh_fds_close_on_exec(c->spec->req->preserve_fds, c->spec->req->n_preserve_fds, err);
+	return dsh_fds_close_on_exec(c->req->preserve_fds, c->req->n_preserve_fds, err);
 }
 
 static int st_no_new_privs(struct dsh_stage_ctx *c, struct dsh_error **err)
@@ -215,21 +215,21 @@ static int st_no_new_privs(struct dsh_stage_ctx *c, struct dsh_error **err)
  */
 static int st_caps(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	if (c->spec->keep_caps)
-		return dsh_caps_keep(c->spec->keep_caps, err);
+	if (c->plan->proc.keep_caps)
+		return dsh_caps_keep(c->plan->proc.keep_caps, err);
 	return dsh_caps_drop_all(NULL, err);
 }
 
 /* The second wall (SPEC 3.7): opened by path now, inside the finished tree. */
 static int st_landlock(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	if (!c->spec->landlock)
+	if (!c->plan->landlock)
 		return 0;
 	/* Without the signal scope: init must still end what it forked before this stage (the keeper)
 	   when the run is over.  The abstract-socket scope stays: init is the broker, and a connect it
 	   performs for the command must meet the wall the command's own would (st_scope adds both
 	   scopes again in the command's layer). */
-	struct dsh_landlock_spec s = *c->spec->landlock;
+	struct dsh_landlock_spec s = *c->plan->landlock;
 	s.scoped &= ~(uint64_t)LANDLOCK_SCOPE_SIGNAL;
 	return dsh_landlock_apply(&s, err);
 }
@@ -241,7 +241,7 @@ static int st_landlock(struct dsh_stage_ctx *c, struct dsh_error **err)
  */
 static int st_scope(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	const struct dsh_landlock_spec *ll = c->spec->landlock;
+	const struct dsh_landlock_spec *ll = c->plan->landlock;
 	if (!ll || ll->abi < 6 || !ll->scoped)
 		return 0;
 	struct dsh_landlock_spec s = { .abi = ll->abi, .scoped = ll->scoped };
@@ -291,13 +291,13 @@ static int hand_over_served(int sock, int listener)
  */
 static int st_broker(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	if (!c->spec->notify)
+	if (!c->plan->notify)
 		return 0;
 	int listener = -1;
-	int r = dsh_seccomp_load_listener(c->joined.insns ? &c->joined : c->spec->notify, &listener, err);
+	int r = dsh_seccomp_load_listener(c->joined.insns ? &c->joined : c->plan->notify, &listener, err);
 	if (r < 0)
 		return r;
-	if (c->spec->broker && c->spec->broker->sockets)
+	if (c->plan->broker && c->plan->broker->sockets)
 		r = hand_over_served(c->broker_sock, listener);
 	else
 		r = dsh_fd_send(c->broker_sock, listener);
@@ -311,10 +311,10 @@ static int st_broker(struct dsh_stage_ctx *c, struct dsh_error **err)
 static int st_seccomp(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	int r = 0;
-	if (c->spec->seccomp && !c->joined.insns)
-		r = dsh_seccomp_load(c->spec->seccomp, err);
-	for (size_t i = 0; r >= 0 && i < c->spec->n_extra_seccomp; i++)
-		r = dsh_seccomp_load(&c->spec->extra_seccomp[i], err);
+	if (c->plan->seccomp && !c->joined.insns)
+		r = dsh_seccomp_load(c->plan->seccomp, err);
+	for (size_t i = 0; r >= 0 && i < c->plan->n_extra_seccomp; i++)
+		r = dsh_seccomp_load(&c->plan->extra_seccomp[i], err);
 	return r;
 }
 
@@ -325,8 +325,8 @@ static int st_exec(struct dsh_stage_ctx *c, struct dsh_error **err)
 	if (setrlimit(RLIMIT_CORE, &c->caller_core) < 0)
 		return dsh_err_sys(err, errno, "setrlimit(RLIMIT_CORE)");
 	sigprocmask(SIG_SETMASK, &c->caller_mask, NULL);
-	const char *name = c->spec->exec_name ? c->spec->exec_name : c->spec->req->argv[0];
-	int r = dsh_exec_command_as(name, c->spec->req->argv, c->spec->req->envp, &c->exec_exit, err);
+	const char *name = c->plan->proc.exec_name ? c->plan->proc.exec_name : c->req->argv[0];
+	int r = dsh_exec_command_as(name, c->req->argv, c->req->envp, &c->exec_exit, err);
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
