@@ -132,7 +132,38 @@ static void name_hidden(int status, char *const *hidden, const struct dsh_run_re
 		cli_note("the command exited %d%s", status, list);
 }
 
-int cmd_run(int argc, char **argv, char **envp)
+struct before_confine {
+	struct dsh_timing **tm;
+};
+
+/* Just before a backend confines: its lost rules, and for none (which execs in place of dshbox)
+   the timing view, as there will be no after. */
+static void before_confine(void *data, const struct dsh_run_setup *s)
+{
+	struct before_confine *bc = data;
+	/* allowDegraded: each lost rule is said at every run, whatever --warnings says (SPEC 2). */
+	for (size_t i = 0; s->degraded && s->degraded[i]; i++)
+		cli_warn("%s", s->degraded[i]);
+	if (*bc->tm && s->backend->id == DSH_BACKEND_NONE) {
+		print_timing(*bc->tm);
+		*bc->tm = NULL;
+	}
+	fflush(NULL);
+}
+
+/* What the command line asked for. */
+struct run_args {
+	struct cli_policy_opts po;
+	bool dry_run;
+	const char *report;
+	int *keep;   /* --preserve-fd */
+	size_t n_keep;
+	bool timing;
+	char **cmd;
+};
+
+/* 0 to run; otherwise the exit status (help: 0 and *ret_done). */
+static int parse_args(int argc, char **argv, struct run_args *a, bool *ret_done)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -143,205 +174,176 @@ int cmd_run(int argc, char **argv, char **envp)
 		CLI_POLICY_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli_policy_opts po = { 0 };
-	bool dry_run = false;
-	const char *report = NULL;
-	_cleanup_free_ int *keep = NULL;
-	size_t n_keep = 0;
-	int rc = 0, opt, sig = 0;
-	bool ran = false; /* the timing view is printed for a run only, never after bad input */
-	struct dsh_config config;
-	struct dsh_policy *policy = NULL;
-	struct dsh_run_options ro;
-	_cleanup_error_ struct dsh_error *err = NULL;
-	struct dsh_run_setup setup = { 0 };
-	const struct dsh_backend *b;
-	void *plan;
-	char **cmd = NULL;
-	struct dsh_timing timing = { 0 };
-	struct dsh_timing *tm = timing_from_env(envp) ? &timing : NULL;
-
+	int opt, rc;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			help();
-			cli_policy_opts_clear(&po);
+			*ret_done = true;
 			return 0;
 		case OPT_DRY_RUN:
-			dry_run = true;
+			a->dry_run = true;
 			break;
 		case OPT_REPORT:
-			report = optarg;
+			a->report = optarg;
 			break;
 		case OPT_TIMING:
-			tm = &timing;
+			a->timing = true;
 			break;
 		case OPT_PRESERVE_FD: {
 			char *end = NULL;
 			errno = 0;
 			long v = strtol(optarg, &end, 10);
-			if (errno || !end || *end || v < 3 || v > INT_MAX) {
-				rc = cli_usage_error("run", "--preserve-fd: expected a descriptor number above 2, got '%s'", optarg);
-				goto out;
-			}
-			int *k = realloc(keep, (n_keep + 1) * sizeof(*k));
-			if (!k) {
-				rc = cli_usage_error("run", "out of memory");
-				goto out;
-			}
-			keep = k;
-			keep[n_keep++] = (int)v;
+			if (errno || !end || *end || v < 3 || v > INT_MAX)
+				return cli_usage_error("run", "--preserve-fd: expected a descriptor number above 2, got '%s'", optarg);
+			int *k = realloc(a->keep, (a->n_keep + 1) * sizeof(*k));
+			if (!k)
+				return cli_usage_error("run", "out of memory");
+			a->keep = k;
+			a->keep[a->n_keep++] = (int)v;
 			break;
 		}
 		case '?':
-			rc = cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
-			goto out;
+			return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
 		case ':':
-			rc = cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
-			goto out;
+			return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
 		default:
 			if (opt >= CLI_OPT_POLICY_BASE && opt < CLI_OPT_POLICY_END) {
-				if ((rc = cli_policy_option(&po, opt, optarg, "run")) != 0)
-					goto out;
+				if ((rc = cli_policy_option(&a->po, opt, optarg, "run")) != 0)
+					return rc;
 				break;
 			}
-			rc = cli_usage_error("run", "unknown option");
-			goto out;
+			return cli_usage_error("run", "unknown option");
 		}
 	}
-	cmd = argv + optind;
-	if (!dry_run && !cmd[0]) {
-		rc = cli_usage_error("run", "no command given (dshbox run [OPTIONS] -- CMD [ARG...])");
-		goto out;
-	}
-	for (size_t i = 0; i < n_keep; i++)
-		if (fcntl(keep[i], F_GETFD) < 0) {
-			rc = cli_usage_error("run", "--preserve-fd %d: not an open descriptor", keep[i]);
-			goto out;
-		}
+	a->cmd = argv + optind;
+	if (!a->dry_run && !a->cmd[0])
+		return cli_usage_error("run", "no command given (dshbox run [OPTIONS] -- CMD [ARG...])");
+	for (size_t i = 0; i < a->n_keep; i++)
+		if (fcntl(a->keep[i], F_GETFD) < 0)
+			return cli_usage_error("run", "--preserve-fd %d: not an open descriptor", a->keep[i]);
+	return 0;
+}
 
-	if (tm) {
-		/* "start" ends where the clock starts: here, the options read. */
-		long long started = start_usec();
-		tm->last_ns = dsh_timing_now();
-		if (started >= 0) {
-			tm->e[tm->n].usec = started;
-			snprintf(tm->e[tm->n++].stage, sizeof(tm->e[0].stage), "start");
-		}
+/* "start" ends where the clock starts: here, the options read. */
+static void timing_start(struct dsh_timing *tm)
+{
+	long long started = start_usec();
+	tm->last_ns = dsh_timing_now();
+	if (started >= 0) {
+		tm->e[tm->n].usec = started;
+		snprintf(tm->e[tm->n++].stage, sizeof(tm->e[0].stage), "start");
 	}
-	if ((rc = cli_policy_load(&po, envp, &config, &policy, &ro)) != 0)
+}
+
+/*
+ * --report and --dry-run, from what the library prepared: a refusal for lost rules still leaves
+ * the description, so that --report says what is lost.  -1 to go on and run; otherwise the exit
+ * status.
+ */
+static int before_run(const struct run_args *a, const struct dsh_policy *policy, const struct dsh_run_options *ro,
+		      const struct dsh_run_setup *setup, int prepared, struct dsh_error *err)
+{
+	if (!setup->described)
+		return cli_fail(err);
+	if (a->report) {
+		_cleanup_free_ char *json = NULL;
+		_cleanup_error_ struct dsh_error *rerr = NULL;
+		if (dsh_run_report_json(policy, ro, &setup->description, &json, &rerr) < 0)
+			return cli_fail(rerr);
+		int rc = write_report(a->report, json);
+		if (rc != 0)
+			return rc;
+	}
+	/* A dry run runs nothing: it prints the plan whatever the run would lose (explain and --report
+	   say what). */
+	if (a->dry_run) {
+		_cleanup_free_ char *text = NULL;
+		_cleanup_error_ struct dsh_error *rerr = NULL;
+		if (setup->backend->render(policy, setup->plan, &text, &rerr) < 0)
+			return cli_fail(rerr);
+		fputs(text, stdout);
+		return fflush(stdout) == 0 ? 0 : DSH_EXIT_FAILURE;
+	}
+	return prepared < 0 ? cli_fail(err) : -1;
+}
+
+/* How the command ended, said as `dshbox run` says it: its exit status, or *ret_sig to die of. */
+static int outcome(const struct cli_policy_opts *po, const struct dsh_run_setup *setup, struct dsh_run_result *res,
+		   int *ret_sig)
+{
+	int rc;
+	/* Said only when asked: a successful run prints nothing of dshbox's own. */
+	for (size_t i = 0; res->warnings && res->warnings[i]; i++)
+		if (po->warnings_to_stderr)
+			cli_warn("%s", res->warnings[i]);
+	if (res->message) {
+		/* Like env(1): the command could not be run; say why, keep its 126/127. */
+		struct dsh_error e = { .kind = DSH_ERR_SYSTEM, .code = 0, .msg = res->message };
+		cli_fail(&e);
+	}
+	if (res->signal) {
+		rc = 128 + res->signal;
+		*ret_sig = res->signal;
+	} else {
+		rc = res->exit_code;
+		if (rc != 0 && !res->message)
+			name_hidden(rc, setup->description.hidden, res);
+	}
+	dsh_run_result_clear(res);
+	return rc;
+}
+
+int cmd_run(int argc, char **argv, char **envp)
+{
+	struct run_args a = { 0 };
+	int rc, sig = 0;
+	bool done = false, ran = false; /* the timing view is printed for a run only, never after bad input */
+	struct dsh_config config;
+	struct dsh_policy *policy = NULL;
+	struct dsh_run_options ro;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	struct dsh_run_setup setup = { 0 };
+	struct dsh_timing timing = { 0 };
+	struct dsh_timing *tm = NULL;
+
+	if ((rc = parse_args(argc, argv, &a, &done)) != 0 || done)
+		goto out;
+	if (a.timing || timing_from_env(envp))
+		timing_start(tm = &timing);
+	if ((rc = cli_policy_load(&a.po, envp, &config, &policy, &ro)) != 0)
 		goto out_policy;
 	ro.timing = tm;
 	/* A run that says nothing of its backend beforehand lets the start decide (no probe); --report
 	   and --dry-run name the backend before anything runs, so they keep the probe. */
-	ro.start_decides = !report && !dry_run;
+	ro.start_decides = !a.report && !a.dry_run;
 	dsh_timing_mark(tm, "policy", tm ? dsh_timing_now() : 0);
-	cli_policy_print_warnings(&po, policy);
+	cli_policy_print_warnings(&a.po, policy);
 
 	/* The library decides (SPEC 4): backend, plan, what it enforces, and whether a lost rule refuses
-	   the run.  A refusal still leaves the description, so that --report says what is lost. */
+	   the run. */
 	int prepared = dsh_run_prepare(policy, &ro, &setup, &err);
-	if (!setup.described) {
-		rc = cli_fail(err);
+	if ((rc = before_run(&a, policy, &ro, &setup, prepared, err)) >= 0)
 		goto out_plan;
-	}
-	if (report) {
-		_cleanup_free_ char *json = NULL;
-		_cleanup_error_ struct dsh_error *rerr = NULL;
-		if (dsh_run_report_json(policy, &ro, &setup.description, &json, &rerr) < 0) {
-			rc = cli_fail(rerr);
-			goto out_plan;
-		}
-		if ((rc = write_report(report, json)) != 0)
-			goto out_plan;
-	}
-	/* A dry run runs nothing: it prints the plan whatever the run would lose (explain and --report
-	   say what). */
-	if (dry_run) {
-		_cleanup_free_ char *text = NULL;
-		_cleanup_error_ struct dsh_error *rerr = NULL;
-		if (setup.backend->render(policy, setup.plan, &text, &rerr) < 0) {
-			rc = cli_fail(rerr);
-			goto out_plan;
-		}
-		fputs(text, stdout);
-		rc = fflush(stdout) == 0 ? 0 : DSH_EXIT_FAILURE;
-		goto out_plan;
-	}
-	if (prepared < 0) {
-		rc = cli_fail(err);
-		goto out_plan;
-	}
-	/* allowDegraded: each lost rule is said at every run, whatever --warnings says (SPEC 2). */
-	for (size_t i = 0; setup.degraded && setup.degraded[i]; i++)
-		cli_warn("%s", setup.degraded[i]);
-	b = setup.backend;
-	plan = setup.plan;
 	fflush(NULL);
 	/* The command sees the environment the env policy left (SPEC 1.7), never dshbox's own. */
-	struct dsh_run_request req = { .argv = cmd, .envp = ro.command_env, .preserve_fds = keep, .n_preserve_fds = n_keep };
+	struct dsh_run_request req = { .argv = a.cmd, .envp = ro.command_env, .preserve_fds = a.keep,
+				       .n_preserve_fds = a.n_keep };
 	struct dsh_run_result res = { 0 };
-	size_t before_run = tm ? tm->n : 0;
+	size_t n_before = tm ? tm->n : 0;
 	ran = true;
-	/* none execs the command in place of dshbox: what there is to say, said now. */
-	if (tm && b->id == DSH_BACKEND_NONE) {
-		print_timing(tm);
-		tm = NULL;
-	}
-	if (b->confine(policy, plan, &req, &res, &err) < 0) {
-		/* auto's unprobed linux-ns refused by the host before the command ran: the next backend. */
-		const struct dsh_backend *next = NULL;
-		_cleanup_error_ struct dsh_error *why = TAKE_PTR(err);
-		int r = dsh_backend_fall_back(policy, &ro, b, why, &next, &err);
-		if (r == -ENOTSUP && !err) {
-			rc = cli_fail(why);
-			goto out_plan;
-		}
-		if (r < 0) {
-			rc = cli_fail(err);
-			goto out_plan;
-		}
-		memset(&res, 0, sizeof(res));
-		dsh_timing_mark(tm, "fall back", tm ? dsh_timing_now() : 0);
-		/* The next backend answers for its own losses, as a first choice would (SPEC 4). */
-		dsh_run_setup_clear(&setup);
-		if (dsh_run_prepare_backend(policy, &ro, next, &setup, &err) < 0) {
-			rc = cli_fail(err);
-			goto out_plan;
-		}
-		for (size_t i = 0; setup.degraded && setup.degraded[i]; i++)
-			cli_warn("%s", setup.degraded[i]);
-		b = setup.backend;
-		plan = setup.plan;
-		if (b->confine(policy, plan, &req, &res, &err) < 0) {
-			rc = cli_fail(err);
-			goto out_plan;
-		}
+	struct before_confine bc = { .tm = &tm };
+	struct dsh_run_hooks hooks = { .before_confine = before_confine, .data = &bc, .none_execs_in_place = true };
+	if (dsh_run(policy, &ro, &req, &hooks, &setup, &res, &err) < 0) {
+		rc = cli_fail(err);
+		goto out_plan;
 	}
 	/* Backends without a stage table (none, runner): the whole run is one stage. */
-	if (tm && tm->n == before_run)
+	if (tm && tm->n == n_before)
 		dsh_timing_mark(tm, "run", dsh_timing_now());
-	/* Said only when asked: a successful run prints nothing of dshbox's own. */
-	for (size_t i = 0; res.warnings && res.warnings[i]; i++)
-		if (po.warnings_to_stderr)
-			cli_warn("%s", res.warnings[i]);
-	dsh_strv_free(res.warnings);
-	if (res.message) {
-		/* Like env(1): the command could not be run; say why, keep its 126/127. */
-		struct dsh_error e = { .kind = DSH_ERR_SYSTEM, .code = 0, .msg = res.message };
-		cli_fail(&e);
-		free(res.message);
-	}
-	if (res.signal) {
-		rc = 128 + res.signal;
-		sig = res.signal;
-	} else {
-		rc = res.exit_code;
-		if (rc != 0 && !res.message)
-			name_hidden(rc, setup.description.hidden, &res);
-	}
+	rc = outcome(&a.po, &setup, &res, &sig);
 out_plan:
 	dsh_run_setup_clear(&setup);
 out_policy:
@@ -349,7 +351,8 @@ out_policy:
 	dsh_run_options_clear(&ro);
 	dsh_config_clear(&config);
 out:
-	cli_policy_opts_clear(&po);
+	cli_policy_opts_clear(&a.po);
+	free(a.keep);
 	if (tm && ran) {
 		/* From the command's end to here; what follows (exit) is the process's own teardown. */
 		dsh_timing_mark(tm, "cleanup", dsh_timing_now());

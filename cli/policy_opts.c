@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "dshbox/backend.h"
 #include "common/cleanup.h"
 #include "common/strv.h"
 
@@ -66,39 +67,6 @@ int cli_policy_option(struct cli_policy_opts *o, int opt, const char *arg, const
 	return 0;
 }
 
-/*
- * SPEC 1.3: the library resolves the workspace lexically (the conformance vectors' workspace does
- * not exist); a person's workspace must.  A missing one would be created by nothing and protect
- * nothing, a file cannot be a root, and "/" in workspace-write (dshbox started from / without
- * --workspace) would make everything writable without a word.
- */
-static int check_workspace(const struct dsh_policy *p, struct dsh_error **err)
-{
-	const char *ws = dsh_policy_workspace(p);
-	struct stat st;
-	int r;
-	if (stat(ws, &st) < 0) {
-		if (errno != ENOENT && errno != ENOTDIR)
-			return dsh_err_sys(err, errno, "workspace %s", ws);
-		r = dsh_err(err, DSH_ERR_CONFIG, ENOENT, "workspace %s does not exist", ws);
-		dsh_err_hint(err, "create it, or pass an existing directory with --workspace");
-		return r;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		r = dsh_err(err, DSH_ERR_CONFIG, ENOTDIR, "workspace %s is not a directory", ws);
-		dsh_err_hint(err, "pass the project's directory with --workspace, not a file in it");
-		return r;
-	}
-	if (strcmp(ws, "/") == 0 && dsh_policy_mode(p) == DSH_MODE_WORKSPACE_WRITE) {
-		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL,
-			    "workspace / in workspace-write would make every file writable");
-		dsh_err_hint(err, "run dshbox from the project's directory or pass --workspace DIR "
-				  "(--mode danger-full-access if everything writable is really meant)");
-		return r;
-	}
-	return 0;
-}
-
 int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *c,
 		    struct dsh_policy **ret_policy, struct dsh_run_options *ret_run)
 {
@@ -151,7 +119,7 @@ int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *c
 	dsh_run_options_probe_broker(ro);
 	if (!ret_run)
 		dsh_run_options_clear(&scratch);
-	if (dsh_policy_new(c, envp, cwd, ret_policy, &err) < 0 || check_workspace(*ret_policy, &err) < 0) {
+	if (dsh_policy_new(c, envp, cwd, ret_policy, &err) < 0 || dsh_run_check_workspace(*ret_policy, &err) < 0) {
 		dsh_policy_free(*ret_policy);
 		*ret_policy = NULL;
 		if (ret_run)

@@ -24,6 +24,7 @@
 #include "common/strv.h"
 #include "common/write_all.h"
 #include "supervisor/child.h"
+#include "supervisor/forked_run.h"
 #include "supervisor/probe.h"
 #include "supervisor/sandbox.h"
 #include "supervisor/terminal.h"
@@ -517,8 +518,8 @@ char *dsh_sandbox_plan_render(const struct dsh_sandbox_plan *plan, char *const *
 	return dsh_buf_steal(&b);
 }
 
-int dsh_sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run_request *req, struct dsh_run_result *ret,
-		    struct dsh_error **err)
+static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run_request *req, struct dsh_run_result *ret,
+		       struct dsh_error **err)
 {
 	int r = check_preserved(req, err);
 	if (r < 0)
@@ -665,4 +666,27 @@ out_pipes:
 			close(status[i]);
 	}
 	return r;
+}
+
+struct run_args {
+	const struct dsh_sandbox_plan *plan;
+	const struct dsh_run_request *req;
+};
+
+static int run_forked(const void *arg, struct dsh_run_result *ret, struct dsh_error **err)
+{
+	const struct run_args *a = arg;
+	return sandbox_run(a->plan, a->req, ret, err);
+}
+
+int dsh_sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run_request *req, struct dsh_run_result *ret,
+		    struct dsh_error **err)
+{
+	/* supervisor/forked_run.h: from a multithreaded caller, the raw clone happens in a
+	   single-threaded child of it. */
+	if (dsh_process_is_threaded()) {
+		struct run_args a = { plan, req };
+		return dsh_forked_run(run_forked, &a, timing_of(plan), ret, err);
+	}
+	return sandbox_run(plan, req, ret, err);
 }

@@ -146,6 +146,46 @@ int dsh_backend_fall_back(const struct dsh_policy *p, const struct dsh_run_optio
 			  const struct dsh_backend *failed, const struct dsh_error *why,
 			  const struct dsh_backend **ret, struct dsh_error **err);
 
+/*
+ * A person's workspace must exist and be a directory, and "/" in workspace-write (a host started
+ * from / without a workspace) would make everything writable without a word: each is an error of
+ * kind DSH_ERR_CONFIG with a hint.  (The policy itself resolves the workspace lexically, as the
+ * conformance vectors need; this is the check a front end makes before any command.)
+ */
+int dsh_run_check_workspace(const struct dsh_policy *p, struct dsh_error **err);
+
+struct dsh_run_hooks {
+	/* Called just before each backend's confine (the first choice, and auto's fallback after a
+	   refused start), with its setup: setup->degraded are the lines to say at every run. */
+	void (*before_confine)(void *data, const struct dsh_run_setup *setup);
+	void *data;
+	/* Backend none replaces the calling process with the command, as `dshbox run` does (the
+	   command's status and signals are then its own).  Off, the default for a host: none runs the
+	   command in a child and waits, as every other backend does. */
+	bool none_execs_in_place;
+};
+
+/*
+ * A whole run, as `dshbox run` makes it: the workspace checked (dsh_run_check_workspace), the
+ * backend chosen, compiled, described and its lost rules checked (dsh_run_prepare, unless setup
+ * already holds a successful one: a caller that printed --dry-run or --report from it), the
+ * command confined and waited for, and auto's fallback when the start of its unprobed first
+ * choice was refused (dsh_backend_fall_back) — the next backend then answers for its own losses.
+ * A negative return: the command did not run (exit 125 for a front end), err says why; setup
+ * still describes what was prepared (call dsh_run_setup_clear whatever the return).  Otherwise
+ * *ret says how the command ended (126/127 with ret->message for an exec failure).  hooks may be
+ * NULL.
+ *
+ * Safe to call from a multithreaded process: the sandbox is then started from a single-threaded
+ * child made by fork() (glibc resets malloc's and stdio's locks there), so no lock another thread
+ * holds can stop it; signals sent to the caller are not passed on to the command in that case.
+ */
+int dsh_run(const struct dsh_policy *p, const struct dsh_run_options *o, const struct dsh_run_request *req,
+	    const struct dsh_run_hooks *hooks, struct dsh_run_setup *setup, struct dsh_run_result *ret,
+	    struct dsh_error **err);
+/* What dsh_run's result holds (message, warnings); the struct itself is the caller's. */
+void dsh_run_result_clear(struct dsh_run_result *r);
+
 /* The --report JSON object (SPEC 2) for a chosen backend and its description. */
 int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_run_options *o,
 			const struct dsh_description *d, char **ret, struct dsh_error **err);
