@@ -21,6 +21,7 @@
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
 #include "fence/fence.h"
+#include "tests/lib/fence_fixture.h"
 #include "tests/lib/harness.h"
 
 #define WRITES 10000
@@ -142,19 +143,6 @@ static size_t count(const char *s, const char *needle)
 	return n;
 }
 
-static struct dsh_policy *policy(void)
-{
-	struct dsh_config c;
-	dsh_config_init(&c);
-	c.workspace = strdup(ws);
-	char *env[] = { NULL };
-	struct dsh_policy *p = NULL;
-	_cleanup_error_ struct dsh_error *err = NULL;
-	cr_assert_eq(dsh_policy_new(&c, env, ws, &p, &err), 0, "%s", err ? err->msg : "");
-	dsh_config_clear(&c);
-	return p;
-}
-
 /* The outside directory holds exactly the names given, with their original content. */
 static void assert_outside_untouched(const char *const *names, const char *content)
 {
@@ -190,7 +178,7 @@ Test(fence_race, flipping_final_symlink_library)
 	dsh_test_write_file(in, "inside\n");
 	dsh_test_write_file(target, "OUTSIDE\n");
 	cr_assert_eq(symlink(in, link), 0);
-	struct dsh_policy *p = policy();
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
 	pid_t racer = start_racer(link, in, target);
 	size_t ok = 0, denied = 0, other = 0;
 	for (int i = 0; i < WRITES; i++) {
@@ -230,7 +218,7 @@ Test(fence_race, flipping_parent_directory_symlink_library)
 	cr_assert_eq(mkdir(real, 0755), 0);
 	dsh_test_write_file(outf, "OUTSIDE\n");
 	cr_assert_eq(symlink(real, dir), 0);
-	struct dsh_policy *p = policy();
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
 	pid_t racer = start_racer(dir, real, out);
 	size_t ok = 0, denied = 0, other = 0;
 	for (int i = 0; i < WRITES; i++) {
