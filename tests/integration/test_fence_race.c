@@ -6,7 +6,6 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/mount.h>
 #include <errno.h>
 #include <signal.h>
@@ -36,42 +35,10 @@ static char *root, *ws, *out;
  */
 static bool on_tmpfs;
 
-static void write_map(const char *file, const char *text)
-{
-	int fd = open(file, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (write(fd, text, strlen(text)) < 0) {
-			/* checked by the mount that follows */
-		}
-		close(fd);
-	}
-}
-
-static void mount_tmpfs(const char *dir)
-{
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-	if (uid != 0) {
-		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-			return;
-		char map[64];
-		write_map("/proc/self/setgroups", "deny");
-		snprintf(map, sizeof(map), "%u %u 1", (unsigned)uid, (unsigned)uid);
-		write_map("/proc/self/uid_map", map);
-		snprintf(map, sizeof(map), "%u %u 1", (unsigned)gid, (unsigned)gid);
-		write_map("/proc/self/gid_map", map);
-	} else if (unshare(CLONE_NEWNS) < 0) {
-		return;
-	}
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return;
-	on_tmpfs = mount("dshbox-race", dir, "tmpfs", 0, "mode=0755") == 0;
-}
-
 static void setup(void)
 {
 	root = dsh_test_mkdtemp();
-	mount_tmpfs(root);
+	on_tmpfs = dsh_test_mount_tmpfs(root, "dshbox-race");
 	cr_assert(asprintf(&ws, "%s/ws", root) > 0);
 	cr_assert(asprintf(&out, "%s/out", root) > 0);
 	cr_assert_eq(mkdir(ws, 0755), 0);

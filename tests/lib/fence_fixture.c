@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/strv.h"
@@ -67,4 +71,36 @@ void dsh_test_fence_write_ok(struct dsh_policy *p, const char *path, const char 
 	_cleanup_error_ struct dsh_error *err = NULL;
 	int rc = dsh_fence_write(p, path, data, strlen(data), r, &err);
 	cr_assert_eq(rc, 0, "write %s: %s", path, err ? err->msg : "");
+}
+
+static void write_map(const char *file, const char *text)
+{
+	int fd = open(file, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, text, strlen(text)) < 0) {
+			/* checked by the mount that follows */
+		}
+		close(fd);
+	}
+}
+
+bool dsh_test_mount_tmpfs(const char *dir, const char *source)
+{
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	if (uid != 0) {
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			return false;
+		char map[64];
+		write_map("/proc/self/setgroups", "deny");
+		snprintf(map, sizeof(map), "%u %u 1", (unsigned)uid, (unsigned)uid);
+		write_map("/proc/self/uid_map", map);
+		snprintf(map, sizeof(map), "%u %u 1", (unsigned)gid, (unsigned)gid);
+		write_map("/proc/self/gid_map", map);
+	} else if (unshare(CLONE_NEWNS) < 0) {
+		return false;
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return false;
+	return mount(source, dir, "tmpfs", 0, "mode=0755") == 0;
 }

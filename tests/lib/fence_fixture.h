@@ -2,12 +2,14 @@
 #ifndef DSH_TESTS_FENCE_FIXTURE_H
 #define DSH_TESTS_FENCE_FIXTURE_H
 
+#include <stdbool.h>
+
 #include "dshbox/dshbox.h"
 #include "fence/fence.h"
 
 /*
- * What the file fence's suites (fence_ops, fence_contract) start each test from: a scratch tree
- * and the policies and writes they assert on.
+ * What the file fence's suites (fence_ops, fence_contract, fence_race, serve) start each test
+ * from: a scratch tree, the policies and writes they assert on, a tmpfs to race on.
  */
 
 /* root, a fresh scratch directory; ws = root/ws, the workspace; out = root/out, outside every
@@ -27,5 +29,12 @@ enum dsh_err_kind dsh_test_fence_write_fails(struct dsh_policy *p, const char *p
 /* A write through the fence that must succeed; r is the caller's to clear. */
 void dsh_test_fence_write_ok(struct dsh_policy *p, const char *path, const char *data,
 			     struct dsh_fence_write_result *r);
+
+/*
+ * Mount a tmpfs (named source) on dir, in a mount namespace of the test process's own (and a user
+ * namespace when unprivileged), for suites that fsync thousands of files: seconds on a tmpfs,
+ * minutes on a disk.  false: it could not, and dir is left as it was.
+ */
+bool dsh_test_mount_tmpfs(const char *dir, const char *source);
 
 #endif
