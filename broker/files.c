@@ -527,67 +527,13 @@ static int read_xattr(struct call *c, uint64_t name_addr, uint64_t value_addr, s
 	return size ? dsh_caller_read(c, value_addr, m->xvalue, size) : 0;
 }
 
-/* Serve a file call (any notified call but the socket ones, broker/sockets.c). */
-int dsh_broker_file_call(struct call *c)
+/* The calls that change what a file is: its size, mode, owner, times and extended attributes. */
+static int meta_call(struct call *c, int nr)
 {
 	struct meta_args m = { 0 };
-	int r = 0, nr = c->req->data.nr;
+	int r = 0;
 	_cleanup_free_ char *xvalue = NULL;
 	switch (nr) {
-#ifdef __NR_open
-	case __NR_open:
-		return do_open(c, AT_FDCWD, ARG(0), ARG(1), ARG(2));
-#endif
-	case __NR_openat:
-		return do_open(c, (int)ARG(0), ARG(1), ARG(2), ARG(3));
-#ifdef __NR_creat
-	case __NR_creat:
-		return do_open(c, AT_FDCWD, ARG(0), O_CREAT | O_WRONLY | O_TRUNC, ARG(1));
-#endif
-#ifdef __NR_mkdir
-	case __NR_mkdir:
-		return do_make(c, MAKE_DIR, AT_FDCWD, ARG(0), ARG(1), 0, 0);
-#endif
-	case __NR_mkdirat:
-		return do_make(c, MAKE_DIR, (int)ARG(0), ARG(1), ARG(2), 0, 0);
-#ifdef __NR_mknod
-	case __NR_mknod:
-		return do_make(c, MAKE_NODE, AT_FDCWD, ARG(0), ARG(1), ARG(2), 0);
-#endif
-	case __NR_mknodat:
-		return do_make(c, MAKE_NODE, (int)ARG(0), ARG(1), ARG(2), ARG(3), 0);
-#ifdef __NR_symlink
-	case __NR_symlink:
-		return do_make(c, MAKE_SYMLINK, AT_FDCWD, ARG(1), 0, 0, ARG(0));
-#endif
-	case __NR_symlinkat:
-		return do_make(c, MAKE_SYMLINK, (int)ARG(1), ARG(2), 0, 0, ARG(0));
-#ifdef __NR_link
-	case __NR_link:
-		return do_link(c, AT_FDCWD, ARG(0), AT_FDCWD, ARG(1), 0);
-#endif
-	case __NR_linkat:
-		return do_link(c, (int)ARG(0), ARG(1), (int)ARG(2), ARG(3), (int)ARG(4));
-#ifdef __NR_rename
-	case __NR_rename:
-		return do_rename(c, AT_FDCWD, ARG(0), AT_FDCWD, ARG(1), 0);
-#endif
-#ifdef __NR_renameat
-	case __NR_renameat:
-		return do_rename(c, (int)ARG(0), ARG(1), (int)ARG(2), ARG(3), 0);
-#endif
-	case __NR_renameat2:
-		return do_rename(c, (int)ARG(0), ARG(1), (int)ARG(2), ARG(3), (unsigned)ARG(4));
-#ifdef __NR_unlink
-	case __NR_unlink:
-		return do_remove(c, AT_FDCWD, ARG(0), 0);
-#endif
-	case __NR_unlinkat:
-		return do_remove(c, (int)ARG(0), ARG(1), (int)ARG(2) & AT_REMOVEDIR);
-#ifdef __NR_rmdir
-	case __NR_rmdir:
-		return do_remove(c, AT_FDCWD, ARG(0), AT_REMOVEDIR);
-#endif
 	case __NR_truncate:
 		m = (struct meta_args){ .what = META_TRUNCATE, .length = (off_t)ARG(1) };
 		return do_meta(c, AT_FDCWD, ARG(0), true, false, &m);
@@ -673,11 +619,75 @@ int dsh_broker_file_call(struct call *c)
 		if (nr == __NR_fremovexattr)
 			return do_meta(c, (int)ARG(0), 0, true, true, &m);
 		return do_meta(c, AT_FDCWD, ARG(0), nr == __NR_removexattr, false, &m);
-	case __NR_ioctl:
-		return do_attr_ioctl(c);
 	default:
 		/* setxattrat, removexattrat (Linux 6.13) and anything else sent here: not served yet,
 		   and libc falls back on ENOSYS. */
 		return dsh_call_answer(c, -ENOSYS);
+	}
+}
+
+/* Serve a file call (any notified call but the socket ones, broker/sockets.c). */
+int dsh_broker_file_call(struct call *c)
+{
+	int nr = c->req->data.nr;
+	switch (nr) {
+#ifdef __NR_open
+	case __NR_open:
+		return do_open(c, AT_FDCWD, ARG(0), ARG(1), ARG(2));
+#endif
+	case __NR_openat:
+		return do_open(c, (int)ARG(0), ARG(1), ARG(2), ARG(3));
+#ifdef __NR_creat
+	case __NR_creat:
+		return do_open(c, AT_FDCWD, ARG(0), O_CREAT | O_WRONLY | O_TRUNC, ARG(1));
+#endif
+#ifdef __NR_mkdir
+	case __NR_mkdir:
+		return do_make(c, MAKE_DIR, AT_FDCWD, ARG(0), ARG(1), 0, 0);
+#endif
+	case __NR_mkdirat:
+		return do_make(c, MAKE_DIR, (int)ARG(0), ARG(1), ARG(2), 0, 0);
+#ifdef __NR_mknod
+	case __NR_mknod:
+		return do_make(c, MAKE_NODE, AT_FDCWD, ARG(0), ARG(1), ARG(2), 0);
+#endif
+	case __NR_mknodat:
+		return do_make(c, MAKE_NODE, (int)ARG(0), ARG(1), ARG(2), ARG(3), 0);
+#ifdef __NR_symlink
+	case __NR_symlink:
+		return do_make(c, MAKE_SYMLINK, AT_FDCWD, ARG(1), 0, 0, ARG(0));
+#endif
+	case __NR_symlinkat:
+		return do_make(c, MAKE_SYMLINK, (int)ARG(1), ARG(2), 0, 0, ARG(0));
+#ifdef __NR_link
+	case __NR_link:
+		return do_link(c, AT_FDCWD, ARG(0), AT_FDCWD, ARG(1), 0);
+#endif
+	case __NR_linkat:
+		return do_link(c, (int)ARG(0), ARG(1), (int)ARG(2), ARG(3), (int)ARG(4));
+#ifdef __NR_rename
+	case __NR_rename:
+		return do_rename(c, AT_FDCWD, ARG(0), AT_FDCWD, ARG(1), 0);
+#endif
+#ifdef __NR_renameat
+	case __NR_renameat:
+		return do_rename(c, (int)ARG(0), ARG(1), (int)ARG(2), ARG(3), 0);
+#endif
+	case __NR_renameat2:
+		return do_rename(c, (int)ARG(0), ARG(1), (int)ARG(2), ARG(3), (unsigned)ARG(4));
+#ifdef __NR_unlink
+	case __NR_unlink:
+		return do_remove(c, AT_FDCWD, ARG(0), 0);
+#endif
+	case __NR_unlinkat:
+		return do_remove(c, (int)ARG(0), ARG(1), (int)ARG(2) & AT_REMOVEDIR);
+#ifdef __NR_rmdir
+	case __NR_rmdir:
+		return do_remove(c, AT_FDCWD, ARG(0), AT_REMOVEDIR);
+#endif
+	case __NR_ioctl:
+		return do_attr_ioctl(c);
+	default:
+		return meta_call(c, nr);
 	}
 }

@@ -211,13 +211,33 @@ unsigned long long dsh_bwrap_caps(const struct dsh_bwrap_args *a, unsigned long 
 	return set;
 }
 
+/* One option on the command line as its parser sees it: the values after it, and what it used. */
+struct option_step {
+	const char *arg;
+	char *const *val; /* the arguments after arg */
+	int left;         /* how many of them there are */
+	int used;         /* how many of them the option took as values */
+	bool modifier;    /* --perms or --size: it waits for the next operation */
+};
+
+/* An option's values are there, or its usage error (in bubblewrap's words) returns. */
+#define NEED(n, ...)                                           \
+	do {                                                   \
+		if (s->left < (n))                             \
+			return usage_err(err, __VA_ARGS__);    \
+	} while (0)
+
 static int parse_recurse(struct parser *p, int argc, char *const *argv, bool in_file, int *ret_consumed,
 			 struct dsh_error **err);
 
-static int do_args(struct parser *p, const char *fdtext, struct dsh_error **err)
+static int do_args(struct parser *p, struct option_step *s, bool in_file, struct dsh_error **err)
 {
 	int fd, r;
-	if ((r = parse_fd(fdtext, &fd, err)) < 0)
+	if (in_file)
+		return usage_err(err, "--args not supported in arguments file");
+	NEED(1, "--args takes an argument");
+	s->used = 1;
+	if ((r = parse_fd(s->val[0], &fd, err)) < 0)
 		return r;
 	char *buf = NULL;
 	size_t len = 0;
@@ -247,267 +267,350 @@ static int do_args(struct parser *p, const char *fdtext, struct dsh_error **err)
 	return parse_recurse(p, (int)n, v, true, &consumed, err);
 }
 
-static int parse_recurse(struct parser *p, int argc, char *const *argv, bool in_file, int *ret_consumed,
-			 struct dsh_error **err)
+/* The options without a value that only set a switch.  false: not one of them. */
+static bool parse_switch(struct dsh_bwrap_args *a, const char *arg)
+{
+	if (strcmp(arg, "--level-prefix") == 0)
+		a->level_prefix = true;
+	else if (strcmp(arg, "--unshare-all") == 0)
+		/* The -try variants of user and cgroup, as bubblewrap does. */
+		a->unshare_user_try = a->unshare_ipc = a->unshare_pid = a->unshare_uts = a->unshare_cgroup_try =
+			a->unshare_net = true;
+	else if (strcmp(arg, "--unshare-user") == 0)
+		a->unshare_user = true;
+	else if (strcmp(arg, "--unshare-user-try") == 0)
+		a->unshare_user_try = true;
+	else if (strcmp(arg, "--unshare-ipc") == 0)
+		a->unshare_ipc = true;
+	else if (strcmp(arg, "--unshare-pid") == 0)
+		a->unshare_pid = true;
+	else if (strcmp(arg, "--unshare-net") == 0)
+		a->unshare_net = true;
+	else if (strcmp(arg, "--unshare-uts") == 0)
+		a->unshare_uts = true;
+	else if (strcmp(arg, "--unshare-cgroup") == 0)
+		a->unshare_cgroup = true;
+	else if (strcmp(arg, "--unshare-cgroup-try") == 0)
+		a->unshare_cgroup_try = true;
+	else if (strcmp(arg, "--share-net") == 0)
+		a->unshare_net = false;
+	else if (strcmp(arg, "--disable-userns") == 0)
+		a->disable_userns = true;
+	else if (strcmp(arg, "--assert-userns-disabled") == 0)
+		a->assert_userns_disabled = true;
+	else if (strcmp(arg, "--new-session") == 0)
+		a->new_session = true;
+	else if (strcmp(arg, "--die-with-parent") == 0)
+		a->die_with_parent = true;
+	else if (strcmp(arg, "--as-pid-1") == 0)
+		a->as_pid_1 = true;
+	else
+		return false;
+	return true;
+}
+
+/*
+ * The parsers of one family of options each: 1 when the option was theirs (s->used says how many
+ * values it took), 0 when it is not theirs, a negative errno-style value on error.
+ */
+
+/* The operations that mount something. */
+static int parse_mount_op(struct parser *p, struct option_step *s, struct dsh_error **err)
+{
+	const char *arg = s->arg;
+	struct dsh_bwrap_op *op = NULL;
+	int r;
+	if (strcmp(arg, "--remount-ro") == 0) {
+		NEED(1, "--remount-ro takes one argument");
+		s->used = 1;
+		r = add_op(p, DSH_BWRAP_REMOUNT_RO, NULL, s->val[0], -1, false, NULL, err);
+	} else if (strcmp(arg, "--bind") == 0 || strcmp(arg, "--bind-try") == 0 || strcmp(arg, "--ro-bind") == 0 ||
+		   strcmp(arg, "--ro-bind-try") == 0 || strcmp(arg, "--dev-bind") == 0 ||
+		   strcmp(arg, "--dev-bind-try") == 0) {
+		NEED(2, "%s takes two arguments", arg);
+		s->used = 2;
+		enum dsh_bwrap_op_kind k = strncmp(arg, "--ro-", 5) == 0    ? DSH_BWRAP_RO_BIND
+					   : strncmp(arg, "--dev-", 6) == 0 ? DSH_BWRAP_DEV_BIND
+									    : DSH_BWRAP_BIND;
+		bool try_ = strlen(arg) > 4 && strcmp(arg + strlen(arg) - 4, "-try") == 0;
+		r = add_op(p, k, s->val[0], s->val[1], -1, try_, NULL, err);
+	} else if (strcmp(arg, "--proc") == 0 || strcmp(arg, "--dev") == 0 || strcmp(arg, "--mqueue") == 0) {
+		NEED(1, "%s takes an argument", arg);
+		s->used = 1;
+		r = add_op(p, strcmp(arg, "--proc") == 0  ? DSH_BWRAP_PROC
+			      : strcmp(arg, "--dev") == 0 ? DSH_BWRAP_DEV
+							  : DSH_BWRAP_MQUEUE,
+			   NULL, s->val[0], -1, false, NULL, err);
+	} else if (strcmp(arg, "--tmpfs") == 0) {
+		NEED(1, "--tmpfs takes an argument");
+		s->used = 1;
+		if ((r = add_op(p, DSH_BWRAP_TMPFS, NULL, s->val[0], -1, false, &op, err)) < 0)
+			return r;
+		take_perms(p, op, 0755);
+		op->size = p->next_size;
+		p->next_size = 0;
+	} else
+		return 0;
+	return r < 0 ? r : 1;
+}
+
+/* The operations that make a file, a directory or a link, or change a mode. */
+static int parse_file_op(struct parser *p, struct option_step *s, struct dsh_error **err)
+{
+	const char *arg = s->arg;
+	struct dsh_bwrap_op *op = NULL;
+	int r;
+	if (strcmp(arg, "--dir") == 0) {
+		NEED(1, "--dir takes an argument");
+		s->used = 1;
+		if ((r = add_op(p, DSH_BWRAP_DIR, NULL, s->val[0], -1, false, &op, err)) < 0)
+			return r;
+		/* bubblewrap: 0755 unless --perms; an existing directory keeps its mode. */
+		take_perms(p, op, 0755);
+	} else if (strcmp(arg, "--file") == 0 || strcmp(arg, "--bind-data") == 0 ||
+		   strcmp(arg, "--ro-bind-data") == 0) {
+		NEED(2, "%s takes two arguments", arg);
+		s->used = 2;
+		int fd;
+		if ((r = parse_fd(s->val[0], &fd, err)) < 0)
+			return r;
+		enum dsh_bwrap_op_kind k = strcmp(arg, "--file") == 0	     ? DSH_BWRAP_FILE
+					   : strcmp(arg, "--bind-data") == 0 ? DSH_BWRAP_BIND_DATA
+									     : DSH_BWRAP_RO_BIND_DATA;
+		if ((r = add_op(p, k, NULL, s->val[1], fd, false, &op, err)) < 0)
+			return r;
+		take_perms(p, op, k == DSH_BWRAP_FILE ? 0666 : 0600);
+	} else if (strcmp(arg, "--symlink") == 0) {
+		NEED(2, "--symlink takes two arguments");
+		s->used = 2;
+		r = add_op(p, DSH_BWRAP_SYMLINK, s->val[0], s->val[1], -1, false, NULL, err);
+	} else if (strcmp(arg, "--chmod") == 0) {
+		NEED(2, "--chmod takes two arguments");
+		s->used = 2;
+		int perms;
+		if ((r = parse_octal(s->val[0], "--chmod", &perms, err)) < 0)
+			return r;
+		if ((r = add_op(p, DSH_BWRAP_CHMOD, NULL, s->val[1], -1, false, &op, err)) < 0)
+			return r;
+		op->perms = perms;
+	} else
+		return 0;
+	return r < 0 ? r : 1;
+}
+
+/* The descriptors the caller hands in: status and synchronisation, seccomp programs. */
+static int parse_fd_option(struct parser *p, struct option_step *s, struct dsh_error **err)
 {
 	struct dsh_bwrap_args *a = p->a;
-	int i = 0, r = 0;
-	while (i < argc && !a->argv && !a->help && !a->version) {
-		const char *arg = argv[i];
-		int left = argc - i - 1; /* values available after arg */
-		struct dsh_bwrap_op *op = NULL;
-		bool modifier = false;
-#define NEED(n, ...)                                           \
-	do {                                                   \
-		if (left < (n))                                \
-			return usage_err(err, __VA_ARGS__);    \
-	} while (0)
-		if (strcmp(arg, "--help") == 0) {
-			a->help = true;
-			break;
-		} else if (strcmp(arg, "--version") == 0) {
-			a->version = true;
-			break;
-		} else if (strcmp(arg, "--args") == 0) {
-			if (in_file)
-				return usage_err(err, "--args not supported in arguments file");
-			NEED(1, "--args takes an argument");
-			if ((r = do_args(p, argv[i + 1], err)) < 0)
-				return r;
-			i += 1;
-		} else if (strcmp(arg, "--argv0") == 0) {
-			NEED(1, "--argv0 takes one argument");
-			if (a->argv0)
-				return usage_err(err, "--argv0 used multiple times");
-			r = set_str(&a->argv0, argv[i + 1], err);
-			i += 1;
-		} else if (strcmp(arg, "--level-prefix") == 0) {
-			a->level_prefix = true;
-		} else if (strcmp(arg, "--unshare-all") == 0) {
-			/* The -try variants of user and cgroup, as bubblewrap does. */
-			a->unshare_user_try = a->unshare_ipc = a->unshare_pid = a->unshare_uts =
-				a->unshare_cgroup_try = a->unshare_net = true;
-		} else if (strcmp(arg, "--unshare-user") == 0) {
-			a->unshare_user = true;
-		} else if (strcmp(arg, "--unshare-user-try") == 0) {
-			a->unshare_user_try = true;
-		} else if (strcmp(arg, "--unshare-ipc") == 0) {
-			a->unshare_ipc = true;
-		} else if (strcmp(arg, "--unshare-pid") == 0) {
-			a->unshare_pid = true;
-		} else if (strcmp(arg, "--unshare-net") == 0) {
-			a->unshare_net = true;
-		} else if (strcmp(arg, "--unshare-uts") == 0) {
-			a->unshare_uts = true;
-		} else if (strcmp(arg, "--unshare-cgroup") == 0) {
-			a->unshare_cgroup = true;
-		} else if (strcmp(arg, "--unshare-cgroup-try") == 0) {
-			a->unshare_cgroup_try = true;
-		} else if (strcmp(arg, "--share-net") == 0) {
-			a->unshare_net = false;
-		} else if (strcmp(arg, "--chdir") == 0) {
-			NEED(1, "--chdir takes one argument");
-			r = set_str(&a->chdir, argv[i + 1], err); /* the last one wins */
-			i += 1;
-		} else if (strcmp(arg, "--disable-userns") == 0) {
-			a->disable_userns = true;
-		} else if (strcmp(arg, "--assert-userns-disabled") == 0) {
-			a->assert_userns_disabled = true;
-		} else if (strcmp(arg, "--remount-ro") == 0) {
-			NEED(1, "--remount-ro takes one argument");
-			r = add_op(p, DSH_BWRAP_REMOUNT_RO, NULL, argv[i + 1], -1, false, NULL, err);
-			i += 1;
-		} else if (strcmp(arg, "--bind") == 0 || strcmp(arg, "--bind-try") == 0 ||
-			   strcmp(arg, "--ro-bind") == 0 || strcmp(arg, "--ro-bind-try") == 0 ||
-			   strcmp(arg, "--dev-bind") == 0 || strcmp(arg, "--dev-bind-try") == 0) {
-			NEED(2, "%s takes two arguments", arg);
-			enum dsh_bwrap_op_kind k = strncmp(arg, "--ro-", 5) == 0	 ? DSH_BWRAP_RO_BIND
-						   : strncmp(arg, "--dev-", 6) == 0 ? DSH_BWRAP_DEV_BIND
-										    : DSH_BWRAP_BIND;
-			bool try_ = strlen(arg) > 4 && strcmp(arg + strlen(arg) - 4, "-try") == 0;
-			r = add_op(p, k, argv[i + 1], argv[i + 2], -1, try_, NULL, err);
-			i += 2;
-		} else if (strcmp(arg, "--proc") == 0 || strcmp(arg, "--dev") == 0 || strcmp(arg, "--mqueue") == 0) {
-			NEED(1, "%s takes an argument", arg);
-			r = add_op(p, strcmp(arg, "--proc") == 0 ? DSH_BWRAP_PROC
-				      : strcmp(arg, "--dev") == 0 ? DSH_BWRAP_DEV
-								  : DSH_BWRAP_MQUEUE,
-				   NULL, argv[i + 1], -1, false, NULL, err);
-			i += 1;
-		} else if (strcmp(arg, "--tmpfs") == 0) {
-			NEED(1, "--tmpfs takes an argument");
-			if ((r = add_op(p, DSH_BWRAP_TMPFS, NULL, argv[i + 1], -1, false, &op, err)) < 0)
-				return r;
-			take_perms(p, op, 0755);
-			op->size = p->next_size;
-			p->next_size = 0;
-			i += 1;
-		} else if (strcmp(arg, "--dir") == 0) {
-			NEED(1, "--dir takes an argument");
-			if ((r = add_op(p, DSH_BWRAP_DIR, NULL, argv[i + 1], -1, false, &op, err)) < 0)
-				return r;
-			/* bubblewrap: 0755 unless --perms; an existing directory keeps its mode. */
-			take_perms(p, op, 0755);
-			i += 1;
-		} else if (strcmp(arg, "--file") == 0 || strcmp(arg, "--bind-data") == 0 ||
-			   strcmp(arg, "--ro-bind-data") == 0) {
-			NEED(2, "%s takes two arguments", arg);
-			int fd;
-			if ((r = parse_fd(argv[i + 1], &fd, err)) < 0)
-				return r;
-			enum dsh_bwrap_op_kind k = strcmp(arg, "--file") == 0	     ? DSH_BWRAP_FILE
-						   : strcmp(arg, "--bind-data") == 0 ? DSH_BWRAP_BIND_DATA
-										     : DSH_BWRAP_RO_BIND_DATA;
-			if ((r = add_op(p, k, NULL, argv[i + 2], fd, false, &op, err)) < 0)
-				return r;
-			take_perms(p, op, k == DSH_BWRAP_FILE ? 0666 : 0600);
-			i += 2;
-		} else if (strcmp(arg, "--symlink") == 0) {
-			NEED(2, "--symlink takes two arguments");
-			r = add_op(p, DSH_BWRAP_SYMLINK, argv[i + 1], argv[i + 2], -1, false, NULL, err);
-			i += 2;
-		} else if (strcmp(arg, "--chmod") == 0) {
-			NEED(2, "--chmod takes two arguments");
-			int perms;
-			if ((r = parse_octal(argv[i + 1], "--chmod", &perms, err)) < 0)
-				return r;
-			if ((r = add_op(p, DSH_BWRAP_CHMOD, NULL, argv[i + 2], -1, false, &op, err)) < 0)
-				return r;
-			op->perms = perms;
-			i += 2;
-		} else if (strcmp(arg, "--sync-fd") == 0 || strcmp(arg, "--block-fd") == 0 ||
-			   strcmp(arg, "--info-fd") == 0 || strcmp(arg, "--json-status-fd") == 0) {
-			NEED(1, "%s takes an argument", arg);
-			int fd;
-			if ((r = parse_fd(argv[i + 1], &fd, err)) < 0)
-				return r;
-			*(strcmp(arg, "--sync-fd") == 0	   ? &a->sync_fd
-			  : strcmp(arg, "--block-fd") == 0 ? &a->block_fd
-			  : strcmp(arg, "--info-fd") == 0  ? &a->info_fd
-							   : &a->json_status_fd) = fd;
-			i += 1;
-		} else if (strcmp(arg, "--seccomp") == 0) {
-			NEED(1, "--seccomp takes an argument");
-			if (a->n_add_seccomp_fds)
-				return usage_err(err, "--seccomp cannot be combined with --add-seccomp-fd");
-			if ((r = parse_fd(argv[i + 1], &a->seccomp_fd, err)) < 0)
-				return r;
-			i += 1;
-		} else if (strcmp(arg, "--add-seccomp-fd") == 0) {
-			NEED(1, "--add-seccomp-fd takes an argument");
-			if (a->seccomp_fd >= 0)
-				return usage_err(err, "--add-seccomp-fd cannot be combined with --seccomp");
-			int fd;
-			if ((r = parse_fd(argv[i + 1], &fd, err)) < 0)
-				return r;
-			int *v = realloc(a->add_seccomp_fds, (a->n_add_seccomp_fds + 1) * sizeof(*v));
-			if (!v)
-				return dsh_err_sys(err, ENOMEM, "bwrap arguments");
-			a->add_seccomp_fds = v;
-			v[a->n_add_seccomp_fds++] = fd;
-			i += 1;
-		} else if (strcmp(arg, "--setenv") == 0) {
-			NEED(2, "--setenv takes two arguments");
-			r = add_env(p, DSH_BWRAP_SETENV, argv[i + 1], argv[i + 2], err);
-			i += 2;
-		} else if (strcmp(arg, "--unsetenv") == 0) {
-			NEED(1, "--unsetenv takes an argument");
-			r = add_env(p, DSH_BWRAP_UNSETENV, argv[i + 1], NULL, err);
-			i += 1;
-		} else if (strcmp(arg, "--clearenv") == 0) {
-			r = add_env(p, DSH_BWRAP_CLEARENV, NULL, NULL, err);
-		} else if (strcmp(arg, "--uid") == 0 || strcmp(arg, "--gid") == 0) {
-			bool uid = strcmp(arg, "--uid") == 0;
-			NEED(1, "%s takes an argument", arg);
-			unsigned v = 0;
-			if ((r = parse_id(argv[i + 1], uid ? "uid" : "gid", &v, err)) < 0)
-				return r;
-			if (uid) {
-				a->uid = v;
-				a->have_uid = true;
-			} else {
-				a->gid = v;
-				a->have_gid = true;
-			}
-			i += 1;
-		} else if (strcmp(arg, "--hostname") == 0) {
-			NEED(1, "--hostname takes an argument");
-			r = set_str(&a->hostname, argv[i + 1], err);
-			i += 1;
-		} else if (strcmp(arg, "--new-session") == 0) {
-			a->new_session = true;
-		} else if (strcmp(arg, "--die-with-parent") == 0) {
-			a->die_with_parent = true;
-		} else if (strcmp(arg, "--as-pid-1") == 0) {
-			a->as_pid_1 = true;
-		} else if (strcmp(arg, "--cap-add") == 0 || strcmp(arg, "--cap-drop") == 0) {
-			NEED(1, "%s takes an argument", arg);
-			r = add_cap(p, strcmp(arg, "--cap-add") == 0, argv[i + 1], err);
-			i += 1;
-		} else if (strcmp(arg, "--perms") == 0) {
-			NEED(1, "--perms takes an argument");
-			if (p->next_perms != -1)
-				return usage_err(err, "--perms given twice for the same action");
-			if ((r = parse_octal(argv[i + 1], "--perms", &p->next_perms, err)) < 0)
-				return r;
-			modifier = true;
-			i += 1;
-		} else if (strcmp(arg, "--size") == 0) {
-			NEED(1, "--size takes an argument");
-			if (p->next_size != 0)
-				return usage_err(err, "--size given twice for the same action");
-			char *end = NULL;
-			errno = 0;
-			unsigned long long v = strtoull(argv[i + 1], &end, 0);
-			if (errno || !isdigit((unsigned char)argv[i + 1][0]) || *end || v == 0)
-				return usage_err(err, "--size takes a non-zero number of bytes");
-			if (v > BWRAP_MAX_TMPFS_BYTES)
-				return usage_err(err, "--size (for tmpfs) is limited to %llu", BWRAP_MAX_TMPFS_BYTES);
-			p->next_size = v;
-			modifier = true;
-			i += 1;
-		} else if (strcmp(arg, "--") == 0) {
-			i += 1;
-			goto command;
-		} else if (arg[0] == '-') {
-			size_t k;
-			for (k = 0; k < sizeof(refused) / sizeof(refused[0]); k++)
-				if (strcmp(arg, refused[k].name) == 0)
-					break;
-			if (k == sizeof(refused) / sizeof(refused[0]))
-				return usage_err(err, "Unknown option %s", arg);
-			NEED(refused[k].n_values, "%s takes %d argument%s", arg, refused[k].n_values,
-			     refused[k].n_values > 1 ? "s" : "");
-			if (dsh_strv_push(&a->unsupported, arg) < 0)
-				return dsh_err_sys(err, ENOMEM, "bwrap arguments");
-			i += refused[k].n_values;
-		} else {
-			goto command;
-		}
-#undef NEED
-		if (r < 0)
+	const char *arg = s->arg;
+	int fd, r;
+	if (strcmp(arg, "--sync-fd") == 0 || strcmp(arg, "--block-fd") == 0 || strcmp(arg, "--info-fd") == 0 ||
+	    strcmp(arg, "--json-status-fd") == 0) {
+		NEED(1, "%s takes an argument", arg);
+		s->used = 1;
+		if ((r = parse_fd(s->val[0], &fd, err)) < 0)
 			return r;
-		/* --perms and --size belong to the very next operation, and only to one that takes them. */
-		if (!modifier && p->next_perms >= 0)
-			return usage_err(err, "--perms must be followed by an option that creates a file");
-		if (!modifier && p->next_size != 0)
-			return usage_err(err, "--size must be followed by --tmpfs");
-		i++;
-	}
-	*ret_consumed = i;
+		*(strcmp(arg, "--sync-fd") == 0	   ? &a->sync_fd
+		  : strcmp(arg, "--block-fd") == 0 ? &a->block_fd
+		  : strcmp(arg, "--info-fd") == 0  ? &a->info_fd
+						   : &a->json_status_fd) = fd;
+	} else if (strcmp(arg, "--seccomp") == 0) {
+		NEED(1, "--seccomp takes an argument");
+		s->used = 1;
+		if (a->n_add_seccomp_fds)
+			return usage_err(err, "--seccomp cannot be combined with --add-seccomp-fd");
+		if ((r = parse_fd(s->val[0], &a->seccomp_fd, err)) < 0)
+			return r;
+	} else if (strcmp(arg, "--add-seccomp-fd") == 0) {
+		NEED(1, "--add-seccomp-fd takes an argument");
+		s->used = 1;
+		if (a->seccomp_fd >= 0)
+			return usage_err(err, "--add-seccomp-fd cannot be combined with --seccomp");
+		if ((r = parse_fd(s->val[0], &fd, err)) < 0)
+			return r;
+		int *v = realloc(a->add_seccomp_fds, (a->n_add_seccomp_fds + 1) * sizeof(*v));
+		if (!v)
+			return dsh_err_sys(err, ENOMEM, "bwrap arguments");
+		a->add_seccomp_fds = v;
+		v[a->n_add_seccomp_fds++] = fd;
+	} else
+		return 0;
+	return 1;
+}
+
+/* What the command runs as and with: argv[0], directory, environment, ids, host name, capabilities. */
+static int parse_process_option(struct parser *p, struct option_step *s, struct dsh_error **err)
+{
+	struct dsh_bwrap_args *a = p->a;
+	const char *arg = s->arg;
+	int r;
+	if (strcmp(arg, "--argv0") == 0) {
+		NEED(1, "--argv0 takes one argument");
+		s->used = 1;
+		if (a->argv0)
+			return usage_err(err, "--argv0 used multiple times");
+		r = set_str(&a->argv0, s->val[0], err);
+	} else if (strcmp(arg, "--chdir") == 0) {
+		NEED(1, "--chdir takes one argument");
+		s->used = 1;
+		r = set_str(&a->chdir, s->val[0], err); /* the last one wins */
+	} else if (strcmp(arg, "--setenv") == 0) {
+		NEED(2, "--setenv takes two arguments");
+		s->used = 2;
+		r = add_env(p, DSH_BWRAP_SETENV, s->val[0], s->val[1], err);
+	} else if (strcmp(arg, "--unsetenv") == 0) {
+		NEED(1, "--unsetenv takes an argument");
+		s->used = 1;
+		r = add_env(p, DSH_BWRAP_UNSETENV, s->val[0], NULL, err);
+	} else if (strcmp(arg, "--clearenv") == 0) {
+		r = add_env(p, DSH_BWRAP_CLEARENV, NULL, NULL, err);
+	} else if (strcmp(arg, "--uid") == 0 || strcmp(arg, "--gid") == 0) {
+		bool uid = strcmp(arg, "--uid") == 0;
+		NEED(1, "%s takes an argument", arg);
+		s->used = 1;
+		unsigned v = 0;
+		if ((r = parse_id(s->val[0], uid ? "uid" : "gid", &v, err)) < 0)
+			return r;
+		if (uid) {
+			a->uid = v;
+			a->have_uid = true;
+		} else {
+			a->gid = v;
+			a->have_gid = true;
+		}
+	} else if (strcmp(arg, "--hostname") == 0) {
+		NEED(1, "--hostname takes an argument");
+		s->used = 1;
+		r = set_str(&a->hostname, s->val[0], err);
+	} else if (strcmp(arg, "--cap-add") == 0 || strcmp(arg, "--cap-drop") == 0) {
+		NEED(1, "%s takes an argument", arg);
+		s->used = 1;
+		r = add_cap(p, strcmp(arg, "--cap-add") == 0, s->val[0], err);
+	} else
+		return 0;
+	return r < 0 ? r : 1;
+}
+
+/* --perms and --size: they wait for the next operation (which checks that it takes them). */
+static int parse_modifier(struct parser *p, struct option_step *s, struct dsh_error **err)
+{
+	const char *arg = s->arg;
+	int r;
+	if (strcmp(arg, "--perms") == 0) {
+		NEED(1, "--perms takes an argument");
+		s->used = 1;
+		if (p->next_perms != -1)
+			return usage_err(err, "--perms given twice for the same action");
+		if ((r = parse_octal(s->val[0], "--perms", &p->next_perms, err)) < 0)
+			return r;
+	} else if (strcmp(arg, "--size") == 0) {
+		NEED(1, "--size takes an argument");
+		s->used = 1;
+		if (p->next_size != 0)
+			return usage_err(err, "--size given twice for the same action");
+		char *end = NULL;
+		errno = 0;
+		unsigned long long v = strtoull(s->val[0], &end, 0);
+		if (errno || !isdigit((unsigned char)s->val[0][0]) || *end || v == 0)
+			return usage_err(err, "--size takes a non-zero number of bytes");
+		if (v > BWRAP_MAX_TMPFS_BYTES)
+			return usage_err(err, "--size (for tmpfs) is limited to %llu", BWRAP_MAX_TMPFS_BYTES);
+		p->next_size = v;
+	} else
+		return 0;
+	s->modifier = true;
+	return 1;
+}
+
+/* What dshbox bwrap knows and refuses: recorded with its values skipped; anything else is unknown. */
+static int parse_refused(struct parser *p, struct option_step *s, struct dsh_error **err)
+{
+	const char *arg = s->arg;
+	size_t k;
+	for (k = 0; k < sizeof(refused) / sizeof(refused[0]); k++)
+		if (strcmp(arg, refused[k].name) == 0)
+			break;
+	if (k == sizeof(refused) / sizeof(refused[0]))
+		return usage_err(err, "Unknown option %s", arg);
+	NEED(refused[k].n_values, "%s takes %d argument%s", arg, refused[k].n_values,
+	     refused[k].n_values > 1 ? "s" : "");
+	if (dsh_strv_push(&p->a->unsupported, arg) < 0)
+		return dsh_err_sys(err, ENOMEM, "bwrap arguments");
+	s->used = refused[k].n_values;
 	return 0;
-command:
+}
+#undef NEED
+
+/* Any option but --args, --help, --version and "--": one family's parser takes it, or none does. */
+static int parse_option(struct parser *p, struct option_step *s, struct dsh_error **err)
+{
+	static int (*const families[])(struct parser *, struct option_step *, struct dsh_error **) = {
+		parse_mount_op, parse_file_op, parse_fd_option, parse_process_option, parse_modifier,
+	};
+	if (parse_switch(p->a, s->arg))
+		return 0;
+	for (size_t k = 0; k < sizeof(families) / sizeof(families[0]); k++) {
+		int r = families[k](p, s, err);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	return parse_refused(p, s, err);
+}
+
+/*
+ * The command: everything from argv[i] on (an empty vector when nothing follows).  Inside an --args
+ * file it ends the file's options and is not taken (the command comes from the command line).
+ */
+static int take_command(struct dsh_bwrap_args *a, int argc, char *const *argv, int i, bool in_file,
+			int *ret_consumed, struct dsh_error **err)
+{
 	if (in_file) {
 		*ret_consumed = i;
 		return 0;
 	}
-	/* The command: everything from here (an empty vector when nothing follows). */
 	if (!a->argv && !(a->argv = calloc(1, sizeof(char *))))
 		return dsh_err_sys(err, ENOMEM, "bwrap arguments");
 	for (; i < argc; i++)
 		if (dsh_strv_push(&a->argv, argv[i]) < 0)
 			return dsh_err_sys(err, ENOMEM, "bwrap arguments");
 	*ret_consumed = argc;
+	return 0;
+}
+
+static int parse_recurse(struct parser *p, int argc, char *const *argv, bool in_file, int *ret_consumed,
+			 struct dsh_error **err)
+{
+	struct dsh_bwrap_args *a = p->a;
+	int i = 0, r;
+	while (i < argc && !a->argv && !a->help && !a->version) {
+		const char *arg = argv[i];
+		if (strcmp(arg, "--help") == 0) {
+			a->help = true;
+			break;
+		}
+		if (strcmp(arg, "--version") == 0) {
+			a->version = true;
+			break;
+		}
+		if (strcmp(arg, "--") == 0)
+			return take_command(a, argc, argv, i + 1, in_file, ret_consumed, err);
+		if (arg[0] != '-')
+			return take_command(a, argc, argv, i, in_file, ret_consumed, err);
+		struct option_step s = { .arg = arg, .val = argv + i + 1, .left = argc - i - 1 };
+		if (strcmp(arg, "--args") == 0)
+			r = do_args(p, &s, in_file, err);
+		else
+			r = parse_option(p, &s, err);
+		if (r < 0)
+			return r;
+		/* --perms and --size belong to the very next operation, and only to one that takes them. */
+		if (!s.modifier && p->next_perms >= 0)
+			return usage_err(err, "--perms must be followed by an option that creates a file");
+		if (!s.modifier && p->next_size != 0)
+			return usage_err(err, "--size must be followed by --tmpfs");
+		i += 1 + s.used;
+	}
+	*ret_consumed = i;
 	return 0;
 }
 

@@ -152,7 +152,24 @@ static void print_name(const char *s)
 	}
 }
 
-int cmd_fs(int argc, char **argv, char **envp)
+enum fs_op { FS_READ, FS_WRITE, FS_EDIT, FS_LIST };
+
+/* One call of dshbox fs as its command line asks for it (the policy options apart). */
+struct fs_request {
+	enum fs_op op;
+	const char *path;
+	uint64_t offset, limit;
+	bool have_offset, have_limit;
+	const char *old_s, *new_s;
+	bool all;
+	struct dsh_fence_write_opts wo;
+	int version_fd; /* -1: none */
+};
+
+/* What the parsers below return to go on; anything else is the exit code to stop with. */
+#define FS_PARSED (-1)
+
+static int parse_fs_options(int argc, char **argv, struct cli_policy_opts *po, struct fs_request *q)
 {
 	static const struct option longopts[] = {
 		{ "offset", required_argument, NULL, OPT_OFFSET },
@@ -166,14 +183,7 @@ int cmd_fs(int argc, char **argv, char **envp)
 		CLI_POLICY_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	_cleanup_(cli_policy_opts_clear) struct cli_policy_opts po = { 0 };
-	uint64_t offset = 0, limit = 0;
-	const char *old_s = NULL, *new_s = NULL;
-	bool all = false, have_offset = false, have_limit = false;
-	struct dsh_fence_write_opts wo = { 0 };
-	int version_fd = -1;
 	int opt;
-
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -183,32 +193,32 @@ int cmd_fs(int argc, char **argv, char **envp)
 			usage(stdout);
 			return 0;
 		case OPT_OFFSET:
-			if (parse_u64(optarg, &offset) < 0)
+			if (parse_u64(optarg, &q->offset) < 0)
 				return cli_usage_error("fs", "--offset: expected a byte count, got '%s'", optarg);
-			have_offset = true;
+			q->have_offset = true;
 			break;
 		case OPT_LIMIT:
-			if (parse_u64(optarg, &limit) < 0 || limit == 0)
+			if (parse_u64(optarg, &q->limit) < 0 || q->limit == 0)
 				return cli_usage_error("fs", "--limit: expected a positive byte count, got '%s'", optarg);
-			have_limit = true;
+			q->have_limit = true;
 			break;
 		case OPT_OLD:
-			old_s = optarg;
+			q->old_s = optarg;
 			break;
 		case OPT_NEW:
-			new_s = optarg;
+			q->new_s = optarg;
 			break;
 		case OPT_ALL:
-			all = true;
+			q->all = true;
 			break;
 		case OPT_EXPECT_VERSION:
-			wo.expect_version = optarg;
+			q->wo.expect_version = optarg;
 			break;
 		case OPT_VERSION_FD: {
 			uint64_t v;
 			if (parse_u64(optarg, &v) < 0 || v > INT_MAX || v <= STDERR_FILENO)
 				return cli_usage_error("fs", "--version-fd: expected a descriptor above 2, got '%s'", optarg);
-			version_fd = (int)v;
+			q->version_fd = (int)v;
 			break;
 		}
 		case ':':
@@ -217,7 +227,7 @@ int cmd_fs(int argc, char **argv, char **envp)
 			return cli_usage_error("fs", "unknown option '%s'", argv[optind - 1]);
 		default:
 			if (opt >= CLI_OPT_POLICY_BASE && opt < CLI_OPT_POLICY_END) {
-				int r = cli_policy_option(&po, opt, optarg, "fs");
+				int r = cli_policy_option(po, opt, optarg, "fs");
 				if (r)
 					return r;
 				break;
@@ -225,6 +235,12 @@ int cmd_fs(int argc, char **argv, char **envp)
 			return cli_usage_error("fs", "unknown option");
 		}
 	}
+	return FS_PARSED;
+}
+
+/* The operation and its path (the operands after the options), and the options it may take. */
+static int parse_fs_operation(int argc, char **argv, struct fs_request *q)
+{
 	/* GNU getopt moved the operands to the end, in order. */
 	const char *pos[3] = { NULL, NULL, NULL };
 	size_t npos = 0;
@@ -237,97 +253,155 @@ int cmd_fs(int argc, char **argv, char **envp)
 		return cli_usage_error("fs", "'%s' needs a path", op);
 	if (npos > 2)
 		return cli_usage_error("fs", "'%s' takes one path, got '%s' too", op, pos[2]);
-	const char *path = pos[1];
+	q->path = pos[1];
 
-	bool is_read = strcmp(op, "read") == 0, is_write = strcmp(op, "write") == 0,
-	     is_edit = strcmp(op, "edit") == 0, is_list = strcmp(op, "list") == 0;
-	if (!is_read && !is_write && !is_edit && !is_list)
+	if (strcmp(op, "read") == 0)
+		q->op = FS_READ;
+	else if (strcmp(op, "write") == 0)
+		q->op = FS_WRITE;
+	else if (strcmp(op, "edit") == 0)
+		q->op = FS_EDIT;
+	else if (strcmp(op, "list") == 0)
+		q->op = FS_LIST;
+	else
 		return cli_usage_error("fs", "unknown operation '%s' (read, write, edit or list)", op);
-	if ((have_offset || have_limit) && !is_read)
+	if ((q->have_offset || q->have_limit) && q->op != FS_READ)
 		return cli_usage_error("fs", "--offset and --limit belong to 'read'");
-	if ((old_s || new_s || all) && !is_edit)
+	if ((q->old_s || q->new_s || q->all) && q->op != FS_EDIT)
 		return cli_usage_error("fs", "--old, --new and --all belong to 'edit'");
-	if (is_edit && (!old_s || !new_s))
+	if (q->op == FS_EDIT && (!q->old_s || !q->new_s))
 		return cli_usage_error("fs", "edit needs --old S and --new S");
-	if (wo.expect_version && !is_write && !is_edit)
+	if (q->wo.expect_version && q->op != FS_WRITE && q->op != FS_EDIT)
 		return cli_usage_error("fs", "--expect-version belongs to 'write' and 'edit'");
-	if (version_fd >= 0 && is_list)
+	if (q->version_fd >= 0 && q->op == FS_LIST)
 		return cli_usage_error("fs", "--version-fd belongs to 'read', 'write' and 'edit'");
+	return FS_PARSED;
+}
+
+static int fs_read(const struct dsh_policy *policy, const struct fs_request *q)
+{
+	_cleanup_error_ struct dsh_error *err = NULL;
+	int code = DSH_EXIT_OK;
+	struct dsh_fence_read_result res;
+	if (dsh_fence_read(policy, q->path, q->offset, q->limit, &res, &err) < 0)
+		code = fence_failed(err);
+	else if (dsh_write_all(STDOUT_FILENO, res.data, res.len) < 0 || put_version(q->version_fd, res.version) < 0)
+		code = cli_fs_exit_code(DSH_ERR_SYSTEM);
+	dsh_fence_read_result_clear(&res);
+	return code;
+}
+
+/*
+ * What a write or an edit reports once the fence has answered (r): its failure; or a warning when
+ * it could not be atomic, then the diff on stdout and the new version.
+ */
+static int fs_written(const char *op, int r, const struct dsh_error *err, const struct dsh_fence_write_result *res,
+		      int version_fd)
+{
+	if (r < 0)
+		return fence_failed(err);
+	if (res->in_place)
+		fprintf(stderr, "dshbox: warning: %s %s: written in place, not atomically (the directory "
+			"refuses new files)\n", op, res->path);
+	if ((res->diff && dsh_write_all(STDOUT_FILENO, res->diff, strlen(res->diff)) < 0) ||
+	    put_version(version_fd, res->version) < 0)
+		return cli_fs_exit_code(DSH_ERR_SYSTEM);
+	return DSH_EXIT_OK;
+}
+
+static int fs_write(const struct dsh_policy *policy, const struct fs_request *q)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	int r = read_stdin(&data, &len);
+	if (r == -EFBIG) {
+		fprintf(stderr, "dshbox: error: write %s: more than %u bytes on stdin\n", q->path, DSH_FENCE_MAX_CONTENT);
+		return cli_fs_exit_code(DSH_ERR_TOO_LARGE);
+	}
+	if (r < 0) {
+		fprintf(stderr, "dshbox: error: write %s: reading stdin: %s\n", q->path, strerror(-r));
+		return cli_fs_exit_code(DSH_ERR_SYSTEM);
+	}
+	_cleanup_error_ struct dsh_error *err = NULL;
+	struct dsh_fence_write_result res;
+	r = dsh_fence_write_ex(policy, q->path, data, len, &q->wo, &res, &err);
+	int code = fs_written("write", r, err, &res, q->version_fd);
+	dsh_fence_write_result_clear(&res);
+	return code;
+}
+
+static int fs_edit(const struct dsh_policy *policy, const struct fs_request *q)
+{
+	_cleanup_error_ struct dsh_error *err = NULL;
+	struct dsh_fence_write_result res;
+	int r = dsh_fence_edit_ex(policy, q->path, q->old_s, strlen(q->old_s), q->new_s, strlen(q->new_s), q->all,
+				  &q->wo, &res, &err);
+	int code = fs_written("edit", r, err, &res, q->version_fd);
+	dsh_fence_write_result_clear(&res);
+	return code;
+}
+
+static int fs_list(const struct dsh_policy *policy, const struct fs_request *q)
+{
+	_cleanup_error_ struct dsh_error *err = NULL;
+	int code = DSH_EXIT_OK;
+	struct dsh_fence_list_result res;
+	if (dsh_fence_list(policy, q->path, &res, &err) < 0) {
+		code = fence_failed(err);
+	} else {
+		for (size_t i = 0; i < res.n_entries; i++) {
+			const struct dsh_fence_entry *e = &res.entries[i];
+			if (e->denied)
+				printf("%-7s %12s -- ", dsh_fence_entry_type_to_string(e->type), "-");
+			else
+				printf("%-7s %12" PRIu64 " %s ", dsh_fence_entry_type_to_string(e->type), e->size,
+				       e->writable ? "rw" : "r-");
+			print_name(e->name);
+			putchar('\n');
+		}
+		if (res.truncated)
+			fprintf(stderr, "dshbox: warning: list %s: only the first %u entries are shown\n", res.path,
+				DSH_FENCE_MAX_ENTRIES);
+		if (fflush(stdout) != 0)
+			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
+	}
+	dsh_fence_list_result_clear(&res);
+	return code;
+}
+
+int cmd_fs(int argc, char **argv, char **envp)
+{
+	_cleanup_(cli_policy_opts_clear) struct cli_policy_opts po = { 0 };
+	struct fs_request q = { .version_fd = -1 };
+	int r = parse_fs_options(argc, argv, &po, &q);
+	if (r == FS_PARSED)
+		r = parse_fs_operation(argc, argv, &q);
+	if (r != FS_PARSED)
+		return r;
 
 	struct dsh_config config;
 	struct dsh_policy *policy = NULL;
-	int r = cli_policy_load(&po, envp, &config, &policy, NULL);
+	r = cli_policy_load(&po, envp, &config, &policy, NULL);
 	if (r) {
 		dsh_config_clear(&config);
 		return r;
 	}
 	cli_policy_print_warnings(&po, policy);
 
-	_cleanup_error_ struct dsh_error *err = NULL;
 	int code = DSH_EXIT_OK;
-	if (is_read) {
-		struct dsh_fence_read_result res;
-		if (dsh_fence_read(policy, path, offset, limit, &res, &err) < 0)
-			code = fence_failed(err);
-		else if (dsh_write_all(STDOUT_FILENO, res.data, res.len) < 0 || put_version(version_fd, res.version) < 0)
-			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
-		dsh_fence_read_result_clear(&res);
-	} else if (is_write) {
-		_cleanup_free_ char *data = NULL;
-		size_t len = 0;
-		r = read_stdin(&data, &len);
-		if (r == -EFBIG) {
-			fprintf(stderr, "dshbox: error: write %s: more than %u bytes on stdin\n", path,
-				DSH_FENCE_MAX_CONTENT);
-			code = cli_fs_exit_code(DSH_ERR_TOO_LARGE);
-		} else if (r < 0) {
-			fprintf(stderr, "dshbox: error: write %s: reading stdin: %s\n", path, strerror(-r));
-			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
-		} else {
-			struct dsh_fence_write_result res;
-			if (dsh_fence_write_ex(policy, path, data, len, &wo, &res, &err) < 0)
-				code = fence_failed(err);
-			else if (res.in_place)
-				fprintf(stderr, "dshbox: warning: write %s: written in place, not atomically (the directory "
-					"refuses new files)\n", res.path);
-			if (code == DSH_EXIT_OK && ((res.diff && dsh_write_all(STDOUT_FILENO, res.diff, strlen(res.diff)) < 0) ||
-						    put_version(version_fd, res.version) < 0))
-				code = cli_fs_exit_code(DSH_ERR_SYSTEM);
-			dsh_fence_write_result_clear(&res);
-		}
-	} else if (is_edit) {
-		struct dsh_fence_write_result res;
-		if (dsh_fence_edit_ex(policy, path, old_s, strlen(old_s), new_s, strlen(new_s), all, &wo, &res, &err) < 0)
-			code = fence_failed(err);
-		else if (res.in_place)
-			fprintf(stderr, "dshbox: warning: edit %s: written in place, not atomically (the directory "
-				"refuses new files)\n", res.path);
-		if (code == DSH_EXIT_OK && ((res.diff && dsh_write_all(STDOUT_FILENO, res.diff, strlen(res.diff)) < 0) ||
-					    put_version(version_fd, res.version) < 0))
-			code = cli_fs_exit_code(DSH_ERR_SYSTEM);
-		dsh_fence_write_result_clear(&res);
-	} else {
-		struct dsh_fence_list_result res;
-		if (dsh_fence_list(policy, path, &res, &err) < 0) {
-			code = fence_failed(err);
-		} else {
-			for (size_t i = 0; i < res.n_entries; i++) {
-				const struct dsh_fence_entry *e = &res.entries[i];
-				if (e->denied)
-					printf("%-7s %12s -- ", dsh_fence_entry_type_to_string(e->type), "-");
-				else
-					printf("%-7s %12" PRIu64 " %s ", dsh_fence_entry_type_to_string(e->type), e->size,
-					       e->writable ? "rw" : "r-");
-				print_name(e->name);
-				putchar('\n');
-			}
-			if (res.truncated)
-				fprintf(stderr, "dshbox: warning: list %s: only the first %u entries are shown\n",
-					res.path, DSH_FENCE_MAX_ENTRIES);
-			if (fflush(stdout) != 0)
-				code = cli_fs_exit_code(DSH_ERR_SYSTEM);
-		}
-		dsh_fence_list_result_clear(&res);
+	switch (q.op) {
+	case FS_READ:
+		code = fs_read(policy, &q);
+		break;
+	case FS_WRITE:
+		code = fs_write(policy, &q);
+		break;
+	case FS_EDIT:
+		code = fs_edit(policy, &q);
+		break;
+	case FS_LIST:
+		code = fs_list(policy, &q);
+		break;
 	}
 	dsh_policy_free(policy);
 	dsh_config_clear(&config);

@@ -276,14 +276,12 @@ static BOOL WINAPI ignore_ctrl(DWORD type)
 	return TRUE; /* the command gets the console event; the runner stays to remove the ACEs */
 }
 
-/* The entry point -municode asks for (wide arguments); declared for -Wmissing-prototypes. */
-int wmain(int argc, wchar_t **wargv);
-int wmain(int argc, wchar_t **wargv)
+/* ---- the run ---- */
+
+/* The options, up to "--".  Returns the index of the command's first word (argc: there is none). */
+static int parse_options(int argc, wchar_t **wargv, struct dsh_config *c, bool *ret_dry_run)
 {
-	struct dsh_config c;
-	bool dry_run = false;
 	int i = 1;
-	dsh_config_init(&c);
 	for (; i < argc; i++) {
 		char *a = to_utf8(wargv[i]);
 		if (strcmp(a, "--") == 0) {
@@ -291,29 +289,35 @@ int wmain(int argc, wchar_t **wargv)
 			break;
 		}
 		if (strcmp(a, "--dry-run") == 0) {
-			dry_run = true;
+			*ret_dry_run = true;
 			continue;
 		}
 		if (i + 1 >= argc)
 			fail("option '%s' needs a value", a);
 		char *v = to_utf8(wargv[++i]);
 		if (strcmp(a, "--mode") == 0) {
-			if (dsh_mode_from_string(v, &c.mode) < 0)
+			if (dsh_mode_from_string(v, &c->mode) < 0)
 				fail("unknown mode '%s' (read-only, workspace-write, danger-full-access)", v);
 		} else if (strcmp(a, "--workspace") == 0) {
-			free(c.workspace);
-			c.workspace = policy_path("workspace", v);
+			free(c->workspace);
+			c->workspace = policy_path("workspace", v);
 		} else if (strcmp(a, "--access") == 0) {
 			/* As written: the policy parses, expands and resolves it (SPEC 1.2-1.4). */
-			if (dsh_strv_push(&c.access, v) < 0)
+			if (dsh_strv_push(&c->access, v) < 0)
 				fail("out of memory");
 		} else {
 			fail("unknown option '%s'", a);
 		}
 	}
-	if (i >= argc && !dry_run)
-		fail("no command given (dshbox-winrun [OPTIONS] -- CMD [ARG...])");
+	return i;
+}
 
+/*
+ * The policy and its plan, compiled as explain compiles them, for the runner's current directory
+ * and environment; the policy's warnings are printed.
+ */
+static struct dsh_policy *compile_plan(const struct dsh_config *c, struct dsh_winacl_plan *ret_plan)
+{
 	wchar_t wcwd[32768];
 	DWORD n = GetCurrentDirectoryW(32768, wcwd);
 	if (n == 0 || n >= 32768)
@@ -329,91 +333,117 @@ int wmain(int argc, wchar_t **wargv)
 		fail_err(err);
 
 	struct dsh_policy *policy = NULL;
-	struct dsh_winacl_plan plan;
-	if (dsh_winacl_plan_from_config(&c, env, cwd, DSH_WINACL_WINDOWS_PATHS, &policy, &plan, &err) < 0)
+	if (dsh_winacl_plan_from_config(c, env, cwd, DSH_WINACL_WINDOWS_PATHS, &policy, ret_plan, &err) < 0)
 		fail_err(err);
 	for (char *const *w = dsh_policy_warnings(policy); *w; w++)
 		fprintf(stderr, "dshbox-winrun: warning: %s\n", *w);
-	if (dry_run) {
-		char *text = dsh_winacl_plan_render(&plan);
-		if (!text)
-			fail("out of memory");
-		fputs(text, stdout);
-		fflush(stdout);
-	}
-	/* A dry run says so too: the exit status is the one the run would have had before starting. */
-	if (dsh_winacl_plan_refusal(policy, &plan, &err) < 0)
-		fail_err(err);
-	if (dry_run)
-		return 0;
+	return policy;
+}
 
+/* The command's words as the one string CreateProcess takes. */
+static wchar_t *command_line(int argc, wchar_t **wargv, int first)
+{
 	wchar_t *cmdline = NULL;
 	size_t len = 0, cap = 0;
-	for (int k = i; k < argc; k++)
+	for (int k = first; k < argc; k++)
 		quote_arg(&cmdline, &len, &cap, wargv[k]);
+	return cmdline;
+}
 
-	SetConsoleCtrlHandler(ignore_ctrl, TRUE);
+/* Closing the runner's handle (or the runner's end) kills the command and all it started. */
+static HANDLE kill_on_close_job(void)
+{
 	HANDLE job = CreateJobObjectW(NULL, NULL);
 	JOBOBJECT_EXTENDED_LIMIT_INFORMATION lim;
 	memset(&lim, 0, sizeof(lim));
 	lim.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
 	if (!job || !SetInformationJobObject(job, JobObjectExtendedLimitInformation, &lim, sizeof(lim)))
 		fail("job object setup failed (error %lu)", GetLastError());
+	return job;
+}
 
-	HANDLE self;
-	if (!OpenProcessToken(GetCurrentProcess(), TOKEN_DUPLICATE | TOKEN_QUERY | TOKEN_ASSIGN_PRIMARY, &self))
-		fail("OpenProcessToken failed (error %lu)", GetLastError());
-	HANDLE tok = NULL;
-	PSID sbx = NULL;
-	if (plan.restricted) {
-		sbx = sandbox_sid();
-		SID_AND_ATTRIBUTES restrict_sids[3];
-		TOKEN_USER *user = token_info(self, TokenUser);
-		for (size_t k = 0; k < plan.n_restricting; k++) {
-			restrict_sids[k].Attributes = 0;
-			switch (plan.restricting[k]) {
-			case DSH_WIN_SID_SANDBOX:
-				restrict_sids[k].Sid = sbx;
-				break;
-			case DSH_WIN_SID_LOGON:
-				restrict_sids[k].Sid = logon_sid(self);
-				break;
-			case DSH_WIN_SID_USER:
-				restrict_sids[k].Sid = user->User.Sid;
-				break;
-			}
-		}
-		if (!CreateRestrictedToken(self, DISABLE_MAX_PRIVILEGE | WRITE_RESTRICTED, 0, NULL, 0, NULL,
-					   (DWORD)plan.n_restricting, restrict_sids, &tok))
-			fail("CreateRestrictedToken failed (error %lu)", GetLastError());
-		/* Objects the command creates (its own threads, pipes) stay writable for it. */
-		EXPLICIT_ACCESS_W dacl_ea[2];
-		memset(dacl_ea, 0, sizeof(dacl_ea));
-		PSID who[2] = { user->User.Sid, sbx };
-		for (int k = 0; k < 2; k++) {
-			dacl_ea[k].grfAccessPermissions = GENERIC_ALL;
-			dacl_ea[k].grfAccessMode = GRANT_ACCESS;
-			dacl_ea[k].Trustee.TrusteeForm = TRUSTEE_IS_SID;
-			dacl_ea[k].Trustee.ptstrName = (LPWSTR)who[k];
-		}
-		PACL dacl = NULL;
-		TOKEN_DEFAULT_DACL tdd;
-		if (SetEntriesInAclW(2, dacl_ea, NULL, &dacl) != ERROR_SUCCESS)
-			fail("SetEntriesInAcl for the default DACL failed");
-		tdd.DefaultDacl = dacl;
-		if (!SetTokenInformation(tok, TokenDefaultDacl, &tdd, sizeof(tdd)))
-			fail("SetTokenInformation(TokenDefaultDacl) failed (error %lu)", GetLastError());
-		for (size_t k = 0; k < plan.n_aces; k++) {
-			DWORD e = ace_add(&plan.aces[k], sbx);
-			if (e == ERROR_SUCCESS)
-				continue;
-			/* Take back what was added before saying why nothing ran. */
-			for (size_t j = 0; j < k; j++)
-				ace_remove(plan.aces[j].path, sbx);
-			fail("add the ACE on '%s' (%s): error %lu", plan.aces[k].path, plan.aces[k].why, e);
+/* Objects the command creates (its own threads, pipes) stay writable for it. */
+static void set_default_dacl(HANDLE tok, PSID user, PSID sbx)
+{
+	EXPLICIT_ACCESS_W dacl_ea[2];
+	memset(dacl_ea, 0, sizeof(dacl_ea));
+	PSID who[2] = { user, sbx };
+	for (int k = 0; k < 2; k++) {
+		dacl_ea[k].grfAccessPermissions = GENERIC_ALL;
+		dacl_ea[k].grfAccessMode = GRANT_ACCESS;
+		dacl_ea[k].Trustee.TrusteeForm = TRUSTEE_IS_SID;
+		dacl_ea[k].Trustee.ptstrName = (LPWSTR)who[k];
+	}
+	PACL dacl = NULL;
+	TOKEN_DEFAULT_DACL tdd;
+	if (SetEntriesInAclW(2, dacl_ea, NULL, &dacl) != ERROR_SUCCESS)
+		fail("SetEntriesInAcl for the default DACL failed");
+	tdd.DefaultDacl = dacl;
+	if (!SetTokenInformation(tok, TokenDefaultDacl, &tdd, sizeof(tdd)))
+		fail("SetTokenInformation(TokenDefaultDacl) failed (error %lu)", GetLastError());
+}
+
+/* The command's token: the runner's, without privileges, write-restricted to the plan's SIDs. */
+static HANDLE restricted_token(HANDLE self, const struct dsh_winacl_plan *plan, PSID sbx)
+{
+	SID_AND_ATTRIBUTES restrict_sids[3];
+	TOKEN_USER *user = token_info(self, TokenUser);
+	for (size_t k = 0; k < plan->n_restricting; k++) {
+		restrict_sids[k].Attributes = 0;
+		switch (plan->restricting[k]) {
+		case DSH_WIN_SID_SANDBOX:
+			restrict_sids[k].Sid = sbx;
+			break;
+		case DSH_WIN_SID_LOGON:
+			restrict_sids[k].Sid = logon_sid(self);
+			break;
+		case DSH_WIN_SID_USER:
+			restrict_sids[k].Sid = user->User.Sid;
+			break;
 		}
 	}
+	HANDLE tok = NULL;
+	if (!CreateRestrictedToken(self, DISABLE_MAX_PRIVILEGE | WRITE_RESTRICTED, 0, NULL, 0, NULL,
+				   (DWORD)plan->n_restricting, restrict_sids, &tok))
+		fail("CreateRestrictedToken failed (error %lu)", GetLastError());
+	set_default_dacl(tok, user->User.Sid, sbx);
+	return tok;
+}
 
+static void add_aces(const struct dsh_winacl_plan *plan, PSID sbx)
+{
+	for (size_t k = 0; k < plan->n_aces; k++) {
+		DWORD e = ace_add(&plan->aces[k], sbx);
+		if (e == ERROR_SUCCESS)
+			continue;
+		/* Take back what was added before saying why nothing ran. */
+		for (size_t j = 0; j < k; j++)
+			ace_remove(plan->aces[j].path, sbx);
+		fail("add the ACE on '%s' (%s): error %lu", plan->aces[k].path, plan->aces[k].why, e);
+	}
+}
+
+/* Every ACE naming the sandbox SID taken away again.  false: some stayed (each is named). */
+static bool remove_aces(const struct dsh_winacl_plan *plan, PSID sbx)
+{
+	bool removed = true;
+	for (size_t k = 0; sbx && k < plan->n_aces; k++) {
+		DWORD e = ace_remove(plan->aces[k].path, sbx);
+		if (e != ERROR_SUCCESS) {
+			fprintf(stderr, WINRUN_PREFIX "remove the ACE on '%s': error %lu\n", plan->aces[k].path, e);
+			removed = false;
+		}
+	}
+	return removed;
+}
+
+/*
+ * Start the command suspended (under tok, when there is one), put it in the job, then let it run
+ * and wait for it.  FALSE: it did not start.  *ret_code: its exit status (WINRUN_EXIT_FAILURE when
+ * it did not run); *ret_start_error: why it did not start or could not join the job, else 0.
+ */
+static BOOL run_in_job(HANDLE job, HANDLE tok, wchar_t *cmdline, DWORD *ret_code, DWORD *ret_start_error)
+{
 	STARTUPINFOW si;
 	PROCESS_INFORMATION pi;
 	memset(&si, 0, sizeof(si));
@@ -436,16 +466,56 @@ int wmain(int argc, wchar_t **wargv)
 		CloseHandle(pi.hThread);
 		CloseHandle(pi.hProcess);
 	}
-	CloseHandle(job);
+	*ret_code = code;
+	*ret_start_error = start_error;
+	return ok;
+}
 
-	bool cleanup_failed = false;
-	for (size_t k = 0; sbx && k < plan.n_aces; k++) {
-		DWORD e = ace_remove(plan.aces[k].path, sbx);
-		if (e != ERROR_SUCCESS) {
-			fprintf(stderr, WINRUN_PREFIX "remove the ACE on '%s': error %lu\n", plan.aces[k].path, e);
-			cleanup_failed = true;
-		}
+/* The entry point -municode asks for (wide arguments); declared for -Wmissing-prototypes. */
+int wmain(int argc, wchar_t **wargv);
+int wmain(int argc, wchar_t **wargv)
+{
+	struct dsh_config c;
+	bool dry_run = false;
+	dsh_config_init(&c);
+	int first = parse_options(argc, wargv, &c, &dry_run);
+	if (first >= argc && !dry_run)
+		fail("no command given (dshbox-winrun [OPTIONS] -- CMD [ARG...])");
+
+	struct dsh_winacl_plan plan;
+	struct dsh_policy *policy = compile_plan(&c, &plan);
+	if (dry_run) {
+		char *text = dsh_winacl_plan_render(&plan);
+		if (!text)
+			fail("out of memory");
+		fputs(text, stdout);
+		fflush(stdout);
 	}
+	/* A dry run says so too: the exit status is the one the run would have had before starting. */
+	struct dsh_error *err = NULL;
+	if (dsh_winacl_plan_refusal(policy, &plan, &err) < 0)
+		fail_err(err);
+	if (dry_run)
+		return 0;
+
+	wchar_t *cmdline = command_line(argc, wargv, first);
+	SetConsoleCtrlHandler(ignore_ctrl, TRUE);
+	HANDLE job = kill_on_close_job();
+	HANDLE self;
+	if (!OpenProcessToken(GetCurrentProcess(), TOKEN_DUPLICATE | TOKEN_QUERY | TOKEN_ASSIGN_PRIMARY, &self))
+		fail("OpenProcessToken failed (error %lu)", GetLastError());
+	HANDLE tok = NULL;
+	PSID sbx = NULL;
+	if (plan.restricted) {
+		sbx = sandbox_sid();
+		tok = restricted_token(self, &plan, sbx);
+		add_aces(&plan, sbx);
+	}
+
+	DWORD code, start_error;
+	BOOL ok = run_in_job(job, tok, cmdline, &code, &start_error);
+	CloseHandle(job);
+	bool cleanup_failed = !remove_aces(&plan, sbx);
 	if (!ok || start_error) {
 		/* As env(1): 127 not found, 126 found but not runnable. */
 		if (start_error == ERROR_FILE_NOT_FOUND || start_error == ERROR_PATH_NOT_FOUND)

@@ -30,72 +30,22 @@
 #include "fence/fence.h"
 #include "fence/serve.h"
 #include "fence/fence_internal.h"
+#include "tests/lib/fence_fixture.h"
 #include "tests/lib/harness.h"
 
-static char *root;  /* scratch dir */
-static char *ws;    /* root/ws: the workspace */
-static char *out;   /* root/out: outside every writable root */
+static char *root, *ws, *out; /* the scratch tree (tests/lib/fence_fixture.h) */
 
 static void setup(void)
 {
-	root = dsh_test_mkdtemp();
-	cr_assert(asprintf(&ws, "%s/ws", root) > 0);
-	cr_assert(asprintf(&out, "%s/out", root) > 0);
-	cr_assert_eq(mkdir(ws, 0755), 0);
-	cr_assert_eq(mkdir(out, 0755), 0);
+	dsh_test_fence_tree(&root, &ws, &out);
 }
 
 static void teardown(void)
 {
-	dsh_test_rmtree(root);
-	free(root);
-	free(ws);
-	free(out);
+	dsh_test_fence_tree_remove(&root, &ws, &out);
 }
 
 TestSuite(fence_contract, .init = setup, .fini = teardown, .timeout = 120);
-
-static char *P(const char *fmt, const char *a)
-{
-	char *s = NULL;
-	cr_assert(asprintf(&s, fmt, a) > 0);
-	return s;
-}
-
-/* A policy for ws; rules NULL-terminated. */
-static struct dsh_policy *policy(enum dsh_mode mode, const char *const *rules)
-{
-	struct dsh_config c;
-	dsh_config_init(&c);
-	c.mode = mode;
-	c.workspace = strdup(ws);
-	for (size_t i = 0; rules && rules[i]; i++)
-		dsh_strv_push(&c.access, rules[i]);
-	char *env[] = { NULL };
-	struct dsh_policy *p = NULL;
-	_cleanup_error_ struct dsh_error *err = NULL;
-	cr_assert_eq(dsh_policy_new(&c, env, ws, &p, &err), 0, "%s", err ? err->msg : "");
-	dsh_config_clear(&c);
-	return p;
-}
-
-static enum dsh_err_kind write_fails(struct dsh_policy *p, const char *path, const char *data)
-{
-	struct dsh_fence_write_result r;
-	_cleanup_error_ struct dsh_error *err = NULL;
-	int rc = dsh_fence_write(p, path, data, strlen(data), &r, &err);
-	cr_assert_lt(rc, 0, "write %s succeeded", path);
-	cr_assert_not_null(err);
-	cr_assert_not_null(err->msg);
-	return err->kind;
-}
-
-static void write_ok(struct dsh_policy *p, const char *path, const char *data, struct dsh_fence_write_result *r)
-{
-	_cleanup_error_ struct dsh_error *err = NULL;
-	int rc = dsh_fence_write(p, path, data, strlen(data), r, &err);
-	cr_assert_eq(rc, 0, "write %s: %s", path, err ? err->msg : "");
-}
 
 static bool exists(const char *path)
 {
@@ -155,12 +105,13 @@ static void edit_ok(struct dsh_policy *p, const char *path, const char *o, const
 
 Test(fence_contract, write_makes_missing_parents_inside_the_writable_roots)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
 	mode_t old_umask = umask(022);
 	struct dsh_fence_write_result r;
-	write_ok(p, "a/b/c/new.txt", "deep\n", &r);
+	dsh_test_fence_write_ok(p, "a/b/c/new.txt", "deep\n", &r);
 	cr_expect(r.created);
-	_cleanup_free_ char *f = P("%s/a/b/c/new.txt", ws), *a = P("%s/a", ws), *abc = P("%s/a/b/c", ws);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/a/b/c/new.txt", ws), *a = dsh_test_pathf("%s/a", ws),
+			    *abc = dsh_test_pathf("%s/a/b/c", ws);
 	cr_expect_str_eq(r.path, f);
 	dsh_fence_write_result_clear(&r);
 	_cleanup_free_ char *c = dsh_test_read_file(f);
@@ -172,12 +123,12 @@ Test(fence_contract, write_makes_missing_parents_inside_the_writable_roots)
 	cr_assert_eq(stat(abc, &st), 0);
 	cr_expect_eq(st.st_mode & 07777, 0755);
 	/* Part of the path there already: only the rest is made. */
-	write_ok(p, "a/b/other/x.txt", "x", &r);
+	dsh_test_fence_write_ok(p, "a/b/other/x.txt", "x", &r);
 	dsh_fence_write_result_clear(&r);
-	_cleanup_free_ char *x = P("%s/a/b/other/x.txt", ws);
+	_cleanup_free_ char *x = dsh_test_pathf("%s/a/b/other/x.txt", ws);
 	cr_expect(exists(x));
 	/* Through the CLI too. */
-	_cleanup_free_ char *cli = P("%s/cli/made/here.txt", ws);
+	_cleanup_free_ char *cli = dsh_test_pathf("%s/cli/made/here.txt", ws);
 	const char *args[] = { "write", cli, "--workspace", ws, NULL };
 	struct dsh_proc pr = run_fs("from the cli\n", args);
 	cr_expect_eq(pr.exit_code, 0, "%s", pr.err);
@@ -191,23 +142,23 @@ Test(fence_contract, write_makes_missing_parents_inside_the_writable_roots)
 Test(fence_contract, denied_parents_are_never_made)
 {
 	const char *rules[] = { "-- **/*.pem", "r- gen", NULL };
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, rules);
-	_cleanup_free_ char *o = P("%s/new/dir/f.txt", out), *onew = P("%s/new", out);
-	cr_expect_eq(write_fails(p, o, "x"), DSH_ERR_DENIED);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, rules);
+	_cleanup_free_ char *o = dsh_test_pathf("%s/new/dir/f.txt", out), *onew = dsh_test_pathf("%s/new", out);
+	cr_expect_eq(dsh_test_fence_write_fails(p, o, "x"), DSH_ERR_DENIED);
 	cr_expect_not(exists(onew), "a directory was made outside the writable roots");
 	/* The file's own verdict comes before any directory is made. */
-	cr_expect_eq(write_fails(p, "keys/deep/id.pem", "x"), DSH_ERR_DENIED);
-	_cleanup_free_ char *keys = P("%s/keys", ws);
+	cr_expect_eq(dsh_test_fence_write_fails(p, "keys/deep/id.pem", "x"), DSH_ERR_DENIED);
+	_cleanup_free_ char *keys = dsh_test_pathf("%s/keys", ws);
 	cr_expect_not(exists(keys), "a denied write left an empty directory");
 	/* A read-only subtree: no directory inside it. */
-	_cleanup_free_ char *gen = P("%s/gen", ws), *gensub = P("%s/gen/sub", ws);
+	_cleanup_free_ char *gen = dsh_test_pathf("%s/gen", ws), *gensub = dsh_test_pathf("%s/gen/sub", ws);
 	cr_assert_eq(mkdir(gen, 0755), 0);
-	cr_expect_eq(write_fails(p, "gen/sub/f.c", "x"), DSH_ERR_DENIED);
+	cr_expect_eq(dsh_test_fence_write_fails(p, "gen/sub/f.c", "x"), DSH_ERR_DENIED);
 	cr_expect_not(exists(gensub));
 	/* Read-only mode: nothing at all. */
-	struct dsh_policy *ro = policy(DSH_MODE_READ_ONLY, NULL);
-	cr_expect_eq(write_fails(ro, "ro/f.txt", "x"), DSH_ERR_DENIED);
-	_cleanup_free_ char *rod = P("%s/ro", ws);
+	struct dsh_policy *ro = dsh_test_mode_policy(ws, DSH_MODE_READ_ONLY, NULL);
+	cr_expect_eq(dsh_test_fence_write_fails(ro, "ro/f.txt", "x"), DSH_ERR_DENIED);
+	_cleanup_free_ char *rod = dsh_test_pathf("%s/ro", ws);
 	cr_expect_not(exists(rod));
 	dsh_policy_free(ro);
 	/* An edit needs its file: no directory for it either. */
@@ -215,46 +166,48 @@ Test(fence_contract, denied_parents_are_never_made)
 	_cleanup_error_ struct dsh_error *err = NULL;
 	cr_expect_lt(dsh_fence_edit(p, "e/dit.txt", "a", 1, "b", 1, false, &r, &err), 0);
 	cr_expect_eq(err->kind, DSH_ERR_NOT_FOUND);
-	_cleanup_free_ char *e = P("%s/e", ws);
+	_cleanup_free_ char *e = dsh_test_pathf("%s/e", ws);
 	cr_expect_not(exists(e));
 	dsh_policy_free(p);
 }
 
 Test(fence_contract, parents_are_never_made_through_a_symlink)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *sub = P("%s/sub", ws), *li = P("%s/li", ws), *lo = P("%s/lo", ws),
-			    *ld = P("%s/ld", ws), *made = P("%s/made", out), *onew = P("%s/new", out);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *sub = dsh_test_pathf("%s/sub", ws), *li = dsh_test_pathf("%s/li", ws),
+			    *lo = dsh_test_pathf("%s/lo", ws), *ld = dsh_test_pathf("%s/ld", ws),
+			    *made = dsh_test_pathf("%s/made", out), *onew = dsh_test_pathf("%s/new", out);
 	cr_assert_eq(mkdir(sub, 0755), 0);
 	cr_assert_eq(symlink("sub", li), 0);
 	cr_assert_eq(symlink(out, lo), 0);
 	cr_assert_eq(symlink(made, ld), 0);
 	/* A link to an existing directory inside: resolved by the kernel, checked where it lands. */
 	struct dsh_fence_write_result r;
-	write_ok(p, "li/new/f.txt", "in\n", &r);
-	_cleanup_free_ char *want = P("%s/sub/new/f.txt", ws);
+	dsh_test_fence_write_ok(p, "li/new/f.txt", "in\n", &r);
+	_cleanup_free_ char *want = dsh_test_pathf("%s/sub/new/f.txt", ws);
 	cr_expect_str_eq(r.path, want);
 	dsh_fence_write_result_clear(&r);
 	/* A link to a directory outside: the new directory would be outside: denied. */
-	cr_expect_eq(write_fails(p, "lo/new/f.txt", "x"), DSH_ERR_DENIED);
+	cr_expect_eq(dsh_test_fence_write_fails(p, "lo/new/f.txt", "x"), DSH_ERR_DENIED);
 	cr_expect_not(exists(onew));
 	/* A dangling link as a component: never followed, never replaced. */
-	cr_expect_eq(write_fails(p, "ld/sub/f.txt", "x"), DSH_ERR_INVALID);
+	cr_expect_eq(dsh_test_fence_write_fails(p, "ld/sub/f.txt", "x"), DSH_ERR_INVALID);
 	cr_expect_not(exists(made));
 	struct stat st;
 	cr_assert_eq(lstat(ld, &st), 0);
 	cr_expect(S_ISLNK(st.st_mode));
 	/* A file as a component. */
-	_cleanup_free_ char *file = P("%s/plain", ws);
+	_cleanup_free_ char *file = dsh_test_pathf("%s/plain", ws);
 	dsh_test_write_file(file, "x");
-	cr_expect_eq(write_fails(p, "plain/f.txt", "x"), DSH_ERR_NOT_FOUND);
+	cr_expect_eq(dsh_test_fence_write_fails(p, "plain/f.txt", "x"), DSH_ERR_NOT_FOUND);
 	dsh_policy_free(p);
 }
 
 /* The real server confines itself with Landlock: making directories must be within its grant. */
 Test(fence_contract, serve_makes_parents_while_confined)
 {
-	_cleanup_free_ char *f = P("%s/made/by/serve.txt", ws), *o = P("%s/made", out), *req = NULL;
+	_cleanup_free_ char *f = dsh_test_pathf("%s/made/by/serve.txt", ws), *o = dsh_test_pathf("%s/made", out),
+			    *req = NULL;
 	cr_assert(asprintf(&req,
 			   "{\"id\":1,\"op\":\"write\",\"path\":\"made/by/serve.txt\",\"content\":\"x\"}\n"
 			   "{\"id\":2,\"op\":\"write\",\"path\":\"%s/made/f.txt\",\"content\":\"x\"}\n",
@@ -286,7 +239,8 @@ Test(fence_contract, serve_makes_parents_while_confined)
  */
 static void flip(const char *race, const char *target)
 {
-	_cleanup_free_ char *tmp = P("%s.tmp", race), *f = P("%s/sub/f.txt", race), *s = P("%s/sub", race);
+	_cleanup_free_ char *tmp = dsh_test_pathf("%s.tmp", race), *f = dsh_test_pathf("%s/sub/f.txt", race),
+			    *s = dsh_test_pathf("%s/sub", race);
 	for (unsigned i = 0;; i++) {
 		if (exists(f)) {
 			usleep(2000);
@@ -305,8 +259,8 @@ static void flip(const char *race, const char *target)
 
 Test(fence_contract, a_component_swapped_for_a_symlink_is_refused)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *race = P("%s/race", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *race = dsh_test_pathf("%s/race", ws);
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0)
@@ -326,7 +280,7 @@ Test(fence_contract, a_component_swapped_for_a_symlink_is_refused)
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	_cleanup_free_ char *osub = P("%s/sub", out);
+	_cleanup_free_ char *osub = dsh_test_pathf("%s/sub", out);
 	cr_expect_not(exists(osub), "a directory was made through the symlink, outside the workspace");
 	fprintf(stderr, "fence contract race: %zu writes made their directories, %zu refused (%zu denied, %zu invalid, %zu io)\n",
 		ok, failed, kinds[DSH_ERR_DENIED], kinds[DSH_ERR_INVALID], kinds[DSH_ERR_SYSTEM]);
@@ -344,14 +298,14 @@ static mode_t mode_of(const char *path)
 
 static void modes_follow_the_umask_and_the_old_file(void)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
 	static const mode_t masks[] = { 022, 077, 0, 027 };
 	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "new-%03o", (unsigned)masks[i]);
 		mode_t old = umask(masks[i]);
 		struct dsh_fence_write_result r;
-		write_ok(p, name, "x\n", &r);
+		dsh_test_fence_write_ok(p, name, "x\n", &r);
 		dsh_fence_write_result_clear(&r);
 		umask(old);
 		_cleanup_free_ char *f = NULL;
@@ -360,7 +314,7 @@ static void modes_follow_the_umask_and_the_old_file(void)
 			     (unsigned)mode_of(f));
 	}
 	/* An overwrite keeps the mode, but never setuid or setgid. */
-	_cleanup_free_ char *f = P("%s/kept", ws);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/kept", ws);
 	static const struct {
 		mode_t before, after;
 	} over[] = { { 0750, 0750 }, { 0600, 0600 }, { 04755, 0755 }, { 06755, 0755 }, { 01644, 01644 } };
@@ -369,7 +323,7 @@ static void modes_follow_the_umask_and_the_old_file(void)
 		cr_assert_eq(chmod(f, over[i].before), 0);
 		cr_assert_eq(mode_of(f), over[i].before, "this filesystem keeps %04o", (unsigned)over[i].before);
 		struct dsh_fence_write_result r;
-		write_ok(p, f, "new\n", &r);
+		dsh_test_fence_write_ok(p, f, "new\n", &r);
 		dsh_fence_write_result_clear(&r);
 		cr_expect_eq(mode_of(f), over[i].after, "%04o became %04o, want %04o", (unsigned)over[i].before,
 			     (unsigned)mode_of(f), (unsigned)over[i].after);
@@ -421,9 +375,9 @@ Test(fence_contract, new_files_get_0666_minus_umask_without_o_tmpfile)
 
 Test(fence_contract, edit_refuses_files_that_are_not_text)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *nul = P("%s/nul.bin", ws), *latin1 = P("%s/latin1.txt", ws),
-			    *utf8 = P("%s/utf8.txt", ws), *over = P("%s/overlong.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *nul = dsh_test_pathf("%s/nul.bin", ws), *latin1 = dsh_test_pathf("%s/latin1.txt", ws),
+			    *utf8 = dsh_test_pathf("%s/utf8.txt", ws), *over = dsh_test_pathf("%s/overlong.txt", ws);
 	int fd = open(nul, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(write(fd, "key=a\0b\n", 8), 8);
@@ -462,8 +416,8 @@ Test(fence_contract, edit_refuses_files_that_are_not_text)
 
 Test(fence_contract, edit_with_lf_strings_matches_a_crlf_file_and_keeps_crlf)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *f = P("%s/win.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/win.txt", ws);
 	dsh_test_write_file(f, "one\r\ntwo\r\nthree\r\n");
 	struct dsh_fence_write_result r;
 	edit_ok(p, f, "one\ntwo\n", "ONE\nTWO\nextra\n", false, &r);
@@ -484,7 +438,7 @@ Test(fence_contract, edit_with_lf_strings_matches_a_crlf_file_and_keeps_crlf)
 	_cleanup_free_ char *c3 = dsh_test_read_file(f);
 	cr_expect_str_eq(c3, "ONE\r\n\r\nTWO\r\n\r\nmore\r\n\r\nthree\r\n\r\n");
 	/* An LF file stays LF, and a file with both line ends is matched exactly. */
-	_cleanup_free_ char *lf = P("%s/unix.txt", ws), *mixed = P("%s/mixed.txt", ws);
+	_cleanup_free_ char *lf = dsh_test_pathf("%s/unix.txt", ws), *mixed = dsh_test_pathf("%s/mixed.txt", ws);
 	dsh_test_write_file(lf, "a\nb\n");
 	edit_ok(p, lf, "a\nb", "A\nB", false, &r);
 	dsh_fence_write_result_clear(&r);
@@ -557,8 +511,8 @@ static int edit_v(struct dsh_policy *p, const char *path, const char *o, const c
 
 Test(fence_contract, reads_carry_a_version_and_stale_writes_conflict)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *f = P("%s/v.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/v.txt", ws);
 	dsh_test_write_file(f, "one\n");
 	char v[DSH_FENCE_VERSION_MAX], want[DSH_FENCE_VERSION_MAX];
 	read_version(p, f, v);
@@ -598,7 +552,7 @@ Test(fence_contract, reads_carry_a_version_and_stale_writes_conflict)
 	cr_expect_str_eq(c, "THREE\n");
 
 	read_version(p, f, v);
-	_cleanup_free_ char *tmp = P("%s/editor.swp", ws);
+	_cleanup_free_ char *tmp = dsh_test_pathf("%s/editor.swp", ws);
 	dsh_test_write_file(tmp, "THREE\n");
 	cr_assert_eq(rename(tmp, f), 0);
 	cr_expect_lt(write_v(p, f, "mine\n", v, &r, &k), 0);
@@ -656,8 +610,8 @@ static int coarse_child(void)
 		return 11;
 	if (mount("none", ws, "ramfs", 0, "mode=0755") < 0)
 		return 12;
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *f = P("%s/coarse.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/coarse.txt", ws);
 	struct dsh_fence_write_result r;
 	enum dsh_err_kind k;
 	char v[DSH_FENCE_VERSION_MAX];
@@ -719,8 +673,8 @@ static void touch_between(void *data)
 
 Test(fence_contract, a_change_after_the_version_was_checked_is_still_a_conflict)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *f = P("%s/late.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/late.txt", ws);
 	dsh_test_write_file(f, "mine\n");
 	char v[DSH_FENCE_VERSION_MAX];
 	read_version(p, f, v);
@@ -735,8 +689,8 @@ Test(fence_contract, a_change_after_the_version_was_checked_is_still_a_conflict)
 
 Test(fence_contract, versions_through_serve_and_the_cli)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *f = P("%s/s.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/s.txt", ws);
 	dsh_test_write_file(f, "alpha\n");
 	_cleanup_free_ char *rq = NULL;
 	cr_assert(asprintf(&rq, "{\"id\":1,\"op\":\"read\",\"path\":\"%s\"}", f) > 0);
@@ -769,7 +723,7 @@ Test(fence_contract, versions_through_serve_and_the_cli)
 	dsh_policy_free(p);
 
 	/* The CLI: --version-fd gives the version beside the bytes, --expect-version takes it back. */
-	_cleanup_free_ char *vf = P("%s/version", root), *script = NULL;
+	_cleanup_free_ char *vf = dsh_test_pathf("%s/version", root), *script = NULL;
 	cr_assert(asprintf(&script, "\"$0\" fs read '%s' --workspace '%s' --version-fd 3 3>'%s'", f, ws, vf) > 0);
 	char *argv[] = { (char *)"sh", (char *)"-c", script, (char *)dsh_test_dshbox(), NULL };
 	struct dsh_proc pr;
@@ -823,12 +777,12 @@ Test(fence_contract, temporary_names_are_unpredictable)
 	cr_expect_leq(strlen(a), NAME_MAX);
 	cr_expect(dsh_fence_is_temp_name(longname, a), "%s", a);
 	/* And a write of a file with the longest name works. */
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
 	_cleanup_free_ char *f = NULL;
 	cr_assert(asprintf(&f, "%s/%s", ws, longname) > 0);
 	dsh_test_write_file(f, "old\n");
 	struct dsh_fence_write_result r;
-	write_ok(p, f, "new\n", &r);
+	dsh_test_fence_write_ok(p, f, "new\n", &r);
 	dsh_fence_write_result_clear(&r);
 	_cleanup_free_ char *c = dsh_test_read_file(f);
 	cr_expect_str_eq(c, "new\n");
@@ -857,8 +811,8 @@ static void plant(const char *name, const char *victim, int *ret_lock_fd)
 
 static void planted_entries_never_block_or_redirect(void)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *victim = P("%s/victim", out);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *victim = dsh_test_pathf("%s/victim", out);
 	dsh_test_write_file(victim, "outside\n");
 	static const char *const names[] = { "exists.txt", "new.txt" };
 	for (size_t i = 0; i < 2; i++) {
@@ -869,7 +823,7 @@ static void planted_entries_never_block_or_redirect(void)
 		int lock_fd;
 		plant(names[i], victim, &lock_fd);
 		struct dsh_fence_write_result r;
-		write_ok(p, f, "new\n", &r);
+		dsh_test_fence_write_ok(p, f, "new\n", &r);
 		cr_expect_eq(r.created, i == 1);
 		dsh_fence_write_result_clear(&r);
 		edit_ok(p, f, "new", "edited", false, &r);
@@ -889,7 +843,7 @@ static void planted_entries_never_block_or_redirect(void)
 		cr_expect_str_eq(l, "live\n");
 		close(lock_fd);
 		/* Now unlocked: a killed writer's leftover; the next write of the file removes it. */
-		write_ok(p, f, "again\n", &r);
+		dsh_test_fence_write_ok(p, f, "again\n", &r);
 		dsh_fence_write_result_clear(&r);
 		cr_expect_not(exists(locked), "%s: a stale temporary was kept", names[i]);
 		/* A symlink with a temporary's name is removed, never followed. */
@@ -899,11 +853,11 @@ static void planted_entries_never_block_or_redirect(void)
 	_cleanup_free_ char *v = dsh_test_read_file(victim);
 	cr_expect_str_eq(v, "outside\n");
 	/* The legacy fixed name as a symlink to outside: never written through. */
-	_cleanup_free_ char *f = P("%s/l.txt", ws), *legacy = P("%s/.l.txt.dshbox~", ws);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/l.txt", ws), *legacy = dsh_test_pathf("%s/.l.txt.dshbox~", ws);
 	dsh_test_write_file(f, "old\n");
 	cr_assert_eq(symlink(victim, legacy), 0);
 	struct dsh_fence_write_result r;
-	write_ok(p, f, "new\n", &r);
+	dsh_test_fence_write_ok(p, f, "new\n", &r);
 	dsh_fence_write_result_clear(&r);
 	_cleanup_free_ char *v2 = dsh_test_read_file(victim);
 	cr_expect_str_eq(v2, "outside\n");
@@ -965,9 +919,9 @@ static void become_unprivileged(void)
 Test(fence_contract, a_directory_that_refuses_new_files_gets_an_in_place_write)
 {
 	become_unprivileged();
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *dir = P("%s/locked", ws), *f = P("%s/locked/conf.txt", ws), *ro = P("%s/locked/ro.txt", ws),
-			    *nf = P("%s/locked/new.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *dir = dsh_test_pathf("%s/locked", ws), *f = dsh_test_pathf("%s/locked/conf.txt", ws),
+			    *ro = dsh_test_pathf("%s/locked/ro.txt", ws), *nf = dsh_test_pathf("%s/locked/new.txt", ws);
 	dsh_test_write_file(f, "a = 1\nb = 2\n");
 	dsh_test_write_file(ro, "read only\n");
 	cr_assert_eq(chmod(f, 0640), 0);
@@ -977,7 +931,7 @@ Test(fence_contract, a_directory_that_refuses_new_files_gets_an_in_place_write)
 	cr_assert_eq(stat(f, &before), 0);
 
 	struct dsh_fence_write_result r;
-	write_ok(p, f, "a = 1\nb = 3\n", &r);
+	dsh_test_fence_write_ok(p, f, "a = 1\nb = 3\n", &r);
 	cr_expect(r.in_place, "the answer does not say the write was not atomic");
 	cr_expect_not(r.created);
 	cr_assert_not_null(r.diff);
@@ -992,7 +946,7 @@ Test(fence_contract, a_directory_that_refuses_new_files_gets_an_in_place_write)
 	_cleanup_free_ char *c = dsh_test_read_file(f);
 	cr_expect_str_eq(c, "a = 1\nb = 3\n");
 	/* Shorter content: the rest is cut off. */
-	write_ok(p, f, "x\n", &r);
+	dsh_test_fence_write_ok(p, f, "x\n", &r);
 	cr_expect(r.in_place);
 	dsh_fence_write_result_clear(&r);
 	_cleanup_free_ char *c2 = dsh_test_read_file(f);
@@ -1015,9 +969,9 @@ Test(fence_contract, a_directory_that_refuses_new_files_gets_an_in_place_write)
 	_cleanup_free_ char *c4 = dsh_test_read_file(f);
 	cr_expect_str_eq(c4, "y\ntheirs\n");
 	/* Neither a new file nor a read-only one: refused, nothing changed. */
-	cr_expect_eq(write_fails(p, nf, "x"), DSH_ERR_SYSTEM);
+	cr_expect_eq(dsh_test_fence_write_fails(p, nf, "x"), DSH_ERR_SYSTEM);
 	cr_expect_not(exists(nf));
-	cr_expect_eq(write_fails(p, ro, "x"), DSH_ERR_SYSTEM);
+	cr_expect_eq(dsh_test_fence_write_fails(p, ro, "x"), DSH_ERR_SYSTEM);
 	_cleanup_free_ char *c5 = dsh_test_read_file(ro);
 	cr_expect_str_eq(c5, "read only\n");
 	/* serve says "atomic": false, the CLI warns. */
@@ -1035,7 +989,7 @@ Test(fence_contract, a_directory_that_refuses_new_files_gets_an_in_place_write)
 	_cleanup_free_ char *c6 = dsh_test_read_file(f);
 	cr_expect_str_eq(c6, "cli\n");
 	/* A normal directory: atomic, and said so. */
-	_cleanup_free_ char *g = P("%s/g.txt", ws);
+	_cleanup_free_ char *g = dsh_test_pathf("%s/g.txt", ws);
 	free(req);
 	cr_assert(asprintf(&req, "{\"id\":2,\"op\":\"write\",\"path\":\"%s\",\"content\":\"z\\n\"}", g) > 0);
 	a = serve1(p, req);
@@ -1057,10 +1011,11 @@ static char *b64(const char *s)
 Test(fence_contract, names_listed_as_base64_are_addressed_as_path_base64)
 {
 	const char *rules[] = { "-- **/secr\xe9t*", NULL };
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, rules);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, rules);
 	/* Latin-1 names, as old archives and Windows shares leave them. */
-	_cleanup_free_ char *f = P("%s/caf\xe9.txt", ws), *d = P("%s/r\xe9sum\xe9s", ws),
-			    *inner = P("%s/r\xe9sum\xe9s/one.txt", ws), *sec = P("%s/secr\xe9t.txt", ws);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/caf\xe9.txt", ws), *d = dsh_test_pathf("%s/r\xe9sum\xe9s", ws),
+			    *inner = dsh_test_pathf("%s/r\xe9sum\xe9s/one.txt", ws),
+			    *sec = dsh_test_pathf("%s/secr\xe9t.txt", ws);
 	dsh_test_write_file(f, "hello\n");
 	dsh_test_write_file(inner, "inner\n");
 	dsh_test_write_file(sec, "key\n");
@@ -1092,7 +1047,7 @@ Test(fence_contract, names_listed_as_base64_are_addressed_as_path_base64)
 	json_decref(l);
 
 	/* write, edit and list by path_base64 too (absolute paths). */
-	_cleanup_free_ char *wq = NULL, *eq = NULL, *dq = NULL, *nf = P("%s/r\xe9sum\xe9s/n\xe9w.txt", ws);
+	_cleanup_free_ char *wq = NULL, *eq = NULL, *dq = NULL, *nf = dsh_test_pathf("%s/r\xe9sum\xe9s/n\xe9w.txt", ws);
 	_cleanup_free_ char *nfb = b64(nf), *db = b64(d);
 	cr_assert(asprintf(&wq, "{\"id\":3,\"op\":\"write\",\"path_base64\":\"%s\",\"content\":\"new\\n\"}", nfb) > 0);
 	json_t *w = serve1(p, wq);
@@ -1141,7 +1096,7 @@ Test(fence_contract, names_listed_as_base64_are_addressed_as_path_base64)
 /* The same through the real server, confined, end to end. */
 Test(fence_contract, path_base64_through_dshbox_serve)
 {
-	_cleanup_free_ char *f = P("%s/\xff\xfe.bin", ws);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/\xff\xfe.bin", ws);
 	dsh_test_write_file(f, "odd name\n");
 	_cleanup_free_ char *fb = b64(f), *req = NULL;
 	cr_assert(asprintf(&req, "{\"id\":1,\"op\":\"read\",\"path_base64\":\"%s\"}\n", fb) > 0);

@@ -14,83 +14,33 @@
 #include "dshbox/dshbox.h"
 #include "fence/fence.h"
 #include "fence/fence_internal.h"
+#include "tests/lib/fence_fixture.h"
 #include "tests/lib/harness.h"
 
-static char *root;  /* scratch dir */
-static char *ws;    /* root/ws: the workspace */
-static char *out;   /* root/out: outside every writable root */
+static char *root, *ws, *out; /* the scratch tree (tests/lib/fence_fixture.h) */
 
 static void setup(void)
 {
-	root = dsh_test_mkdtemp();
-	cr_assert(asprintf(&ws, "%s/ws", root) > 0);
-	cr_assert(asprintf(&out, "%s/out", root) > 0);
-	cr_assert_eq(mkdir(ws, 0755), 0);
-	cr_assert_eq(mkdir(out, 0755), 0);
+	dsh_test_fence_tree(&root, &ws, &out);
 }
 
 static void teardown(void)
 {
-	dsh_test_rmtree(root);
-	free(root);
-	free(ws);
-	free(out);
+	dsh_test_fence_tree_remove(&root, &ws, &out);
 }
 
 TestSuite(fence_ops, .init = setup, .fini = teardown, .timeout = 60);
 
-static char *P(const char *fmt, const char *a)
-{
-	char *s = NULL;
-	cr_assert(asprintf(&s, fmt, a) > 0);
-	return s;
-}
-
-/* A policy for ws; rules NULL-terminated. */
-static struct dsh_policy *policy(enum dsh_mode mode, const char *const *rules)
-{
-	struct dsh_config c;
-	dsh_config_init(&c);
-	c.mode = mode;
-	c.workspace = strdup(ws);
-	for (size_t i = 0; rules && rules[i]; i++)
-		dsh_strv_push(&c.access, rules[i]);
-	char *env[] = { NULL };
-	struct dsh_policy *p = NULL;
-	_cleanup_error_ struct dsh_error *err = NULL;
-	cr_assert_eq(dsh_policy_new(&c, env, ws, &p, &err), 0, "%s", err ? err->msg : "");
-	dsh_config_clear(&c);
-	return p;
-}
-
-static enum dsh_err_kind write_fails(struct dsh_policy *p, const char *path, const char *data)
-{
-	struct dsh_fence_write_result r;
-	_cleanup_error_ struct dsh_error *err = NULL;
-	int rc = dsh_fence_write(p, path, data, strlen(data), &r, &err);
-	cr_assert_lt(rc, 0, "write %s succeeded", path);
-	cr_assert_not_null(err);
-	cr_assert_not_null(err->msg);
-	return err->kind;
-}
-
-static void write_ok(struct dsh_policy *p, const char *path, const char *data, struct dsh_fence_write_result *r)
-{
-	_cleanup_error_ struct dsh_error *err = NULL;
-	int rc = dsh_fence_write(p, path, data, strlen(data), r, &err);
-	cr_assert_eq(rc, 0, "write %s: %s", path, err ? err->msg : "");
-}
-
 Test(fence_ops, write_keeps_mode_and_returns_a_diff)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *f = P("%s/f.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/f.txt", ws);
 	dsh_test_write_file(f, "one\ntwo\n");
 	cr_assert_eq(chmod(f, 0640), 0);
 	struct stat before;
 	cr_assert_eq(stat(f, &before), 0);
 	struct dsh_fence_write_result r;
-	write_ok(p, "f.txt", "one\nTWO\n", &r); /* relative: against the policy's cwd */
+	dsh_test_fence_write_ok(p, "f.txt", "one\nTWO\n", &r); /* relative: against the policy's cwd */
 	cr_expect_not(r.created);
 	cr_expect_eq(r.bytes, 8);
 	cr_assert_not_null(r.diff);
@@ -108,10 +58,10 @@ Test(fence_ops, write_keeps_mode_and_returns_a_diff)
 
 Test(fence_ops, write_creates_and_leaves_no_temporary)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *f = P("%s/new.bin", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/new.bin", ws);
 	struct dsh_fence_write_result r;
-	write_ok(p, f, "bytes", &r);
+	dsh_test_fence_write_ok(p, f, "bytes", &r);
 	cr_expect(r.created);
 	cr_expect_null(r.diff);
 	dsh_fence_write_result_clear(&r);
@@ -135,24 +85,24 @@ Test(fence_ops, write_creates_and_leaves_no_temporary)
 Test(fence_ops, denied_writes_change_nothing)
 {
 	const char *rules[] = { "r- .git/hooks", "-- **/*.pem", NULL };
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, rules);
-	_cleanup_free_ char *outside = P("%s/secret", out);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, rules);
+	_cleanup_free_ char *outside = dsh_test_pathf("%s/secret", out);
 	dsh_test_write_file(outside, "outside\n");
-	cr_expect_eq(write_fails(p, outside, "x"), DSH_ERR_DENIED);
-	cr_expect_eq(write_fails(p, ".git/hooks/pre-commit", "x"), DSH_ERR_DENIED);
-	cr_expect_eq(write_fails(p, "deep/key.pem", "x"), DSH_ERR_DENIED);
+	cr_expect_eq(dsh_test_fence_write_fails(p, outside, "x"), DSH_ERR_DENIED);
+	cr_expect_eq(dsh_test_fence_write_fails(p, ".git/hooks/pre-commit", "x"), DSH_ERR_DENIED);
+	cr_expect_eq(dsh_test_fence_write_fails(p, "deep/key.pem", "x"), DSH_ERR_DENIED);
 	_cleanup_free_ char *content = dsh_test_read_file(outside);
 	cr_expect_str_eq(content, "outside\n");
 	dsh_policy_free(p);
 
-	struct dsh_policy *ro = policy(DSH_MODE_READ_ONLY, NULL);
+	struct dsh_policy *ro = dsh_test_mode_policy(ws, DSH_MODE_READ_ONLY, NULL);
 	struct dsh_error *f = NULL;
 	struct dsh_fence_write_result r;
 	cr_assert_lt(dsh_fence_write(ro, "a.txt", "x", 1, &r, &f), 0);
 	cr_expect_eq(f->kind, DSH_ERR_DENIED);
 	cr_expect_str_eq(f->rule, "mode read-only");
 	cr_expect(strstr(f->msg, "(mode read-only)"), "%s", f->msg);
-	_cleanup_free_ char *a = P("%s/a.txt", ws);
+	_cleanup_free_ char *a = dsh_test_pathf("%s/a.txt", ws);
 	cr_expect_str_eq(f->path, a);
 	dsh_error_free(f);
 	f = NULL;
@@ -161,27 +111,30 @@ Test(fence_ops, denied_writes_change_nothing)
 
 Test(fence_ops, symlinks_are_followed_only_where_rechecked)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *outside = P("%s/target", out);
-	_cleanup_free_ char *in = P("%s/real.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *outside = dsh_test_pathf("%s/target", out);
+	_cleanup_free_ char *in = dsh_test_pathf("%s/real.txt", ws);
 	dsh_test_write_file(outside, "outside\n");
 	dsh_test_write_file(in, "inside\n");
-	_cleanup_free_ char *l_out = P("%s/to-out", ws), *l_in = P("%s/to-in", ws), *l_dang = P("%s/dangling", ws),
-			    *l_dir = P("%s/dir-out", ws), *l_dang_out = P("%s/dangling-out", ws);
+	_cleanup_free_ char *l_out = dsh_test_pathf("%s/to-out", ws), *l_in = dsh_test_pathf("%s/to-in", ws),
+			    *l_dang = dsh_test_pathf("%s/dangling", ws), *l_dir = dsh_test_pathf("%s/dir-out", ws),
+			    *l_dang_out = dsh_test_pathf("%s/dangling-out", ws);
 	cr_assert_eq(symlink(outside, l_out), 0);
 	cr_assert_eq(symlink("real.txt", l_in), 0);
 	cr_assert_eq(symlink("nowhere/new.txt", l_dang), 0);
 	cr_assert_eq(symlink(out, l_dir), 0);
-	_cleanup_free_ char *missing_out = P("%s/created-by-fence", out);
+	_cleanup_free_ char *missing_out = dsh_test_pathf("%s/created-by-fence", out);
 	cr_assert_eq(symlink(missing_out, l_dang_out), 0);
 
-	cr_expect_eq(write_fails(p, l_out, "x"), DSH_ERR_DENIED);
-	cr_expect_eq(write_fails(p, "dir-out/target", "x"), DSH_ERR_DENIED);
-	cr_expect_eq(write_fails(p, "dir-out/new", "x"), DSH_ERR_DENIED);
-	cr_expect_eq(write_fails(p, l_dang_out, "x"), DSH_ERR_DENIED);
-	_cleanup_free_ char *new_in = P("%s/new-in", ws), *l_dang_in = P("%s/dangling-in", ws);
+	cr_expect_eq(dsh_test_fence_write_fails(p, l_out, "x"), DSH_ERR_DENIED);
+	cr_expect_eq(dsh_test_fence_write_fails(p, "dir-out/target", "x"), DSH_ERR_DENIED);
+	cr_expect_eq(dsh_test_fence_write_fails(p, "dir-out/new", "x"), DSH_ERR_DENIED);
+	cr_expect_eq(dsh_test_fence_write_fails(p, l_dang_out, "x"), DSH_ERR_DENIED);
+	_cleanup_free_ char *new_in = dsh_test_pathf("%s/new-in", ws),
+			    *l_dang_in = dsh_test_pathf("%s/dangling-in", ws);
 	cr_assert_eq(symlink(new_in, l_dang_in), 0);
-	cr_expect_eq(write_fails(p, l_dang_in, "x"), DSH_ERR_INVALID, "a dangling symlink is never followed");
+	cr_expect_eq(dsh_test_fence_write_fails(p, l_dang_in, "x"), DSH_ERR_INVALID,
+		     "a dangling symlink is never followed");
 	cr_expect_eq(access(new_in, F_OK), -1);
 	cr_expect_eq(access(missing_out, F_OK), -1);
 	_cleanup_free_ char *o = dsh_test_read_file(outside);
@@ -189,7 +142,7 @@ Test(fence_ops, symlinks_are_followed_only_where_rechecked)
 
 	/* A symlink to a workspace file: the file is replaced, the link stays a link. */
 	struct dsh_fence_write_result r;
-	write_ok(p, l_in, "via link\n", &r);
+	dsh_test_fence_write_ok(p, l_in, "via link\n", &r);
 	cr_expect_str_eq(r.path, in);
 	dsh_fence_write_result_clear(&r);
 	struct stat st;
@@ -200,9 +153,9 @@ Test(fence_ops, symlinks_are_followed_only_where_rechecked)
 
 	/* A link outside the writable roots to a workspace file: the link is not written, the file
 	   is, and `dshbox check` says the same by name. */
-	_cleanup_free_ char *l_from_out = P("%s/link-to-ws", out);
+	_cleanup_free_ char *l_from_out = dsh_test_pathf("%s/link-to-ws", out);
 	cr_assert_eq(symlink(in, l_from_out), 0);
-	write_ok(p, l_from_out, "from outside\n", &r);
+	dsh_test_fence_write_ok(p, l_from_out, "from outside\n", &r);
 	cr_expect_str_eq(r.path, in);
 	dsh_fence_write_result_clear(&r);
 	_cleanup_free_ char *i2 = dsh_test_read_file(in);
@@ -217,13 +170,13 @@ Test(fence_ops, symlinks_are_followed_only_where_rechecked)
 
 Test(fence_ops, reads_check_the_canonical_path_and_the_spelling)
 {
-	_cleanup_free_ char *rule = P("-- %s/secret", ws);
+	_cleanup_free_ char *rule = dsh_test_pathf("-- %s/secret", ws);
 	const char *rules[] = { rule, NULL };
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, rules);
-	_cleanup_free_ char *sec = P("%s/secret/key", ws), *pub = P("%s/public.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, rules);
+	_cleanup_free_ char *sec = dsh_test_pathf("%s/secret/key", ws), *pub = dsh_test_pathf("%s/public.txt", ws);
 	dsh_test_write_file(sec, "k\n");
 	dsh_test_write_file(pub, "p\n");
-	_cleanup_free_ char *l1 = P("%s/innocent", ws), *l2 = P("%s/secret/through", ws);
+	_cleanup_free_ char *l1 = dsh_test_pathf("%s/innocent", ws), *l2 = dsh_test_pathf("%s/secret/through", ws);
 	cr_assert_eq(symlink(sec, l1), 0);
 	cr_assert_eq(symlink(pub, l2), 0);
 	struct dsh_fence_read_result r;
@@ -258,8 +211,8 @@ Test(fence_ops, reads_check_the_canonical_path_and_the_spelling)
 
 Test(fence_ops, read_offset_limit_and_types)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *f = P("%s/digits", ws), *fifo = P("%s/fifo", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/digits", ws), *fifo = dsh_test_pathf("%s/fifo", ws);
 	dsh_test_write_file(f, "0123456789");
 	struct dsh_fence_read_result r;
 	struct dsh_error *fl = NULL;
@@ -291,8 +244,8 @@ Test(fence_ops, read_offset_limit_and_types)
 	cr_expect_eq(fl->kind, DSH_ERR_NOT_REGULAR);
 	dsh_error_free(fl);
 	fl = NULL;
-	cr_expect_eq(write_fails(p, fifo, "x"), DSH_ERR_NOT_REGULAR);
-	cr_expect_eq(write_fails(p, ws, "x"), DSH_ERR_NOT_REGULAR);
+	cr_expect_eq(dsh_test_fence_write_fails(p, fifo, "x"), DSH_ERR_NOT_REGULAR);
+	cr_expect_eq(dsh_test_fence_write_fails(p, ws, "x"), DSH_ERR_NOT_REGULAR);
 	dsh_policy_free(p);
 }
 
@@ -324,8 +277,8 @@ static enum dsh_err_kind edit(struct dsh_policy *p, const char *path, const char
 
 Test(fence_ops, edit_unique_absent_ambiguous_all)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *f = P("%s/e.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/e.txt", ws);
 	dsh_test_write_file(f, "alpha beta alpha gamma\n");
 	size_t n = 0;
 	cr_expect_eq(edit(p, f, "beta", "BETA", false, &n), (enum dsh_err_kind)-1);
@@ -367,8 +320,8 @@ static void concurrent_write(void *data)
 
 Test(fence_ops, edit_conflict_never_loses_the_other_write)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *f = P("%s/c.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/c.txt", ws);
 	for (hook_style = 0; hook_style < 2; hook_style++) {
 		dsh_test_write_file(f, "mine original\n");
 		hook_path = f;
@@ -383,8 +336,9 @@ Test(fence_ops, edit_conflict_never_loses_the_other_write)
 Test(fence_ops, list_marks_denied_entries)
 {
 	const char *rules[] = { "-- secret", "r- docs", NULL };
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, rules);
-	_cleanup_free_ char *a = P("%s/a.txt", ws), *s = P("%s/secret/x", ws), *d = P("%s/docs/y", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, rules);
+	_cleanup_free_ char *a = dsh_test_pathf("%s/a.txt", ws), *s = dsh_test_pathf("%s/secret/x", ws),
+			    *d = dsh_test_pathf("%s/docs/y", ws);
 	dsh_test_write_file(a, "12345");
 	dsh_test_write_file(s, "x");
 	dsh_test_write_file(d, "y");
@@ -411,8 +365,8 @@ Test(fence_ops, list_marks_denied_entries)
 
 Test(fence_ops, a_stale_temporary_is_cleared_and_a_live_one_is_respected)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *f = P("%s/t.txt", ws);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/t.txt", ws);
 	dsh_test_write_file(f, "old\n");
 	char tmpname[256];
 	cr_assert_eq(dsh_fence_temp_name("t.txt", tmpname, sizeof(tmpname)), 0);
@@ -421,7 +375,7 @@ Test(fence_ops, a_stale_temporary_is_cleared_and_a_live_one_is_respected)
 	/* Left by a writer killed between link and rename: nobody holds its lock. */
 	dsh_test_write_file(tmp, "half");
 	struct dsh_fence_write_result r;
-	write_ok(p, f, "new\n", &r);
+	dsh_test_fence_write_ok(p, f, "new\n", &r);
 	dsh_fence_write_result_clear(&r);
 	cr_expect_eq(access(tmp, F_OK), -1, "the stale temporary is still there");
 	_cleanup_free_ char *c = dsh_test_read_file(f);
@@ -432,7 +386,7 @@ Test(fence_ops, a_stale_temporary_is_cleared_and_a_live_one_is_respected)
 	int fd = open(tmp, O_RDONLY | O_CLOEXEC);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(flock(fd, LOCK_EX), 0);
-	write_ok(p, f, "newer\n", &r);
+	dsh_test_fence_write_ok(p, f, "newer\n", &r);
 	dsh_fence_write_result_clear(&r);
 	close(fd);
 	_cleanup_free_ char *live = dsh_test_read_file(tmp), *newer = dsh_test_read_file(f);
@@ -458,7 +412,8 @@ static struct dsh_proc run_fs(const char *stdin_data, const char *const *args)
 
 Test(fence_ops, cli_exit_codes_and_one_error_line)
 {
-	_cleanup_free_ char *f = P("%s/f.txt", ws), *key = P("%s/k.pem", ws), *outside = P("%s/x", out);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/f.txt", ws), *key = dsh_test_pathf("%s/k.pem", ws),
+			    *outside = dsh_test_pathf("%s/x", out);
 	dsh_test_write_file(f, "hello world\n");
 	dsh_test_write_file(key, "KEY\n");
 	static const struct {
@@ -520,7 +475,7 @@ Test(fence_ops, cli_exit_codes_and_one_error_line)
 
 Test(fence_ops, cli_write_prints_the_diff_and_edit_too)
 {
-	_cleanup_free_ char *f = P("%s/d.txt", ws);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/d.txt", ws);
 	dsh_test_write_file(f, "a\nb\nc\n");
 	const char *w[] = { "write", f, "--workspace", ws, NULL };
 	struct dsh_proc r = run_fs("a\nB\nc\n", w);
@@ -543,32 +498,32 @@ Test(fence_ops, cli_write_prints_the_diff_and_edit_too)
 
 Test(fence_ops, planted_hard_links_and_temporaries_cannot_reach_outside)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *victim = P("%s/victim", out), *victim2 = P("%s/victim2", out);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *victim = dsh_test_pathf("%s/victim", out), *victim2 = dsh_test_pathf("%s/victim2", out);
 	dsh_test_write_file(victim, "outside\n");
 	dsh_test_write_file(victim2, "outside2\n");
 	/* A hard link in the workspace to a file outside: the write replaces the name, never the
 	   shared inode. */
-	_cleanup_free_ char *hl = P("%s/hardlink", ws);
+	_cleanup_free_ char *hl = dsh_test_pathf("%s/hardlink", ws);
 	cr_assert_eq(link(victim, hl), 0);
 	struct dsh_fence_write_result r;
-	write_ok(p, hl, "replaced\n", &r);
+	dsh_test_fence_write_ok(p, hl, "replaced\n", &r);
 	dsh_fence_write_result_clear(&r);
 	_cleanup_free_ char *v = dsh_test_read_file(victim), *h = dsh_test_read_file(hl);
 	cr_expect_str_eq(v, "outside\n");
 	cr_expect_str_eq(h, "replaced\n");
 	/* The temporary name planted as a symlink, and as a hard link, to files outside. */
-	_cleanup_free_ char *f = P("%s/f.txt", ws);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/f.txt", ws);
 	dsh_test_write_file(f, "old\n");
 	char tmpname[256];
 	cr_assert_eq(dsh_fence_temp_name("f.txt", tmpname, sizeof(tmpname)), 0);
 	_cleanup_free_ char *tmp = NULL;
 	cr_assert(asprintf(&tmp, "%s/%s", ws, tmpname) > 0);
 	cr_assert_eq(symlink(victim, tmp), 0);
-	write_ok(p, f, "new\n", &r);
+	dsh_test_fence_write_ok(p, f, "new\n", &r);
 	dsh_fence_write_result_clear(&r);
 	cr_assert_eq(link(victim2, tmp), 0);
-	write_ok(p, f, "newer\n", &r);
+	dsh_test_fence_write_ok(p, f, "newer\n", &r);
 	dsh_fence_write_result_clear(&r);
 	_cleanup_free_ char *v1 = dsh_test_read_file(victim), *v2 = dsh_test_read_file(victim2), *ff = dsh_test_read_file(f);
 	cr_expect_str_eq(v1, "outside\n");
@@ -586,15 +541,15 @@ Test(fence_ops, planted_hard_links_and_temporaries_cannot_reach_outside)
  */
 Test(fence_ops, no_file_is_written_on_the_way_to_a_protected_target)
 {
-	struct dsh_policy *p = policy(DSH_MODE_WORKSPACE_WRITE, NULL);
-	_cleanup_free_ char *git = P("%s/.git", ws);
-	cr_expect_eq(write_fails(p, git, "gitdir: /tmp/evil\n"), DSH_ERR_DENIED);
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
+	_cleanup_free_ char *git = dsh_test_pathf("%s/.git", ws);
+	cr_expect_eq(dsh_test_fence_write_fails(p, git, "gitdir: /tmp/evil\n"), DSH_ERR_DENIED);
 	struct stat st;
 	cr_expect(lstat(git, &st) < 0 && errno == ENOENT, ".git was made");
 
 	static const char orig[] = "gitdir: /somewhere/main/.git/worktrees/wt\n";
 	dsh_test_write_file(git, orig);
-	cr_expect_eq(write_fails(p, git, "gitdir: /tmp/evil\n"), DSH_ERR_DENIED);
+	cr_expect_eq(dsh_test_fence_write_fails(p, git, "gitdir: /tmp/evil\n"), DSH_ERR_DENIED);
 	struct dsh_fence_list_result lr;
 	struct dsh_error *f = NULL;
 	cr_assert_eq(dsh_fence_list(p, ".", &lr, &f), 0);

@@ -6,7 +6,6 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/mount.h>
 #include <errno.h>
 #include <signal.h>
@@ -21,6 +20,7 @@
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
 #include "fence/fence.h"
+#include "tests/lib/fence_fixture.h"
 #include "tests/lib/harness.h"
 
 #define WRITES 10000
@@ -35,42 +35,10 @@ static char *root, *ws, *out;
  */
 static bool on_tmpfs;
 
-static void write_map(const char *file, const char *text)
-{
-	int fd = open(file, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (write(fd, text, strlen(text)) < 0) {
-			/* checked by the mount that follows */
-		}
-		close(fd);
-	}
-}
-
-static void mount_tmpfs(const char *dir)
-{
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-	if (uid != 0) {
-		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-			return;
-		char map[64];
-		write_map("/proc/self/setgroups", "deny");
-		snprintf(map, sizeof(map), "%u %u 1", (unsigned)uid, (unsigned)uid);
-		write_map("/proc/self/uid_map", map);
-		snprintf(map, sizeof(map), "%u %u 1", (unsigned)gid, (unsigned)gid);
-		write_map("/proc/self/gid_map", map);
-	} else if (unshare(CLONE_NEWNS) < 0) {
-		return;
-	}
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return;
-	on_tmpfs = mount("dshbox-race", dir, "tmpfs", 0, "mode=0755") == 0;
-}
-
 static void setup(void)
 {
 	root = dsh_test_mkdtemp();
-	mount_tmpfs(root);
+	on_tmpfs = dsh_test_mount_tmpfs(root, "dshbox-race");
 	cr_assert(asprintf(&ws, "%s/ws", root) > 0);
 	cr_assert(asprintf(&out, "%s/out", root) > 0);
 	cr_assert_eq(mkdir(ws, 0755), 0);
@@ -142,19 +110,6 @@ static size_t count(const char *s, const char *needle)
 	return n;
 }
 
-static struct dsh_policy *policy(void)
-{
-	struct dsh_config c;
-	dsh_config_init(&c);
-	c.workspace = strdup(ws);
-	char *env[] = { NULL };
-	struct dsh_policy *p = NULL;
-	_cleanup_error_ struct dsh_error *err = NULL;
-	cr_assert_eq(dsh_policy_new(&c, env, ws, &p, &err), 0, "%s", err ? err->msg : "");
-	dsh_config_clear(&c);
-	return p;
-}
-
 /* The outside directory holds exactly the names given, with their original content. */
 static void assert_outside_untouched(const char *const *names, const char *content)
 {
@@ -190,7 +145,7 @@ Test(fence_race, flipping_final_symlink_library)
 	dsh_test_write_file(in, "inside\n");
 	dsh_test_write_file(target, "OUTSIDE\n");
 	cr_assert_eq(symlink(in, link), 0);
-	struct dsh_policy *p = policy();
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
 	pid_t racer = start_racer(link, in, target);
 	size_t ok = 0, denied = 0, other = 0;
 	for (int i = 0; i < WRITES; i++) {
@@ -230,7 +185,7 @@ Test(fence_race, flipping_parent_directory_symlink_library)
 	cr_assert_eq(mkdir(real, 0755), 0);
 	dsh_test_write_file(outf, "OUTSIDE\n");
 	cr_assert_eq(symlink(real, dir), 0);
-	struct dsh_policy *p = policy();
+	struct dsh_policy *p = dsh_test_mode_policy(ws, DSH_MODE_WORKSPACE_WRITE, NULL);
 	pid_t racer = start_racer(dir, real, out);
 	size_t ok = 0, denied = 0, other = 0;
 	for (int i = 0; i < WRITES; i++) {

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,50 +20,18 @@
 
 #include "common/cleanup.h"
 #include "fence/serve.h"
+#include "tests/lib/fence_fixture.h"
 #include "tests/lib/harness.h"
 
 #define MIXED 10000
 
 static char *root, *ws;
-static bool on_tmpfs;
-
-static void write_map(const char *file, const char *text)
-{
-	int fd = open(file, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (write(fd, text, strlen(text)) < 0) {
-			/* the mount that follows tells */
-		}
-		close(fd);
-	}
-}
-
-/* As in test_fence_race.c: a tmpfs under the scratch dir, so that 1,000s of fsyncs take seconds. */
-static void mount_tmpfs(const char *dir)
-{
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-	if (uid != 0) {
-		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-			return;
-		char map[64];
-		write_map("/proc/self/setgroups", "deny");
-		snprintf(map, sizeof(map), "%u %u 1", (unsigned)uid, (unsigned)uid);
-		write_map("/proc/self/uid_map", map);
-		snprintf(map, sizeof(map), "%u %u 1", (unsigned)gid, (unsigned)gid);
-		write_map("/proc/self/gid_map", map);
-	} else if (unshare(CLONE_NEWNS) < 0) {
-		return;
-	}
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return;
-	on_tmpfs = mount("dshbox-serve", dir, "tmpfs", 0, "mode=0755") == 0;
-}
+static bool on_tmpfs; /* a tmpfs on root, so that 1,000s of fsyncs take seconds */
 
 static void setup(void)
 {
 	root = dsh_test_mkdtemp();
-	mount_tmpfs(root);
+	on_tmpfs = dsh_test_mount_tmpfs(root, "dshbox-serve");
 	cr_assert(asprintf(&ws, "%s/ws", root) > 0);
 	cr_assert_eq(mkdir(ws, 0755), 0);
 }
@@ -80,13 +47,6 @@ static void teardown(void)
 
 TestSuite(serve, .init = setup, .fini = teardown, .timeout = 600);
 
-static char *P(const char *fmt, const char *a)
-{
-	char *s = NULL;
-	cr_assert(asprintf(&s, fmt, a) > 0);
-	return s;
-}
-
 static bool has_landlock(void)
 {
 	return syscall(__NR_landlock_create_ruleset, NULL, 0, 1U /* LANDLOCK_CREATE_RULESET_VERSION */) >= 1;
@@ -95,7 +55,7 @@ static bool has_landlock(void)
 /* Run with stdin from a file, stdout and stderr to files (no pipe deadlock on big streams). */
 static int run_files(char *const argv[], const char *in, char **ret_out, char **ret_err)
 {
-	_cleanup_free_ char *outp = P("%s/stdout", root), *errp = P("%s/stderr", root);
+	_cleanup_free_ char *outp = dsh_test_pathf("%s/stdout", root), *errp = dsh_test_pathf("%s/stderr", root);
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
@@ -122,7 +82,7 @@ static int run_files(char *const argv[], const char *in, char **ret_out, char **
 
 static char *write_requests(const char *text)
 {
-	char *p = P("%s/requests", root);
+	char *p = dsh_test_pathf("%s/requests", root);
 	FILE *f = fopen(p, "w");
 	cr_assert_not_null(f);
 	fputs(text, f);
@@ -164,7 +124,7 @@ static const char *err_kind(json_t *a)
 
 Test(serve, malformed_lines_are_answered_and_the_server_goes_on)
 {
-	_cleanup_free_ char *f = P("%s/f.txt", ws);
+	_cleanup_free_ char *f = dsh_test_pathf("%s/f.txt", ws);
 	dsh_test_write_file(f, "hello\n");
 	_cleanup_free_ char *req = NULL;
 	cr_assert(asprintf(&req,
@@ -216,7 +176,7 @@ Test(serve, end_of_input_ends_cleanly_and_usage_errors)
 
 Test(serve, a_line_beyond_the_bound_is_refused_and_skipped)
 {
-	_cleanup_free_ char *p = P("%s/requests", root);
+	_cleanup_free_ char *p = dsh_test_pathf("%s/requests", root);
 	FILE *f = fopen(p, "w");
 	cr_assert_not_null(f);
 	fputs("{\"id\":1,\"op\":\"write\",\"path\":\"big\",\"content\":\"", f);
@@ -294,8 +254,9 @@ static char *mixed_requests(size_t *ret_expected)
 
 static void prepare_mixed(void)
 {
-	_cleanup_free_ char *page = P("%s/page.txt", ws), *key = P("%s/key.pem", ws), *tog = P("%s/toggle.txt", ws),
-			    *outd = P("%s/out", ws), *bin = P("%s/bin.dat", ws);
+	_cleanup_free_ char *page = dsh_test_pathf("%s/page.txt", ws), *key = dsh_test_pathf("%s/key.pem", ws),
+			    *tog = dsh_test_pathf("%s/toggle.txt", ws), *outd = dsh_test_pathf("%s/out", ws),
+			    *bin = dsh_test_pathf("%s/bin.dat", ws);
 	char content[4097];
 	for (int i = 0; i < 4096; i++)
 		content[i] = i % 64 == 63 ? '\n' : (char)('a' + i % 26);
@@ -375,7 +336,7 @@ Test(serve, landlock_stops_a_write_the_fence_would_allow)
 	   Landlock (built at start) has no grant for it. */
 	if (!has_landlock())
 		DSH_SKIP("this kernel has no Landlock (Linux 5.13+): serve has no second wall to test");
-	_cleanup_free_ char *later = P("%s/later", root), *rule = P("rw %s/later", root);
+	_cleanup_free_ char *later = dsh_test_pathf("%s/later", root), *rule = dsh_test_pathf("rw %s/later", root);
 	int in[2], out[2];
 	cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
 	cr_assert_eq(pipe2(out, O_CLOEXEC), 0);
@@ -414,7 +375,7 @@ Test(serve, landlock_stops_a_write_the_fence_would_allow)
 	int st;
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	_cleanup_free_ char *x = P("%s/later/x", root);
+	_cleanup_free_ char *x = dsh_test_pathf("%s/later/x", root);
 	cr_expect_eq(access(x, F_OK), -1, "the write landed despite the wall");
 }
 

@@ -203,121 +203,122 @@ static int confine_capture(struct dsh_policy *p, char *const *argv, struct dsh_r
 	return r;
 }
 
+/* One run of the runner backend under a fake runner, and what it left to look at. */
+struct fake_run {
+	struct tree t;
+	struct dsh_policy p;
+	struct dsh_run_result res;
+	struct dsh_error *e;
+	char *errtext; /* the stderr dshbox relayed */
+};
+
+/*
+ * A fake runner (extra: shell it runs before the command), a policy in mode for its directory,
+ * runnerCommand the fake runner alone and runnerFailureSignatures the signatures (NULL-terminated).
+ */
+static void fake_run_init(struct fake_run *f, const char *extra, enum dsh_mode mode, const char *const *signatures)
+{
+	memset(f, 0, sizeof(*f));
+	/* Not what confine leaves: a check of the status cannot pass unless confine set it. */
+	f->res.exit_code = f->res.signal = -1;
+	fake_runner(&f->t, extra);
+	fx_init(&f->p, mode, f->t.dir);
+	fx_ro.runner_command = fx_strv((const char *const[]){ f->t.runner, NULL });
+	fx_ro.runner_failure_signatures = fx_strv(signatures);
+}
+
+/* Confine argv under the fake runner; returns confine's result. */
+static int fake_run(struct fake_run *f, char *const *argv)
+{
+	return confine_capture(&f->p, argv, &f->res, &f->errtext, &f->e, f->t.dir);
+}
+
+/* Confine argv under the fake runner, which must succeed: the command's status is in f->res. */
+static void fake_run_ok(struct fake_run *f, char *const *argv)
+{
+	cr_assert_eq(fake_run(f, argv), 0, "%s", f->e ? f->e->msg : "");
+}
+
+static void fake_run_clear(struct fake_run *f)
+{
+	dsh_error_free(f->e);
+	free(f->errtext);
+	fx_clear(&f->p);
+	tree_clear(&f->t);
+}
+
 Test(runner, confine_passes_the_official_argv)
 {
-	struct tree t;
-	fake_runner(&t, NULL);
-	struct dsh_policy p;
-	fx_init(&p, DSH_MODE_WORKSPACE_WRITE, t.dir);
-	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, "--extra", NULL });
-	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "fake-runner: refused", NULL });
+	struct fake_run f;
+	fake_run_init(&f, NULL, DSH_MODE_WORKSPACE_WRITE, (const char *const[]){ "fake-runner: refused", NULL });
+	dsh_strv_free(fx_ro.runner_command);
+	fx_ro.runner_command = fx_strv((const char *const[]){ f.t.runner, "--extra", NULL });
 	char *argv[] = { "sh", "-c", "echo 'to stderr: fine' >&2; exit 7", NULL };
-	struct dsh_run_result res;
-	struct dsh_error *e = NULL;
-	char *errtext = NULL;
-	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
-	cr_expect_eq(res.exit_code, 7);
-	cr_expect_eq(res.signal, 0);
-	cr_expect_str_eq(errtext, "to stderr: fine\n");
-	char *got = dsh_test_read_file(t.argv_file), *want = NULL;
+	fake_run_ok(&f, argv);
+	cr_expect_eq(f.res.exit_code, 7);
+	cr_expect_eq(f.res.signal, 0);
+	cr_expect_str_eq(f.errtext, "to stderr: fine\n");
+	char *got = dsh_test_read_file(f.t.argv_file), *want = NULL;
 	cr_assert(asprintf(&want,
 			   "--extra\n--ro-bind\n/\n/\n--dev\n/dev\n--unshare-pid\n--proc\n/proc\n--die-with-parent\n"
 			   "--tmpfs\n/tmp\n--bind\n%s\n%s\n--\nsh\n-c\necho 'to stderr: fine' >&2; exit 7\n",
-			   t.dir, t.dir) > 0);
+			   f.t.dir, f.t.dir) > 0);
 	cr_expect_str_eq(got, want);
-	free(got), free(want), free(errtext);
-	fx_clear(&p);
-	tree_clear(&t);
+	free(got), free(want);
+	fake_run_clear(&f);
 }
 
 Test(runner, confine_refuses_any_rule_before_running)
 {
-	struct tree t;
-	fake_runner(&t, NULL);
-	struct dsh_policy p;
-	fx_init(&p, DSH_MODE_WORKSPACE_WRITE, t.dir);
-	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
-	fx_literal(&p, DSH_RULE_RO, "r- .git", "/ws/.git", NULL);
+	struct fake_run f;
+	fake_run_init(&f, NULL, DSH_MODE_WORKSPACE_WRITE, (const char *const[]){ "refused", NULL });
+	fx_literal(&f.p, DSH_RULE_RO, "r- .git", "/ws/.git", NULL);
 	char *argv[] = { "true", NULL };
-	struct dsh_run_result res;
-	struct dsh_error *e = NULL;
-	char *errtext = NULL;
-	cr_assert_lt(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0);
-	cr_assert_not_null(e);
-	cr_expect(strstr(e->msg, "runnerCommand cannot be combined with access rules"), "%s", e->msg);
-	cr_expect(strstr(e->msg, "r- .git"), "%s", e->msg);
-	cr_expect_not_null(e->hint);
-	cr_expect_eq(access(t.argv_file, F_OK), -1, "the runner ran although the run was refused");
-	dsh_error_free(e);
-	free(errtext);
-	fx_clear(&p);
-	tree_clear(&t);
+	cr_assert_lt(fake_run(&f, argv), 0);
+	cr_assert_not_null(f.e);
+	cr_expect(strstr(f.e->msg, "runnerCommand cannot be combined with access rules"), "%s", f.e->msg);
+	cr_expect(strstr(f.e->msg, "r- .git"), "%s", f.e->msg);
+	cr_expect_not_null(f.e->hint);
+	cr_expect_eq(access(f.t.argv_file, F_OK), -1, "the runner ran although the run was refused");
+	fake_run_clear(&f);
 }
 
 Test(runner, confine_reports_a_runner_failure)
 {
-	struct tree t;
-	fake_runner(&t, "echo 'noise'; echo 'FAKE-RUNNER: Refused to set up' >&2; exit 1");
-	struct dsh_policy p;
-	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
-	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "unrelated", "fake-runner: refused", NULL });
+	struct fake_run f;
+	fake_run_init(&f, "echo 'noise'; echo 'FAKE-RUNNER: Refused to set up' >&2; exit 1", DSH_MODE_READ_ONLY,
+		      (const char *const[]){ "unrelated", "fake-runner: refused", NULL });
 	char *argv[] = { "true", NULL };
-	struct dsh_run_result res;
-	struct dsh_error *e = NULL;
-	char *errtext = NULL;
-	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), -EPROTO);
-	cr_assert_not_null(e);
-	cr_expect(strstr(e->msg, "runnerFailureSignatures entry \"fake-runner: refused\""), "%s", e->msg);
+	cr_assert_eq(fake_run(&f, argv), -EPROTO);
+	cr_assert_not_null(f.e);
+	cr_expect(strstr(f.e->msg, "runnerFailureSignatures entry \"fake-runner: refused\""), "%s", f.e->msg);
 	/* relayed unchanged, before dshbox's own line */
-	cr_expect_str_eq(errtext, "FAKE-RUNNER: Refused to set up\n");
-	dsh_error_free(e);
-	free(errtext);
-	fx_clear(&p);
-	tree_clear(&t);
+	cr_expect_str_eq(f.errtext, "FAKE-RUNNER: Refused to set up\n");
+	fake_run_clear(&f);
 }
 
 Test(runner, confine_passes_a_signal_through)
 {
-	struct tree t;
-	fake_runner(&t, NULL);
-	struct dsh_policy p;
-	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
-	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	struct fake_run f;
+	fake_run_init(&f, NULL, DSH_MODE_READ_ONLY, (const char *const[]){ "refused", NULL });
 	char *argv[] = { "sh", "-c", "kill -TERM $$", NULL };
-	struct dsh_run_result res;
-	struct dsh_error *e = NULL;
-	char *errtext = NULL;
-	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
-	cr_expect_eq(res.signal, SIGTERM);
-	free(errtext);
-	fx_clear(&p);
-	tree_clear(&t);
+	fake_run_ok(&f, argv);
+	cr_expect_eq(f.res.signal, SIGTERM);
+	fake_run_clear(&f);
 }
 
 /* dshbox ignores SIGPIPE while it relays; the runner and the command must not inherit that. */
 Test(runner, the_command_does_not_inherit_an_ignored_sigpipe)
 {
-	struct tree t;
-	fake_runner(&t, NULL);
-	struct dsh_policy p;
-	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
-	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	struct fake_run f;
+	fake_run_init(&f, NULL, DSH_MODE_READ_ONLY, (const char *const[]){ "refused", NULL });
 	char *argv[] = { "sh", "-c", "grep '^SigIgn:' /proc/self/status >&2", NULL };
-	struct dsh_run_result res;
-	struct dsh_error *e = NULL;
-	char *errtext = NULL;
-	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
-	cr_expect_eq(res.exit_code, 0);
+	fake_run_ok(&f, argv);
+	cr_expect_eq(f.res.exit_code, 0);
 	unsigned long long ign = 0;
-	cr_assert_eq(sscanf(errtext, "SigIgn: %llx", &ign), 1, "%s", errtext);
-	cr_expect_eq(ign & (1ULL << (SIGPIPE - 1)), 0, "SIGPIPE is ignored in the command: %s", errtext);
-	free(errtext);
-	fx_clear(&p);
-	tree_clear(&t);
+	cr_assert_eq(sscanf(f.errtext, "SigIgn: %llx", &ign), 1, "%s", f.errtext);
+	cr_expect_eq(ign & (1ULL << (SIGPIPE - 1)), 0, "SIGPIPE is ignored in the command: %s", f.errtext);
+	fake_run_clear(&f);
 }
 
 Test(runner, missing_runner_is_a_dshbox_failure)
@@ -337,66 +338,48 @@ Test(runner, missing_runner_is_a_dshbox_failure)
 Test(runner, stderr_relayed_byte_for_byte)
 {
 	/* 1 MiB of every byte value (NUL, invalid UTF-8, CR) from the runner's stderr, unchanged. */
-	struct tree t;
-	fake_runner(&t, NULL);
+	struct fake_run f;
+	fake_run_init(&f, NULL, DSH_MODE_READ_ONLY, (const char *const[]){ "never printed", NULL });
 	char *blob = NULL, *gen = NULL;
-	cr_assert(asprintf(&blob, "%s/blob", t.dir) > 0);
-	FILE *f = fopen(blob, "w");
-	cr_assert_not_null(f);
+	cr_assert(asprintf(&blob, "%s/blob", f.t.dir) > 0);
+	FILE *bf = fopen(blob, "w");
+	cr_assert_not_null(bf);
 	for (int i = 0; i < (1 << 20); i++)
-		fputc((i * 7 + (i >> 8)) & 0xff, f);
-	fclose(f);
+		fputc((i * 7 + (i >> 8)) & 0xff, bf);
+	fclose(bf);
 	cr_assert(asprintf(&gen, "cat '%s' >&2", blob) > 0);
-	struct dsh_policy p;
-	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
-	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "never printed", NULL });
 	char *argv[] = { "sh", "-c", gen, NULL };
-	struct dsh_run_result res;
-	struct dsh_error *e = NULL;
-	char *errtext = NULL;
-	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
-	cr_expect_eq(res.exit_code, 0);
-	free(errtext);
+	fake_run_ok(&f, argv);
+	cr_expect_eq(f.res.exit_code, 0);
 	/* compare as files: the captured stderr may hold NUL bytes */
 	char *errfile = NULL, *cmp = NULL;
-	cr_assert(asprintf(&errfile, "%s/stderr", t.dir) > 0);
+	cr_assert(asprintf(&errfile, "%s/stderr", f.t.dir) > 0);
 	cr_assert(asprintf(&cmp, "cmp -s '%s' '%s'", blob, errfile) > 0);
 	cr_expect_eq(system(cmp), 0, "the relayed stderr differs from what the runner wrote");
 	free(blob), free(gen), free(errfile), free(cmp);
-	fx_clear(&p);
-	tree_clear(&t);
+	fake_run_clear(&f);
 }
 
 Test(runner, a_signal_sent_to_dshbox_reaches_the_runner)
 {
 	/* SIGTERM sent to this process alone (as `kill PID` does) is passed on to the runner. */
-	struct tree t;
-	fake_runner(&t, NULL);
-	struct dsh_policy p;
-	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
-	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	struct fake_run f;
+	fake_run_init(&f, NULL, DSH_MODE_READ_ONLY, (const char *const[]){ "refused", NULL });
 	pid_t me = getpid(), killer = fork();
 	cr_assert_geq(killer, 0);
 	if (killer == 0) {
 		/* once the runner has started (it records its argv first), signal the caller */
-		for (int i = 0; i < 1000 && access(t.argv_file, F_OK) < 0; i++)
+		for (int i = 0; i < 1000 && access(f.t.argv_file, F_OK) < 0; i++)
 			usleep(10000);
 		usleep(100000);
 		kill(me, SIGTERM);
 		_exit(0);
 	}
 	char *argv[] = { "sleep", "30", NULL };
-	struct dsh_run_result res;
-	struct dsh_error *e = NULL;
-	char *errtext = NULL;
-	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
-	cr_expect_eq(res.signal, SIGTERM, "exit %d signal %d", res.exit_code, res.signal);
+	fake_run_ok(&f, argv);
+	cr_expect_eq(f.res.signal, SIGTERM, "exit %d signal %d", f.res.exit_code, f.res.signal);
 	waitpid(killer, NULL, 0);
-	free(errtext);
-	fx_clear(&p);
-	tree_clear(&t);
+	fake_run_clear(&f);
 }
 
 static bool occurs_ci(const char *text, size_t n, const char *sig)
@@ -453,61 +436,34 @@ Test(runner, sigscan_random_chunks_against_a_plain_search)
  */
 Test(runner, a_signature_in_the_stderr_of_a_command_that_succeeded_is_not_a_failure)
 {
-	struct tree t;
-	fake_runner(&t, NULL);
-	struct dsh_policy p;
-	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
-	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "fake-runner: refused", NULL });
+	struct fake_run f;
+	fake_run_init(&f, NULL, DSH_MODE_READ_ONLY, (const char *const[]){ "fake-runner: refused", NULL });
 	char *argv[] = { "sh", "-c", "echo 'grep: fake-runner: refused (a log line)' >&2; exit 0", NULL };
-	struct dsh_run_result res;
-	struct dsh_error *e = NULL;
-	char *errtext = NULL;
-	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
-	cr_expect_eq(res.exit_code, 0);
-	cr_expect_eq(res.signal, 0);
-	cr_expect_str_eq(errtext, "grep: fake-runner: refused (a log line)\n", "relayed unchanged");
-	free(errtext);
-	fx_clear(&p);
-	tree_clear(&t);
+	fake_run_ok(&f, argv);
+	cr_expect_eq(f.res.exit_code, 0);
+	cr_expect_eq(f.res.signal, 0);
+	cr_expect_str_eq(f.errtext, "grep: fake-runner: refused (a log line)\n", "relayed unchanged");
+	fake_run_clear(&f);
 }
 
 Test(runner, a_signature_from_a_command_killed_by_a_signal_is_not_a_failure)
 {
-	struct tree t;
-	fake_runner(&t, NULL);
-	struct dsh_policy p;
-	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
-	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "refused", NULL });
+	struct fake_run f;
+	fake_run_init(&f, NULL, DSH_MODE_READ_ONLY, (const char *const[]){ "refused", NULL });
 	char *argv[] = { "sh", "-c", "echo 'REFUSED by the test' >&2; kill -KILL $$", NULL };
-	struct dsh_run_result res;
-	struct dsh_error *e = NULL;
-	char *errtext = NULL;
-	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), 0, "%s", e ? e->msg : "");
-	cr_expect_eq(res.signal, SIGKILL);
-	free(errtext);
-	fx_clear(&p);
-	tree_clear(&t);
+	fake_run_ok(&f, argv);
+	cr_expect_eq(f.res.signal, SIGKILL);
+	fake_run_clear(&f);
 }
 
 Test(runner, a_signature_with_a_non_zero_exit_is_a_runner_failure)
 {
-	struct tree t;
-	fake_runner(&t, "echo 'fake-runner: refused: no user namespaces' >&2; exit 1");
-	struct dsh_policy p;
-	fx_init(&p, DSH_MODE_READ_ONLY, t.dir);
-	fx_ro.runner_command = fx_strv((const char *const[]){ t.runner, NULL });
-	fx_ro.runner_failure_signatures = fx_strv((const char *const[]){ "fake-runner: refused", NULL });
+	struct fake_run f;
+	fake_run_init(&f, "echo 'fake-runner: refused: no user namespaces' >&2; exit 1", DSH_MODE_READ_ONLY,
+		      (const char *const[]){ "fake-runner: refused", NULL });
 	char *argv[] = { "true", NULL };
-	struct dsh_run_result res;
-	struct dsh_error *e = NULL;
-	char *errtext = NULL;
-	cr_assert_eq(confine_capture(&p, argv, &res, &errtext, &e, t.dir), -EPROTO);
-	cr_assert_not_null(e);
-	cr_expect(strstr(e->msg, "(exit 1)"), "%s", e->msg);
-	dsh_error_free(e);
-	free(errtext);
-	fx_clear(&p);
-	tree_clear(&t);
+	cr_assert_eq(fake_run(&f, argv), -EPROTO);
+	cr_assert_not_null(f.e);
+	cr_expect(strstr(f.e->msg, "(exit 1)"), "%s", f.e->msg);
+	fake_run_clear(&f);
 }
