@@ -535,6 +535,40 @@ static int add_socket_masks(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_ar
 	return 0;
 }
 
+/* What dshbox adds on top of the argv (SPEC 8), said in --dry-run.  -ENOMEM or 0. */
+static int list_additions(const struct dsh_bwrap_args *a, const struct dsh_bwrap_settings *s, struct dsh_bwrap_plan *bp)
+{
+	char ***d = &bp->defaults;
+	int r = 0;
+	if (bp->seccomp.insns)
+		r |= dsh_strv_push(d, bp->nested_userns
+					      ? "seccomp: dshbox's deny list (keyctl, bpf, TIOCSTI, ...; refusals are EPERM); "
+						"new user namespaces and their mounts stay allowed, as under bubblewrap"
+					      : "seccomp: dshbox's deny list (mount family, new user namespaces, keyctl, bpf, "
+						"TIOCSTI, ...; refusals are EPERM)");
+	if (bp->notify.insns)
+		r |= dsh_strv_push(d, "runtime broker (SPEC 3.12): creations, renames, removals and metadata changes "
+				      "carried out by the broker");
+	if (!s->strict && !a->unshare_ipc)
+		r |= dsh_strv_push(d, "namespace: ipc");
+	if (!a->unshare_pid)
+		r |= dsh_strv_push(d, "namespace: pid (always: dshbox's init reaps and forwards signals)");
+	if (bp->opts.protect_sockets)
+		r |= dsh_strv_push(d, "host daemon sockets masked (docker, podman, the session bus, ssh and gpg "
+				      "agents), except those the argv binds");
+	if (bp->landlock && bp->nested_userns)
+		r |= dsh_strv_push(d, "Landlock scopes only (signals and abstract sockets outside the sandbox): its file "
+				      "layer would refuse the id maps and mounts of a user namespace made inside");
+	else if (bp->landlock)
+		r |= dsh_strv_push(d, "Landlock (second wall): writes beneath the argv's writable destinations (and the policy's /tmp and $TMPDIR)");
+	if (bp->caps)
+		r |= dsh_strv_pushf(d, "capabilities: only the argv's (%#llx), held in the nested user namespace; "
+				       "no_new_privs; mounts locked there", bp->caps);
+	else
+		r |= dsh_strv_push(d, "capabilities: all dropped; no_new_privs; mounts locked in a nested user namespace");
+	return r < 0 ? -ENOMEM : 0;
+}
+
 /*
  * --info-fd and the first line of --json-status-fd, bubblewrap's JSON: init's pid as the caller sees
  * it and the inode numbers of the namespaces, written by init once they are final (the command's).
@@ -679,36 +713,7 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 			goto fail;
 	}
 
-	/* What dshbox adds on top of the argv (SPEC 8), said in --dry-run. */
-	char ***d = &bp->defaults;
-	r = 0;
-	if (bp->seccomp.insns)
-		r |= dsh_strv_push(d, bp->nested_userns
-					      ? "seccomp: dshbox's deny list (keyctl, bpf, TIOCSTI, ...; refusals are EPERM); "
-						"new user namespaces and their mounts stay allowed, as under bubblewrap"
-					      : "seccomp: dshbox's deny list (mount family, new user namespaces, keyctl, bpf, "
-						"TIOCSTI, ...; refusals are EPERM)");
-	if (bp->notify.insns)
-		r |= dsh_strv_push(d, "runtime broker (SPEC 3.12): creations, renames, removals and metadata changes "
-				      "carried out by the broker");
-	if (!s->strict && !a->unshare_ipc)
-		r |= dsh_strv_push(d, "namespace: ipc");
-	if (!a->unshare_pid)
-		r |= dsh_strv_push(d, "namespace: pid (always: dshbox's init reaps and forwards signals)");
-	if (bp->opts.protect_sockets)
-		r |= dsh_strv_push(d, "host daemon sockets masked (docker, podman, the session bus, ssh and gpg "
-				      "agents), except those the argv binds");
-	if (bp->landlock && bp->nested_userns)
-		r |= dsh_strv_push(d, "Landlock scopes only (signals and abstract sockets outside the sandbox): its file "
-				      "layer would refuse the id maps and mounts of a user namespace made inside");
-	else if (bp->landlock)
-		r |= dsh_strv_push(d, "Landlock (second wall): writes beneath the argv's writable destinations (and the policy's /tmp and $TMPDIR)");
-	if (bp->caps)
-		r |= dsh_strv_pushf(d, "capabilities: only the argv's (%#llx), held in the nested user namespace; "
-				       "no_new_privs; mounts locked there", bp->caps);
-	else
-		r |= dsh_strv_push(d, "capabilities: all dropped; no_new_privs; mounts locked in a nested user namespace");
-	if (r < 0) {
+	if ((r = list_additions(a, s, bp)) < 0) {
 		r = dsh_err_sys(err, ENOMEM, "bwrap plan");
 		goto fail;
 	}
