@@ -1,8 +1,9 @@
 # dshbox: one non-recursive GNU Makefile.
-#   make                 build build/dshbox and build/libdshbox.a
+#   make                 build build/dshbox, build/libdshbox.a and build/libdshbox.so
 #   make test            unit, integration and escape tests (Criterion)
 #   make check-asan      the tests built with ASan+UBSan (SANITIZE=address,undefined)
-#   make lint            cppcheck over the sources
+#   make lint            the layering, cppcheck over the sources, and that libdshbox.so exports
+#                        dsh_* only (tools/check-exports.sh)
 #   make bench           benchmarks (never timed assertions)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make windows         the Windows runner with mingw-w64
@@ -91,14 +92,21 @@ GEN_SECCOMP := $(BUILD)/tools/gen_seccomp
 PREBUILT_OBJ := $(BUILD)/gen/seccomp_prebuilt.o
 LIB_OBJS += $(PREBUILT_OBJ)
 
+VERSION := $(shell sed -n 's/^\#define DSHBOX_VERSION "\(.*\)"$$/\1/p' include/dshbox/dshbox.h)
+# The shared library: the same (PIC) objects as the archive, linked with a soname and a version
+# script that exports dsh_* only.  The soname's number changes when a program built against one
+# release could no longer run against the next.
+SOVERSION := 0
+SONAME := libdshbox.so.$(SOVERSION)
 LIBA := $(BUILD)/libdshbox.a
+LIBSO := $(BUILD)/libdshbox.so.$(VERSION)
 DSHBOX := $(BUILD)/dshbox
 UNIT := $(BUILD)/tests/unit.run
 INTEG := $(BUILD)/tests/integration.run
 ESCAPE := $(BUILD)/tests/escape.run
 
 .PHONY: all test test-unit test-integration test-escape test-srt check-asan lint bench install clean windows tests
-all: $(DSHBOX) $(LIBA)
+all: $(DSHBOX) $(LIBA) $(LIBSO)
 
 $(BUILD)/tests/%.o $(BUILD)/tools/%.o: Q_CFLAGS = $(TEST_CFLAGS)
 $(BUILD)/%.o: %.c
@@ -116,6 +124,13 @@ $(PREBUILT_OBJ): $(BUILD)/gen/seccomp_prebuilt.c
 
 $(LIBA): $(LIB_OBJS)
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
+
+# -z defs: a symbol the library uses but none of its dependencies defines fails here, not in a
+# host's link.  The sanitizers' runtimes are the executable's to bring, so not under SANITIZE.
+$(LIBSO): $(LIB_OBJS) tools/libdshbox.map
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=tools/libdshbox.map $(if $(SANITIZE),,-Wl,-z,defs) -o $@ $(LIB_OBJS) $(PKG_LIBS)
+	$(Q)ln -sf $(notdir $@) $(BUILD)/$(SONAME) && ln -sf $(SONAME) $(BUILD)/libdshbox.so
 
 $(DSHBOX): $(CLI_OBJS) $(LIBA)
 	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(DSHBOX_LIBS)
@@ -163,8 +178,9 @@ check-asan:
 		$(MAKE) SANITIZE=address,undefined test-unit test-integration \
 		INTEG_ARGS="--filter '!(fence_kill|fence_race)/*'"
 
-lint: $(DSHBOX)
+lint: $(DSHBOX) $(LIBSO)
 	tools/check-layers.sh $(BUILD)
+	tools/check-exports.sh $(LIBSO)
 	cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
 		--inline-suppr --suppress=missingIncludeSystem --suppress=unknownMacro \
 		-I include -I . -D__GNUC__ -D_GNU_SOURCE $(LIB_DIRS) cli
@@ -187,13 +203,12 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 SYSCONFDIR ?= /etc
-VERSION := $(shell sed -n 's/^\#define DSHBOX_VERSION "\(.*\)"$$/\1/p' include/dshbox/dshbox.h)
 # libdir and includedir are written relative to ${prefix} when they lie under it: the file then
 # moves with its prefix line (check-install rewrites that one line to use the staged tree).
 pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
 .PHONY: install install-apparmor check-install check-apparmor check-completions check-packaging deb
-install: $(DSHBOX) $(LIBA)
+install: $(DSHBOX) $(LIBA) $(LIBSO)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|' \
 		-e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
 		-e 's|@REQUIRES@|$(PKGS)|' tools/libdshbox.pc.in > $(BUILD)/libdshbox.pc
