@@ -92,11 +92,10 @@ GEN_SECCOMP := $(BUILD)/tools/gen_seccomp
 PREBUILT_OBJ := $(BUILD)/gen/seccomp_prebuilt.o
 LIB_OBJS += $(PREBUILT_OBJ)
 
-VERSION := $(shell sed -n 's/^\#define DSHBOX_VERSION "\(.*\)"$$/\1/p' include/dshbox/dshbox.h)
+VERSION := $(shell sed -n 's/^\#define DSHBOX_VERSION "\(.*\)"$$/\1/p' include/dshbox/version.h)
 # The shared library: the same (PIC) objects as the archive, linked with a soname and a version
-# script that exports dsh_* only.  The soname's number changes when a program built against one
-# release could no longer run against the next.
-SOVERSION := 0
+# script that exports dsh_* only.  The soname's number is DSHBOX_ABI (include/dshbox/version.h).
+SOVERSION := $(shell sed -n 's/^\#define DSHBOX_ABI \([0-9]*\)$$/\1/p' include/dshbox/version.h)
 SONAME := libdshbox.so.$(SOVERSION)
 LIBA := $(BUILD)/libdshbox.a
 LIBSO := $(BUILD)/libdshbox.so.$(VERSION)

@@ -18,8 +18,7 @@
 #include <stddef.h>
 
 #include "dshbox/error.h"
-
-#define DSHBOX_VERSION "0.1.0"
+#include "dshbox/version.h"
 
 enum dsh_mode {
 	DSH_MODE_READ_ONLY,
