@@ -188,15 +188,18 @@ bench: $(DSHBOX) $(BENCHES) $(HELPERS)
 	tools/bench.sh $(BUILD)
 
 # --- Installing and packaging -------------------------------------------------------------------
-#   make install PREFIX=/usr/local DESTDIR=   the program, libdshbox.a, headers, libdshbox.pc, man
-#                                             pages, bash and zsh completions
+#   make install PREFIX=/usr/local DESTDIR=   the program, libdshbox.a, libdshbox.so with its soname
+#                                             links, headers, libdshbox.pc, man pages, bash and zsh
+#                                             completions
 #   make install-apparmor                     the AppArmor profile (Ubuntu 24.04+), into /etc/apparmor.d
-#   make check-install                        install into a scratch DESTDIR, build and run a program
-#                                             against it with pkg-config (docs/packaging.md)
+#   make check-install                        install into a scratch DESTDIR, build a program against
+#                                             it with pkg-config twice (the archive, the shared
+#                                             library) and run both (docs/packaging.md)
 #   make check-apparmor                       apparmor_parser -QT on the profile, if a parser exists
 #   make check-completions                    the completions know every command and option of cli/
 #   make check-packaging                      the three checks above (about a second on a built tree)
-#   make deb                                  build/dshbox_*.deb and build/libdshbox-dev_*.deb, lintian
+#   make deb                                  build/dshbox_*.deb, build/libdshbox0_*.deb and
+#                                             build/libdshbox-dev_*.deb, lintian
 DATADIR ?= $(PREFIX)/share
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
@@ -216,6 +219,9 @@ install: $(DSHBOX) $(LIBA) $(LIBSO)
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 0755 $(DSHBOX) $(DESTDIR)$(BINDIR)/dshbox
 	install -m 0644 $(LIBA) $(DESTDIR)$(LIBDIR)/libdshbox.a
+	install -m 0644 $(LIBSO) $(DESTDIR)$(LIBDIR)/$(notdir $(LIBSO))
+	ln -sf $(notdir $(LIBSO)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libdshbox.so
 	install -m 0644 include/dshbox/*.h $(DESTDIR)$(INCLUDEDIR)/dshbox/
 	install -m 0644 $(BUILD)/libdshbox.pc $(DESTDIR)$(PKGCONFIGDIR)/libdshbox.pc
 	install -m 0644 man/dshbox.1 $(DESTDIR)$(MANDIR)/man1/dshbox.1
@@ -231,6 +237,9 @@ install-apparmor:
 
 # The staged libdshbox.pc says prefix=/usr; the copy the test reads points prefix at the staged tree
 # (pkg-config's --define-variable and PKG_CONFIG_SYSROOT_DIR would move the dependencies' paths too).
+# The program is linked twice, against the archive (--static between -Bstatic and -Bdynamic, as
+# libdshbox.pc says) and against the shared library, which it then loads from the staged tree;
+# readelf proves each link took the library it was meant to.
 CHECK_INSTALL := $(abspath $(BUILD))/check-install
 check-install:
 	rm -rf $(CHECK_INSTALL)
@@ -239,9 +248,14 @@ check-install:
 	sed 's|^prefix=/usr$$|prefix=$(CHECK_INSTALL)/root/usr|' $(CHECK_INSTALL)/root/usr/lib/pkgconfig/libdshbox.pc \
 		> $(CHECK_INSTALL)/pc/libdshbox.pc
 	cd $(CHECK_INSTALL) && export PKG_CONFIG_PATH=$(CHECK_INSTALL)/pc && \
-		$(CC) -Werror -Wall -o check-install $(TOP)/tools/check-install.c \
-		$$($(PKG_CONFIG) --cflags --libs --static libdshbox)
-	cd $(CHECK_INSTALL) && ./check-install
+		$(CC) -Werror -Wall -o check-install-static $(TOP)/tools/check-install.c \
+		$$($(PKG_CONFIG) --cflags libdshbox) -Wl,-Bstatic $$($(PKG_CONFIG) --libs --static libdshbox) -Wl,-Bdynamic && \
+		$(CC) -Werror -Wall -o check-install-shared $(TOP)/tools/check-install.c \
+		$$($(PKG_CONFIG) --cflags --libs libdshbox)
+	! readelf -d $(CHECK_INSTALL)/check-install-static | grep -q 'libdshbox'
+	readelf -d $(CHECK_INSTALL)/check-install-shared | grep -q 'NEEDED.*\[$(SONAME)\]'
+	cd $(CHECK_INSTALL) && ./check-install-static
+	cd $(CHECK_INSTALL) && LD_LIBRARY_PATH=$(CHECK_INSTALL)/root/usr/lib ./check-install-shared
 	rm -rf $(CHECK_INSTALL)
 
 check-apparmor:

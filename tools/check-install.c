@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * make check-install: a program outside the tree, built only from what `make install` put under
- * DESTDIR (the headers, libdshbox.a and `pkg-config --static libdshbox`), that loads a policy and
- * asks for verdicts through the public API.
+ * DESTDIR (the headers, libdshbox.pc and either libdshbox.a or libdshbox.so), that asks the library
+ * it runs with for its version, loads a policy and asks for verdicts through the public API.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +37,12 @@ int main(void)
 
 	if (!getcwd(cwd, sizeof(cwd)))
 		return 1;
+	/* Linked dynamically, the library answering is the staged one: it must be this release. */
+	if (strcmp(dsh_version(), DSHBOX_VERSION) != 0 || dsh_abi() != DSHBOX_ABI) {
+		fprintf(stderr, "check-install: built against libdshbox %s (ABI %d), running %s (ABI %d)\n",
+			DSHBOX_VERSION, DSHBOX_ABI, dsh_version(), dsh_abi());
+		return 1;
+	}
 	dsh_config_init(&c);
 	if (dsh_config_load_string(&c, yaml, strlen(yaml), "check-install.yml", &err) < 0 ||
 	    dsh_policy_new(&c, environ, cwd, &p, &err) < 0) {
@@ -44,7 +50,7 @@ int main(void)
 		dsh_error_free(err);
 		return 1;
 	}
-	printf("libdshbox %s, mode %s:\n", DSHBOX_VERSION, dsh_mode_to_string(c.mode));
+	printf("libdshbox %s (ABI %d), mode %s:\n", dsh_version(), dsh_abi(), dsh_mode_to_string(c.mode));
 	int bad = expect(p, DSH_OP_READ, "/etc/hostname", 1) + expect(p, DSH_OP_READ, "/etc/shadow", 0) +
 		  expect(p, DSH_OP_WRITE, "/etc/hostname", 0);
 	dsh_policy_free(p);
