@@ -68,6 +68,12 @@ const char *dsh_rule_kind_to_string(enum dsh_rule_kind k);
 const char *dsh_backend_id_to_string(enum dsh_backend_id b);
 int dsh_backend_id_from_string(const char *s, enum dsh_backend_id *ret);
 
+/*
+ * Free a NULL-terminated vector of strings the library handed over (dsh_doctor_findings(), the
+ * warnings of dsh_run_check_degraded()): each string, then the array.  NULL is fine.
+ */
+void dsh_strv_free(char **v);
+
 /* Where an access entry came from: a rule error from a file names the file and line (SPEC 1.3). */
 struct dsh_access_origin {
 	char *file;     /* NULL: not from a file (the command line, a host's own rule) */
