@@ -2,7 +2,8 @@
 /*
  * make check-install: a program outside the tree, built only from what `make install` put under
  * DESTDIR (the headers, libdshbox.pc and either libdshbox.a or libdshbox.so), that asks the library
- * it runs with for its version, loads a policy and asks for verdicts through the public API.
+ * it runs with for its version, loads a policy and asks for verdicts through the public API, and
+ * writes through the file fence: once where the policy allows it, once where a rule refuses.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +11,25 @@
 #include <unistd.h>
 
 #include <dshbox/dshbox.h>
+#include <dshbox/fence.h>
 
 extern char **environ;
+
+static struct dsh_policy *load_policy(const char *yaml, const char *cwd)
+{
+	struct dsh_config c;
+	struct dsh_policy *p = NULL;
+	struct dsh_error *err = NULL;
+
+	dsh_config_init(&c);
+	if (dsh_config_load_string(&c, yaml, strlen(yaml), "check-install.yml", &err) < 0 ||
+	    dsh_policy_new(&c, environ, cwd, &p, &err) < 0) {
+		fprintf(stderr, "check-install: cannot load the policy: %s\n", err ? err->msg : "?");
+		dsh_error_free(err);
+	}
+	dsh_config_clear(&c);
+	return p;
+}
 
 static int expect(const struct dsh_policy *p, enum dsh_op op, const char *path, int allow)
 {
@@ -27,13 +45,30 @@ static int expect(const struct dsh_policy *p, enum dsh_op op, const char *path, 
 	return v.allow != allow;
 }
 
+/* A write through the fence; allow says whether the policy should let it happen. */
+static int expect_write(const struct dsh_policy *p, const char *path, int allow)
+{
+	static const char text[] = "written through the fence\n";
+	struct dsh_fence_write_result w;
+	struct dsh_error *err = NULL;
+	int bad;
+
+	if (dsh_fence_write(p, path, text, strlen(text), &w, &err) == 0) {
+		printf("  fence wrote %zu bytes to %s (version %s)\n", w.bytes, w.path, w.version);
+		bad = !allow;
+	} else {
+		printf("  fence refused %s: %s (%s)\n", path, err->msg, dsh_err_kind_to_string(err->kind));
+		bad = allow || err->kind != DSH_ERR_DENIED;
+	}
+	dsh_fence_write_result_clear(&w);
+	dsh_error_free(err);
+	return bad;
+}
+
 int main(void)
 {
 	static const char yaml[] = "mode: read-only\naccess:\n  - \"-- /etc/shadow\"\n";
-	struct dsh_config c;
-	struct dsh_policy *p = NULL;
-	struct dsh_error *err = NULL;
-	char cwd[4096];
+	char cwd[4096], ws[4200], yaml_ws[4400], note[4300], secret[4300];
 
 	if (!getcwd(cwd, sizeof(cwd)))
 		return 1;
@@ -43,17 +78,38 @@ int main(void)
 			DSHBOX_VERSION, DSHBOX_ABI, dsh_version(), dsh_abi());
 		return 1;
 	}
-	dsh_config_init(&c);
-	if (dsh_config_load_string(&c, yaml, strlen(yaml), "check-install.yml", &err) < 0 ||
-	    dsh_policy_new(&c, environ, cwd, &p, &err) < 0) {
-		fprintf(stderr, "check-install: cannot load the policy: %s\n", err ? err->msg : "?");
-		dsh_error_free(err);
+
+	struct dsh_policy *p = load_policy(yaml, cwd);
+	if (!p)
 		return 1;
-	}
-	printf("libdshbox %s (ABI %d), mode %s:\n", dsh_version(), dsh_abi(), dsh_mode_to_string(c.mode));
+	printf("libdshbox %s (ABI %d), mode %s:\n", dsh_version(), dsh_abi(),
+	       dsh_mode_to_string(dsh_policy_mode(p)));
 	int bad = expect(p, DSH_OP_READ, "/etc/hostname", 1) + expect(p, DSH_OP_READ, "/etc/shadow", 0) +
 		  expect(p, DSH_OP_WRITE, "/etc/hostname", 0);
 	dsh_policy_free(p);
-	dsh_config_clear(&c);
+
+	/* The fence: a scratch workspace, writable but for the one name a rule hides. */
+	snprintf(ws, sizeof(ws), "%s/fence.XXXXXX", cwd);
+	if (!mkdtemp(ws)) {
+		perror("check-install: mkdtemp");
+		return 1;
+	}
+	snprintf(yaml_ws, sizeof(yaml_ws),
+		 "mode: workspace-write\nworkspace: \"%s\"\naccess:\n  - \"-- secret\"\n", ws);
+	snprintf(note, sizeof(note), "%s/note.txt", ws);
+	snprintf(secret, sizeof(secret), "%s/secret", ws);
+	p = load_policy(yaml_ws, ws);
+	if (!p)
+		return 1;
+	printf("mode %s, workspace %s:\n", dsh_mode_to_string(dsh_policy_mode(p)),
+	       dsh_policy_workspace(p));
+	bad += expect_write(p, note, 1) + expect_write(p, secret, 0);
+	dsh_policy_free(p);
+	if (access(secret, F_OK) == 0) {
+		fprintf(stderr, "check-install: the refused write left %s\n", secret);
+		bad++;
+	}
+	unlink(note);
+	rmdir(ws);
 	return bad ? 1 : 0;
 }
