@@ -2,8 +2,9 @@
 /*
  * make check-install: a program outside the tree, built only from what `make install` put under
  * DESTDIR (the headers, libdshbox.pc and either libdshbox.a or libdshbox.so), that asks the library
- * it runs with for its version, loads a policy and asks for verdicts through the public API, and
- * writes through the file fence: once where the policy allows it, once where a rule refuses.
+ * it runs with for its version, loads a policy and asks for verdicts through the public API, writes
+ * through the file fence (once where the policy allows it, once where a rule refuses) and makes
+ * the run options a host would run a command with.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,20 +16,12 @@
 
 extern char **environ;
 
-static struct dsh_policy *load_policy(const char *yaml, const char *cwd)
+/* The configuration is opaque: a host fills it from YAML, through setters, or both. */
+static int fail(const char *what, struct dsh_error *err)
 {
-	struct dsh_config c;
-	struct dsh_policy *p = NULL;
-	struct dsh_error *err = NULL;
-
-	dsh_config_init(&c);
-	if (dsh_config_load_string(&c, yaml, strlen(yaml), "check-install.yml", &err) < 0 ||
-	    dsh_policy_new(&c, environ, cwd, &p, &err) < 0) {
-		fprintf(stderr, "check-install: cannot load the policy: %s\n", err ? err->msg : "?");
-		dsh_error_free(err);
-	}
-	dsh_config_clear(&c);
-	return p;
+	fprintf(stderr, "check-install: %s: %s\n", what, err ? err->msg : "out of memory");
+	dsh_error_free(err);
+	return 1;
 }
 
 static int expect(const struct dsh_policy *p, enum dsh_op op, const char *path, int allow)
@@ -68,7 +61,11 @@ static int expect_write(const struct dsh_policy *p, const char *path, int allow)
 int main(void)
 {
 	static const char yaml[] = "mode: read-only\naccess:\n  - \"-- /etc/shadow\"\n";
-	char cwd[4096], ws[4200], yaml_ws[4400], note[4300], secret[4300];
+	char cwd[4096], ws[4200], note[4300], secret[4300];
+	struct dsh_config *c = dsh_config_new();
+	struct dsh_policy *p = NULL;
+	struct dsh_run_options *o = NULL;
+	struct dsh_error *err = NULL;
 
 	if (!getcwd(cwd, sizeof(cwd)))
 		return 1;
@@ -79,14 +76,15 @@ int main(void)
 		return 1;
 	}
 
-	struct dsh_policy *p = load_policy(yaml, cwd);
-	if (!p)
-		return 1;
+	if (!c || dsh_config_load_string(c, yaml, strlen(yaml), "check-install.yml", &err) < 0 ||
+	    dsh_policy_new(c, environ, cwd, &p, &err) < 0)
+		return fail("cannot load the policy", err);
 	printf("libdshbox %s (ABI %d), mode %s:\n", dsh_version(), dsh_abi(),
-	       dsh_mode_to_string(dsh_policy_mode(p)));
+	       dsh_mode_to_string(dsh_config_mode(c)));
 	int bad = expect(p, DSH_OP_READ, "/etc/hostname", 1) + expect(p, DSH_OP_READ, "/etc/shadow", 0) +
 		  expect(p, DSH_OP_WRITE, "/etc/hostname", 0);
 	dsh_policy_free(p);
+	dsh_config_free(c);
 
 	/* The fence: a scratch workspace, writable but for the one name a rule hides. */
 	snprintf(ws, sizeof(ws), "%s/fence.XXXXXX", cwd);
@@ -94,17 +92,27 @@ int main(void)
 		perror("check-install: mkdtemp");
 		return 1;
 	}
-	snprintf(yaml_ws, sizeof(yaml_ws),
-		 "mode: workspace-write\nworkspace: \"%s\"\naccess:\n  - \"-- secret\"\n", ws);
 	snprintf(note, sizeof(note), "%s/note.txt", ws);
 	snprintf(secret, sizeof(secret), "%s/secret", ws);
-	p = load_policy(yaml_ws, ws);
-	if (!p)
-		return 1;
+	c = dsh_config_new();
+	if (!c || dsh_config_set_mode(c, DSH_MODE_WORKSPACE_WRITE, &err) < 0 ||
+	    dsh_config_set_workspace(c, ws, &err) < 0 || dsh_config_add_access(c, "-- secret", &err) < 0 ||
+	    dsh_config_set_network(c, false, &err) < 0 || dsh_policy_new(c, environ, ws, &p, &err) < 0)
+		return fail("cannot set up the policy", err);
 	printf("mode %s, workspace %s:\n", dsh_mode_to_string(dsh_policy_mode(p)),
 	       dsh_policy_workspace(p));
 	bad += expect_write(p, note, 1) + expect_write(p, secret, 0);
+
+	/* The run options a host hands to dsh_run_prepare(), and the environment its command gets. */
+	if (dsh_run_options_new(c, environ, &o, &err) < 0)
+		return fail("cannot make the run options", err);
+	if (!dsh_run_options_command_env(o)) {
+		fprintf(stderr, "check-install: the run options have no command environment\n");
+		bad++;
+	}
+	dsh_run_options_free(o);
 	dsh_policy_free(p);
+	dsh_config_free(c);
 	if (access(secret, F_OK) == 0) {
 		fprintf(stderr, "check-install: the refused write left %s\n", secret);
 		bad++;

@@ -22,7 +22,7 @@ struct dsh_doctor {
 	char *row_disabled_origin;
 	bool official_disabled[2];  /* "sandbox", "fs-sandbox" */
 	char *official_origin[2];
-	struct dsh_config config;   /* the row's effective config */
+	struct dsh_config *config;  /* the row's effective config (owned) */
 	char *config_origin;        /* where it was last replaced, or NULL when never written */
 	char *config_error;         /* why the effective config does not load, or NULL */
 	char **notes;               /* items that were not understood, layer by layer */

@@ -14,6 +14,7 @@
 #include "dshbox/dshbox.h"
 #include "fence/fence.h"
 #include "fence/fence_internal.h"
+#include "policy/options.h"
 #include "tests/lib/harness.h"
 
 static char *root;  /* scratch dir */

@@ -21,6 +21,7 @@
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
 #include "fence/fence.h"
+#include "policy/options.h"
 #include "tests/lib/harness.h"
 
 #define WRITES 10000
