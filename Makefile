@@ -1,8 +1,9 @@
 # dshbox: one non-recursive GNU Makefile.
-#   make                 build build/dshbox and build/libdshbox.a
+#   make                 build build/dshbox, build/libdshbox.a and build/libdshbox.so
 #   make test            unit, integration and escape tests (Criterion)
 #   make check-asan      the tests built with ASan+UBSan (SANITIZE=address,undefined)
-#   make lint            cppcheck over the sources
+#   make lint            the layering, cppcheck over the sources, and that libdshbox.so exports
+#                        dsh_* only (tools/check-exports.sh)
 #   make bench           benchmarks (never timed assertions)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make windows         the Windows runner with mingw-w64
@@ -91,14 +92,20 @@ GEN_SECCOMP := $(BUILD)/tools/gen_seccomp
 PREBUILT_OBJ := $(BUILD)/gen/seccomp_prebuilt.o
 LIB_OBJS += $(PREBUILT_OBJ)
 
+VERSION := $(shell sed -n 's/^\#define DSHBOX_VERSION "\(.*\)"$$/\1/p' include/dshbox/version.h)
+# The shared library: the same (PIC) objects as the archive, linked with a soname and a version
+# script that exports dsh_* only.  The soname's number is DSHBOX_ABI (include/dshbox/version.h).
+SOVERSION := $(shell sed -n 's/^\#define DSHBOX_ABI \([0-9]*\)$$/\1/p' include/dshbox/version.h)
+SONAME := libdshbox.so.$(SOVERSION)
 LIBA := $(BUILD)/libdshbox.a
+LIBSO := $(BUILD)/libdshbox.so.$(VERSION)
 DSHBOX := $(BUILD)/dshbox
 UNIT := $(BUILD)/tests/unit.run
 INTEG := $(BUILD)/tests/integration.run
 ESCAPE := $(BUILD)/tests/escape.run
 
 .PHONY: all test test-unit test-integration test-escape test-srt check-asan lint bench install clean windows tests
-all: $(DSHBOX) $(LIBA)
+all: $(DSHBOX) $(LIBA) $(LIBSO)
 
 $(BUILD)/tests/%.o $(BUILD)/tools/%.o: Q_CFLAGS = $(TEST_CFLAGS)
 $(BUILD)/%.o: %.c
@@ -116,6 +123,13 @@ $(PREBUILT_OBJ): $(BUILD)/gen/seccomp_prebuilt.c
 
 $(LIBA): $(LIB_OBJS)
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
+
+# -z defs: a symbol the library uses but none of its dependencies defines fails here, not in a
+# host's link.  The sanitizers' runtimes are the executable's to bring, so not under SANITIZE.
+$(LIBSO): $(LIB_OBJS) tools/libdshbox.map
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=tools/libdshbox.map $(if $(SANITIZE),,-Wl,-z,defs) -o $@ $(LIB_OBJS) $(PKG_LIBS)
+	$(Q)ln -sf $(notdir $@) $(BUILD)/$(SONAME) && ln -sf $(SONAME) $(BUILD)/libdshbox.so
 
 $(DSHBOX): $(CLI_OBJS) $(LIBA)
 	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(DSHBOX_LIBS)
@@ -163,8 +177,9 @@ check-asan:
 		$(MAKE) SANITIZE=address,undefined test-unit test-integration \
 		INTEG_ARGS="--filter '!(fence_kill|fence_race)/*'"
 
-lint: $(DSHBOX)
+lint: $(DSHBOX) $(LIBSO)
 	tools/check-layers.sh $(BUILD)
+	tools/check-exports.sh $(LIBSO)
 	cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
 		--inline-suppr --suppress=missingIncludeSystem --suppress=unknownMacro \
 		-I include -I . -D__GNUC__ -D_GNU_SOURCE $(LIB_DIRS) cli
@@ -173,27 +188,29 @@ bench: $(DSHBOX) $(BENCHES) $(HELPERS)
 	tools/bench.sh $(BUILD)
 
 # --- Installing and packaging -------------------------------------------------------------------
-#   make install PREFIX=/usr/local DESTDIR=   the program, libdshbox.a, headers, libdshbox.pc, man
-#                                             pages, bash and zsh completions
+#   make install PREFIX=/usr/local DESTDIR=   the program, libdshbox.a, libdshbox.so with its soname
+#                                             links, headers, libdshbox.pc, man pages, bash and zsh
+#                                             completions
 #   make install-apparmor                     the AppArmor profile (Ubuntu 24.04+), into /etc/apparmor.d
-#   make check-install                        install into a scratch DESTDIR, build and run a program
-#                                             against it with pkg-config (docs/packaging.md)
+#   make check-install                        install into a scratch DESTDIR, build a program against
+#                                             it with pkg-config twice (the archive, the shared
+#                                             library) and run both (docs/packaging.md)
 #   make check-apparmor                       apparmor_parser -QT on the profile, if a parser exists
 #   make check-completions                    the completions know every command and option of cli/
 #   make check-packaging                      the three checks above (about a second on a built tree)
-#   make deb                                  build/dshbox_*.deb and build/libdshbox-dev_*.deb, lintian
+#   make deb                                  build/dshbox_*.deb, build/libdshbox0_*.deb and
+#                                             build/libdshbox-dev_*.deb, lintian
 DATADIR ?= $(PREFIX)/share
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 SYSCONFDIR ?= /etc
-VERSION := $(shell sed -n 's/^\#define DSHBOX_VERSION "\(.*\)"$$/\1/p' include/dshbox/dshbox.h)
 # libdir and includedir are written relative to ${prefix} when they lie under it: the file then
 # moves with its prefix line (check-install rewrites that one line to use the staged tree).
 pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
 .PHONY: install install-apparmor check-install check-apparmor check-completions check-packaging deb
-install: $(DSHBOX) $(LIBA)
+install: $(DSHBOX) $(LIBA) $(LIBSO)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|' \
 		-e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
 		-e 's|@REQUIRES@|$(PKGS)|' tools/libdshbox.pc.in > $(BUILD)/libdshbox.pc
@@ -202,6 +219,9 @@ install: $(DSHBOX) $(LIBA)
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 0755 $(DSHBOX) $(DESTDIR)$(BINDIR)/dshbox
 	install -m 0644 $(LIBA) $(DESTDIR)$(LIBDIR)/libdshbox.a
+	install -m 0644 $(LIBSO) $(DESTDIR)$(LIBDIR)/$(notdir $(LIBSO))
+	ln -sf $(notdir $(LIBSO)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libdshbox.so
 	install -m 0644 include/dshbox/*.h $(DESTDIR)$(INCLUDEDIR)/dshbox/
 	install -m 0644 $(BUILD)/libdshbox.pc $(DESTDIR)$(PKGCONFIGDIR)/libdshbox.pc
 	install -m 0644 man/dshbox.1 $(DESTDIR)$(MANDIR)/man1/dshbox.1
@@ -217,6 +237,9 @@ install-apparmor:
 
 # The staged libdshbox.pc says prefix=/usr; the copy the test reads points prefix at the staged tree
 # (pkg-config's --define-variable and PKG_CONFIG_SYSROOT_DIR would move the dependencies' paths too).
+# The program is linked twice, against the archive (--static between -Bstatic and -Bdynamic, as
+# libdshbox.pc says) and against the shared library, which it then loads from the staged tree;
+# readelf proves each link took the library it was meant to.
 CHECK_INSTALL := $(abspath $(BUILD))/check-install
 check-install:
 	rm -rf $(CHECK_INSTALL)
@@ -225,9 +248,14 @@ check-install:
 	sed 's|^prefix=/usr$$|prefix=$(CHECK_INSTALL)/root/usr|' $(CHECK_INSTALL)/root/usr/lib/pkgconfig/libdshbox.pc \
 		> $(CHECK_INSTALL)/pc/libdshbox.pc
 	cd $(CHECK_INSTALL) && export PKG_CONFIG_PATH=$(CHECK_INSTALL)/pc && \
-		$(CC) -Werror -Wall -o check-install $(TOP)/tools/check-install.c \
-		$$($(PKG_CONFIG) --cflags --libs --static libdshbox)
-	cd $(CHECK_INSTALL) && ./check-install
+		$(CC) -Werror -Wall -o check-install-static $(TOP)/tools/check-install.c \
+		$$($(PKG_CONFIG) --cflags libdshbox) -Wl,-Bstatic $$($(PKG_CONFIG) --libs --static libdshbox) -Wl,-Bdynamic && \
+		$(CC) -Werror -Wall -o check-install-shared $(TOP)/tools/check-install.c \
+		$$($(PKG_CONFIG) --cflags --libs libdshbox)
+	! readelf -d $(CHECK_INSTALL)/check-install-static | grep -q 'libdshbox'
+	readelf -d $(CHECK_INSTALL)/check-install-shared | grep -q 'NEEDED.*\[$(SONAME)\]'
+	cd $(CHECK_INSTALL) && ./check-install-static
+	cd $(CHECK_INSTALL) && LD_LIBRARY_PATH=$(CHECK_INSTALL)/root/usr/lib ./check-install-shared
 	rm -rf $(CHECK_INSTALL)
 
 check-apparmor:

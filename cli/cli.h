@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "dshbox/dshbox.h"
+#include "policy/options.h"
 
 /* Exit codes (SPEC 2). */
 enum {

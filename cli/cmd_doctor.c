@@ -76,10 +76,10 @@ int cmd_doctor(int argc, char **argv, char **envp)
 		       d.official_origin[i] ? d.official_origin[i] : "");
 
 	printf("\neffective configuration: %s\n", d.config_origin ? d.config_origin : "(none written: defaults)");
-	printf("  mode: %s\n", dsh_mode_to_string(d.config.mode));
-	printf("  access:%s\n", d.config.access ? "" : " (none)");
-	for (size_t i = 0; d.config.access && d.config.access[i]; i++)
-		for (const char *l = d.config.access[i]; l && *l;) {
+	printf("  mode: %s\n", dsh_mode_to_string(d.config->mode));
+	printf("  access:%s\n", d.config->access ? "" : " (none)");
+	for (size_t i = 0; d.config->access && d.config->access[i]; i++)
+		for (const char *l = d.config->access[i]; l && *l;) {
 			const char *nl = strchr(l, '\n');
 			int n = nl ? (int)(nl - l) : (int)strlen(l);
 			if (strspn(l, " \t") < (size_t)n)
@@ -89,11 +89,11 @@ int cmd_doctor(int argc, char **argv, char **envp)
 
 	_cleanup_strv_ char **findings = dsh_doctor_findings(&d);
 	/* The rules are also compiled here, in this environment, as the host would at load time. */
-	if (!d.config_error && d.config.access) {
+	if (!d.config_error && d.config->access) {
 		char cwd[PATH_MAX];
 		struct dsh_policy *p = NULL;
 		_cleanup_error_ struct dsh_error *perr = NULL;
-		if (getcwd(cwd, sizeof(cwd)) && dsh_policy_new(&d.config, envp, cwd, &p, &perr) < 0)
+		if (getcwd(cwd, sizeof(cwd)) && dsh_policy_new(d.config, envp, cwd, &p, &perr) < 0)
 			dsh_strv_pushf(&findings, "the effective rules do not load here: %s", perr->msg);
 		for (size_t i = 0; p && dsh_policy_warnings(p)[i]; i++)
 			printf("  warning: %s\n", dsh_policy_warnings(p)[i]);

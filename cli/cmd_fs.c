@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "common/write_all.h"
-#include "fence/fence.h"
+#include "dshbox/fence.h"
 
 static void usage(FILE *f)
 {

@@ -6,6 +6,7 @@
 #include <yaml.h>
 
 #include "dshbox/dshbox.h"
+#include "policy/options.h"
 
 /* Parse one YAML document; errors name origin and line. */
 int dsh_yaml_load(const char *yaml, size_t len, const char *origin, yaml_document_t *doc,

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/strv.h"
-#include "dshbox/dshbox.h"
+#include "policy/options.h"
 
 void dsh_config_init(struct dsh_config *c)
 {

@@ -14,9 +14,12 @@ const char *const dsh_doctor_official_rows[2] = { "sandbox", "fs-sandbox" };
 int dsh_doctor_init(struct dsh_doctor *d, const char *row, struct dsh_error **err)
 {
 	memset(d, 0, sizeof(*d));
-	dsh_config_init(&d->config);
+	d->config = dsh_config_new();
 	d->row = strdup(row);
-	return d->row ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	if (d->config && d->row)
+		return 0;
+	dsh_doctor_clear(d);
+	return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 }
 
 void dsh_doctor_clear(struct dsh_doctor *d)
@@ -26,7 +29,7 @@ void dsh_doctor_clear(struct dsh_doctor *d)
 	free(d->row_disabled_origin);
 	for (int i = 0; i < 2; i++)
 		free(d->official_origin[i]);
-	dsh_config_clear(&d->config);
+	dsh_config_free(d->config);
 	free(d->config_origin);
 	free(d->config_error);
 	dsh_strv_free(d->notes);
@@ -78,12 +81,12 @@ static int set_str(char **dst, char *s, struct dsh_error **err)
 static int replace_config(struct dsh_doctor *d, yaml_document_t *doc, yaml_node_t *cfg, const char *origin,
 			  struct dsh_error **err)
 {
-	dsh_config_clear(&d->config);
-	dsh_config_init(&d->config);
+	dsh_config_clear(d->config);
+	dsh_config_init(d->config);
 	free(d->config_error);
 	d->config_error = NULL;
 	_cleanup_error_ struct dsh_error *cerr = NULL;
-	if (dsh_config_apply_mapping(&d->config, doc, cfg, origin, &cerr) < 0) {
+	if (dsh_config_apply_mapping(d->config, doc, cfg, origin, &cerr) < 0) {
 		d->config_error = strdup(cerr->msg);
 		if (!d->config_error)
 			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");

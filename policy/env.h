@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "dshbox/dshbox.h"
+#include "policy/options.h"
 
 /*
  * The command's environment (SPEC 1.7), a pure function of the configuration and the caller's

@@ -8,6 +8,7 @@
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
 #include "policy/env.h"
+#include "policy/options.h"
 #include "policy/rule.h"
 
 /* allowUnixSockets: each entry expanded ({{ env.NAME }}), an absolute path or "@name" (abstract). */
@@ -106,4 +107,30 @@ void dsh_run_options_clear(struct dsh_run_options *o)
 	dsh_strv_free(o->runner_command);
 	dsh_strv_free(o->runner_failure_signatures);
 	memset(o, 0, sizeof(*o));
+}
+
+int dsh_run_options_new(const struct dsh_config *c, char *const *envp, struct dsh_run_options **ret,
+			struct dsh_error **err)
+{
+	_cleanup_free_ struct dsh_run_options *o = malloc(sizeof(*o));
+	if (!o)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	int r = dsh_run_options_init(o, c, envp, err);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(o);
+	return 0;
+}
+
+void dsh_run_options_free(struct dsh_run_options *o)
+{
+	if (!o)
+		return;
+	dsh_run_options_clear(o);
+	free(o);
+}
+
+char *const *dsh_run_options_command_env(const struct dsh_run_options *o)
+{
+	return o->command_env;
 }

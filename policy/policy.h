@@ -12,6 +12,7 @@
 
 #include "dshbox/dshbox.h"
 #include "policy/glob_regex.h"
+#include "policy/options.h"
 
 /* A compiled glob (or literal) covering the matched path and all its descendants (SPEC 1.4). */
 struct dsh_glob_prog;

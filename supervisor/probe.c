@@ -26,6 +26,7 @@
 #include "landlock/landlock.h"
 #include "ns/net.h"
 #include "ns/sys.h"
+#include "policy/options.h"
 #include "supervisor/probe.h"
 #include "seccomp/seccomp.h"
 

@@ -4,8 +4,9 @@
 #    common; the mechanisms ns/ landlock/ seccomp/ fence/ broker/ seatbelt/ winacl/ are one layer,
 #    and none of them
 #    includes another: what two mechanisms share belongs below them or is composed above);
-#  - cli/ sees the library through the public headers (include/dshbox/) only: it never includes
-#    policy/policy.h, the compiled policy's in-tree layout;
+#  - cli/ sees the library through the public headers (include/dshbox/): it never includes
+#    policy/policy.h, the compiled policy's in-tree layout (it does fill in the configuration and
+#    run options whose fields policy/options.h keeps from hosts);
 #  - the library never prints, exits or reads the environment: only cli/ may;
 #  - no production function over 150 lines, no file over 1,000 (tools/check-size.sh).
 set -eu

@@ -13,10 +13,10 @@ fi
 top=$(pwd)
 build=${1:-build}
 case $build in /*) ;; *) build=$top/$build ;; esac
-version=$(sed -n 's/^#define DSHBOX_VERSION "\(.*\)"$/\1/p' include/dshbox/dshbox.h)
+version=$(sed -n 's/^#define DSHBOX_VERSION "\(.*\)"$/\1/p' include/dshbox/version.h)
 debversion=$(dpkg-parsechangelog -S Version)
 if [ "$version" != "$debversion" ]; then
-	echo "make deb: include/dshbox/dshbox.h says $version, debian/changelog says $debversion" >&2
+	echo "make deb: include/dshbox/version.h says $version, debian/changelog says $debversion" >&2
 	exit 1
 fi
 

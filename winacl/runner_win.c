@@ -31,6 +31,7 @@
 
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
+#include "policy/options.h"
 #include "policy/winpath.h"
 #include "winacl/compile.h"
 #include "winacl/plan.h"

@@ -22,7 +22,7 @@ struct dsh_doctor {
 	char *row_disabled_origin;
 	bool official_disabled[2];  /* "sandbox", "fs-sandbox" */
 	char *official_origin[2];
-	struct dsh_config config;   /* the row's effective config */
+	struct dsh_config *config;  /* the row's effective config (owned) */
 	char *config_origin;        /* where it was last replaced, or NULL when never written */
 	char *config_error;         /* why the effective config does not load, or NULL */
 	char **notes;               /* items that were not understood, layer by layer */
@@ -36,8 +36,7 @@ int dsh_doctor_add_layer(struct dsh_doctor *d, const char *yaml, size_t len, con
 			 struct dsh_error **err);
 /* The same for a patch file (at most 4 MiB); errors name the file. */
 int dsh_doctor_add_file(struct dsh_doctor *d, const char *path, struct dsh_error **err);
-/* The assembly mistakes, one line each (NULL-terminated; free each string and the array with
-   free(), or with dsh_strv_free from libdshbox). */
+/* The assembly mistakes, one line each (NULL-terminated; free with dsh_strv_free() of dshbox.h). */
 char **dsh_doctor_findings(const struct dsh_doctor *d);
 void dsh_doctor_clear(struct dsh_doctor *d);
 

@@ -5,10 +5,12 @@
 /*
  * libdshbox: one access policy for an agent host's commands and its file tools.
  *
- *   struct dsh_config c;  dsh_config_init(&c);
- *   dsh_config_load_file(&c, "dshbox.yml", &err);        (optional)
- *   dsh_policy_new(&c, environ, cwd, &policy, &err);
+ *   struct dsh_config *c = dsh_config_new();
+ *   dsh_config_load_file(c, "dshbox.yml", &err);         (optional)
+ *   dsh_config_add_access(c, "-- ~/.ssh", &err);         (optional: setters override the file)
+ *   dsh_policy_new(c, environ, cwd, &policy, &err);
  *   dsh_policy_decide(policy, DSH_OP_WRITE, "/canonical/path", NULL, &v);
+ *   dsh_policy_free(policy);  dsh_config_free(c);
  *
  * The library never prints, never exits and never reads the process environment: the caller passes
  * the environment vector and the current directory in.
@@ -18,8 +20,7 @@
 #include <stddef.h>
 
 #include "dshbox/error.h"
-
-#define DSHBOX_VERSION "0.1.0"
+#include "dshbox/version.h"
 
 enum dsh_mode {
 	DSH_MODE_READ_ONLY,
@@ -69,51 +70,54 @@ const char *dsh_rule_kind_to_string(enum dsh_rule_kind k);
 const char *dsh_backend_id_to_string(enum dsh_backend_id b);
 int dsh_backend_id_from_string(const char *s, enum dsh_backend_id *ret);
 
-/* Where an access entry came from: a rule error from a file names the file and line (SPEC 1.3). */
-struct dsh_access_origin {
-	char *file;     /* NULL: not from a file (the command line, a host's own rule) */
-	unsigned line;  /* 1-based line of the entry (of its first line) */
-	bool each_line; /* a YAML literal block: the entry's line k (from 0) is on line + k */
-};
+/*
+ * Free a NULL-terminated vector of strings the library handed over (dsh_doctor_findings(), the
+ * warnings of dsh_run_check_degraded()): each string, then the array.  NULL is fine.
+ */
+void dsh_strv_free(char **v);
 
-/* The user's configuration as written (SPEC 1.5): YAML first, then command-line overrides. */
-struct dsh_config {
-	enum dsh_mode mode;
-	char *workspace;          /* NULL: the current directory */
-	char *cwd;                /* NULL: the current directory */
-	char **access;            /* rule texts; one entry may hold several lines */
-	struct dsh_access_origin *access_origins; /* parallel to access for n_access_origins entries;
-						     the entries past it came from no file */
-	size_t n_access_origins;
-	/* A rule path holding $NAME or ${NAME} is an error (SPEC 1.3: the shell's spelling, which
-	   dshbox would take literally; say {{ env.NAME }}).  The CLI sets it; the library's default
-	   keeps '$' a plain character, as the conformance vectors do. */
-	bool refuse_shell_variables;
-	bool protect_defaults;    /* the default-protected names of SPEC 1.6 */
-	enum dsh_tmp tmp;         /* tmp: host (default) or private */
-	char **sources;           /* the configuration and access files loaded (SPEC 1.6), as given */
-	long long diff_basis_max_bytes;   /* the file fence: largest old file an overwrite diffs */
-	/* Run options (struct dsh_run_options), read by dsh_run_options_init(). */
-	bool network;             /* false: own network namespace, loopback only */
-	char **runner_command;
-	char **runner_failure_signatures;
-	long long probe_timeout_ms;
-	long long max_masks;
-	bool protect_sockets;
-	char **allow_unix_sockets; /* allowUnixSockets: socket paths a command may reach (SPEC 3.11), as written */
-	bool runtime_broker;      /* runtimeBroker: the runtime broker of SPEC 3.12 */
-	bool nested_sandbox;      /* nestedSandbox: new user namespaces allowed inside (mounts stay locked) */
-	enum dsh_backend_id backend;
-	bool allow_degraded;      /* allowDegraded: run even when the backend loses a rule (SPEC 4) */
-	/* The command's environment (SPEC 1.7), read by dsh_run_options_init(). */
-	enum dsh_env_inherit env_inherit;
-	char **env_exclude;       /* name patterns ('*', '?'), case-insensitive; NULL: the defaults
-				     *KEY* *SECRET* *TOKEN* *PASSWORD*; empty: none */
-	char **env_set;           /* NAME=VALUE, in order: set whatever inherit and exclude say */
-};
+/*
+ * The user's configuration as written (SPEC 1.5): YAML first, then overrides from the host or the
+ * command line.  Opaque, so that a key added in a later release changes nothing a program built
+ * against this one allocates; each key has a setter, and dsh_config_load_*() read the rest.
+ */
+struct dsh_config;
 
-void dsh_config_init(struct dsh_config *c);
-void dsh_config_clear(struct dsh_config *c);
+/* Every key at its default (SPEC 1.5); NULL when out of memory.  dsh_config_free() accepts NULL. */
+struct dsh_config *dsh_config_new(void);
+void dsh_config_free(struct dsh_config *c);
+
+/*
+ * The setters: 0, or an error of kind config (a value out of range, EINVAL) or io (ENOMEM) that
+ * names the key, c unchanged.  Strings are copied.
+ */
+int dsh_config_set_mode(struct dsh_config *c, enum dsh_mode mode, struct dsh_error **err);
+/* workspace, cwd: NULL is the current directory (the default); relative is against it. */
+int dsh_config_set_workspace(struct dsh_config *c, const char *path, struct dsh_error **err);
+int dsh_config_set_cwd(struct dsh_config *c, const char *path, struct dsh_error **err);
+/* Append an access rule as the configuration spells it ("-- {{ env.HOME }}/.ssh"), after those
+   already there; one text may hold several rules, a line each.  dsh_policy_new() checks it. */
+int dsh_config_add_access(struct dsh_config *c, const char *rule, struct dsh_error **err);
+int dsh_config_set_tmp(struct dsh_config *c, enum dsh_tmp tmp, struct dsh_error **err);
+int dsh_config_set_network(struct dsh_config *c, bool network, struct dsh_error **err);
+int dsh_config_set_backend(struct dsh_config *c, enum dsh_backend_id backend, struct dsh_error **err);
+int dsh_config_set_runtime_broker(struct dsh_config *c, bool on, struct dsh_error **err);
+int dsh_config_set_allow_degraded(struct dsh_config *c, bool on, struct dsh_error **err);
+int dsh_config_set_nested_sandbox(struct dsh_config *c, bool on, struct dsh_error **err);
+int dsh_config_set_protect_defaults(struct dsh_config *c, bool on, struct dsh_error **err);
+int dsh_config_set_env_inherit(struct dsh_config *c, enum dsh_env_inherit inherit, struct dsh_error **err);
+/* env.set: the command gets NAME=value whatever inherit and exclude say; a second call for the
+   same name replaces the value. */
+int dsh_config_set_env(struct dsh_config *c, const char *name, const char *value, struct dsh_error **err);
+/* Positive: probeTimeoutMs, diffBasisMaxBytes. */
+int dsh_config_set_probe_timeout_ms(struct dsh_config *c, long long ms, struct dsh_error **err);
+int dsh_config_set_diff_basis_max_bytes(struct dsh_config *c, long long bytes, struct dsh_error **err);
+
+enum dsh_mode dsh_config_mode(const struct dsh_config *c);
+const char *dsh_config_workspace(const struct dsh_config *c); /* as set, or NULL */
+const char *dsh_config_cwd(const struct dsh_config *c);       /* as set, or NULL */
+enum dsh_backend_id dsh_config_backend(const struct dsh_config *c);
+
 /* Merge a YAML file onto c.  Unknown keys, wrong types and bad values are errors naming the key. */
 int dsh_config_load_file(struct dsh_config *c, const char *path, struct dsh_error **err);
 int dsh_config_load_string(struct dsh_config *c, const char *yaml, size_t len, const char *origin,
@@ -124,38 +128,18 @@ int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct d
 /*
  * How a command is run, apart from what it may access: the backend, the runner, limits, the
  * network and the command's environment.  Passed to a backend's probe, compile and confine.
+ * Opaque, like the configuration it is read from.
  */
-struct dsh_run_options {
-	enum dsh_backend_id backend;
-	bool allow_degraded;              /* SPEC 4: a backend that loses a rule runs (with a warning
-					     per loss) instead of refusing; see dsh_run_check_degraded() */
-	bool network;
-	char **runner_command;            /* NULL-terminated, or NULL */
-	char **runner_failure_signatures; /* NULL-terminated, or NULL */
-	long long probe_timeout_ms;       /* positive bound for each backend probe */
-	long long max_masks;              /* most masks a run may create from glob matches */
-	bool protect_sockets;
-	/* allowUnixSockets with {{ env.NAME }} expanded: absolute paths of pathname sockets the
-	   command may connect or send to besides those it bound itself (SPEC 3.11). */
-	char **allow_unix_sockets;
-	bool runtime_broker;              /* SPEC 3.12; off: the rules it covers are reported partial */
-	/* runtimeBroker asked for, but this process already runs under another sandbox's broker and
-	   the kernel allows one seccomp listener per process (dsh_run_options_probe_broker): off. */
-	bool broker_unavailable;
-	bool nested_sandbox;              /* new user namespaces allowed inside (SPEC 1.5 nestedSandbox) */
-	char **envp;                      /* the environment the options were read with (a copy) */
-	/* The environment the command gets: envp filtered by the configuration's env policy
-	   (SPEC 1.7).  A front end passes it as struct dsh_run_request's envp. */
-	char **command_env;
-	char **env_removed;               /* the names envp held that command_env does not (no values) */
-	enum dsh_env_inherit env_inherit;
-	/* The timing view (DSHBOX_TIMING=1, --timing): where the stages of the run are recorded.  NULL:
-	   no clock is read.  Set by the front end after dsh_run_options_init; it prints it. */
-	struct dsh_timing *timing;
-	/* auto: let the start decide instead of a probe (dsh_backend_select, dsh_backend_fall_back).
-	   Only for a caller that runs at once and says nothing of the backend before the run. */
-	bool start_decides;
-};
+struct dsh_run_options;
+
+/* Validate c's run options and copy them, with envp (the environment the command would inherit),
+   into *ret.  Errors name the key.  dsh_run_options_free() accepts NULL. */
+int dsh_run_options_new(const struct dsh_config *c, char *const *envp, struct dsh_run_options **ret,
+			struct dsh_error **err);
+void dsh_run_options_free(struct dsh_run_options *o);
+/* The environment the command gets: envp filtered by the configuration's env keys (SPEC 1.7), for
+   struct dsh_run_request's envp.  NULL-terminated, owned by o. */
+char *const *dsh_run_options_command_env(const struct dsh_run_options *o);
 
 /*
  * Inside another sandbox whose runtime broker serves this process (dshbox inside dshbox), the
@@ -184,10 +168,6 @@ long long dsh_timing_now(void);
 /* Record STAGE as ending at end_ns (taken from the last end); nothing when t is NULL or full. */
 void dsh_timing_mark(struct dsh_timing *t, const char *stage, long long end_ns);
 
-/* Validate c's run options and copy them, with envp, into o.  Errors name the key. */
-int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, char *const *envp,
-			 struct dsh_error **err);
-void dsh_run_options_clear(struct dsh_run_options *o);
 
 struct dsh_policy;
 

@@ -19,6 +19,7 @@
 #include "common/strv.h"
 #include "dshbox/backend.h"
 #include "dshbox/dshbox.h"
+#include "policy/options.h"
 #include "supervisor/landlock_backend.h"
 #include "tests/lib/harness.h"
 

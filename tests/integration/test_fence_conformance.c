@@ -15,6 +15,7 @@
 #include "common/cleanup.h"
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
+#include "policy/options.h"
 #include "tests/lib/harness.h"
 
 static char *reroot(const char *root, const char *p)

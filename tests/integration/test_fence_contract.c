@@ -30,6 +30,7 @@
 #include "fence/fence.h"
 #include "fence/serve.h"
 #include "fence/fence_internal.h"
+#include "policy/options.h"
 #include "tests/lib/fence_fixture.h"
 #include "tests/lib/harness.h"
 

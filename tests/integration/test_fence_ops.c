@@ -14,6 +14,7 @@
 #include "dshbox/dshbox.h"
 #include "fence/fence.h"
 #include "fence/fence_internal.h"
+#include "policy/options.h"
 #include "tests/lib/fence_fixture.h"
 #include "tests/lib/harness.h"
 

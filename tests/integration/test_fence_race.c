@@ -20,6 +20,7 @@
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
 #include "fence/fence.h"
+#include "policy/options.h"
 #include "tests/lib/fence_fixture.h"
 #include "tests/lib/harness.h"
 

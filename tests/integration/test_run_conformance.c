@@ -14,6 +14,7 @@
 #include "common/cleanup.h"
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
+#include "policy/options.h"
 #include "tests/lib/harness.h"
 
 /* "/x/y" -> ROOT "/x/y"; anything else unchanged. */

@@ -21,6 +21,7 @@
 #include "common/strv.h"
 #include "dshbox/backend.h"
 #include "dshbox/dshbox.h"
+#include "policy/options.h"
 #include "tests/lib/harness.h"
 
 static char *env[] = { "PATH=/usr/bin:/bin", NULL };

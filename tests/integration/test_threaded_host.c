@@ -19,6 +19,7 @@
 
 #include "common/cleanup.h"
 #include "dshbox/backend.h"
+#include "policy/options.h"
 #include "tests/lib/harness.h"
 #include "supervisor/forked_run.h"
 

@@ -10,6 +10,7 @@
 
 #include "common/cleanup.h"
 #include "common/strv.h"
+#include "policy/options.h"
 #include "tests/lib/fence_fixture.h"
 #include "tests/lib/harness.h"
 

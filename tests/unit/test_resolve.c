@@ -12,6 +12,7 @@
 
 #include "common/cleanup.h"
 #include "dshbox/dshbox.h"
+#include "policy/options.h"
 #include "policy/path.h"
 #include "tests/lib/harness.h"
 
