@@ -268,6 +268,15 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 	}
 	if (strcmp(key, "network") == 0)
 		return boolean(x, v, key, &c->network, true);
+	if (strcmp(key, "backend") == 0) {
+		const char *s;
+		int r = scalar(x, v, key, &s);
+		if (r < 0)
+			return r;
+		if (dsh_backend_id_from_string(s, &c->backend) < 0)
+			return bad(x, v, key, "unknown backend '%s' (auto, linux-ns, landlock, runner, none, seatbelt, winacl)", s);
+		return 0;
+	}
 	if (strcmp(key, "runnerCommand") == 0)
 		return strings(x, v, key, &c->runner_command);
 	if (strcmp(key, "runnerFailureSignatures") == 0)

@@ -56,6 +56,14 @@ static int validate(const struct dsh_config *c, struct dsh_error **err)
 	for (size_t i = 0; i < n_cmd; i++)
 		if (!*c->runner_command[i])
 			return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "runnerCommand[%zu]: empty", i);
+	/* A runner that is configured and never used would leave its author believing it confines. */
+	if (n_cmd > 0 && c->backend != DSH_BACKEND_RUNNER) {
+		int r = dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+				"runnerCommand: set, but the backend is %s; only backend runner uses it",
+				dsh_backend_id_to_string(c->backend));
+		dsh_err_hint(err, "add 'backend: runner' to the configuration (or --backend runner), or remove runnerCommand");
+		return r;
+	}
 	if (c->probe_timeout_ms <= 0)
 		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "probeTimeoutMs: must be positive, got %lld",
 			       c->probe_timeout_ms);

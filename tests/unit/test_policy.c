@@ -301,6 +301,42 @@ Test(policy, config_fields_are_read)
 	dsh_config_clear(&c);
 }
 
+/* SPEC 11: backend is a configuration key; a runnerCommand the backend would not use is an error
+   naming both, not a runner silently ignored. */
+Test(policy, backend_key_and_the_runner_it_needs)
+{
+	static const char *const cases[][2] = {
+		{ "backend: landlock\n", NULL },
+		{ "backend: runner\nrunnerCommand: [bwrap]\nrunnerFailureSignatures: [\"bwrap: \"]\n", NULL },
+		{ "backend: bubblewrap\n", "backend: unknown backend 'bubblewrap'" },
+		{ "runnerCommand: [bwrap]\nrunnerFailureSignatures: [\"bwrap: \"]\n",
+		  "runnerCommand: set, but the backend is auto; only backend runner uses it" },
+		{ "backend: linux-ns\nrunnerCommand: [bwrap]\nrunnerFailureSignatures: [x]\n",
+		  "runnerCommand: set, but the backend is linux-ns" },
+	};
+	static const enum dsh_backend_id want[] = { DSH_BACKEND_LANDLOCK, DSH_BACKEND_RUNNER };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct dsh_config c;
+		struct dsh_run_options o;
+		char *env[] = { NULL };
+		dsh_config_init(&c);
+		struct dsh_error *e = NULL;
+		int r = dsh_config_load_string(&c, cases[i][0], strlen(cases[i][0]), "t.yml", &e);
+		if (r >= 0)
+			r = dsh_run_options_init(&o, &c, env, &e);
+		if (!cases[i][1]) {
+			cr_expect_eq(r, 0, "%s: %s", cases[i][0], e ? e->msg : "");
+			cr_expect_eq(o.backend, want[i], "%s", cases[i][0]);
+			dsh_run_options_clear(&o);
+		} else {
+			cr_expect_lt(r, 0, "%s", cases[i][0]);
+			cr_expect(e && strstr(e->msg, cases[i][1]), "%s: %s", cases[i][0], e ? e->msg : "(no error)");
+		}
+		dsh_error_free(e);
+		dsh_config_clear(&c);
+	}
+}
+
 Test(policy, tmpdir_is_a_writable_root)
 {
 	char *env[] = { "TMPDIR=/var/./tmp/../tmp", NULL };
