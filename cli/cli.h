@@ -76,7 +76,8 @@ enum {
 
 #define CLI_POLICY_HELP                                                                     \
 	"Policy options:\n"                                                                 \
-	"  --config FILE        read a YAML configuration (flags below override it)\n"      \
+	"  --config FILE|-      read a YAML configuration, - from standard input (flags\n"  \
+	"                       below override it)\n"                                      \
 	"  --mode M             read-only | workspace-write (default) | danger-full-access\n" \
 	"  --workspace DIR      the workspace root (default: the current directory)\n"      \
 	"  --access RULE        add a rule: 'rw PATH', 'r- PATH|GLOB', '-- PATH|GLOB'\n"    \

@@ -15,16 +15,19 @@
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "common/strv.h"
+#include "common/write_all.h"
 #include "dshbox/backend.h"
 
 static void help(void)
 {
-	printf("Usage: dshbox run [POLICY OPTIONS] [--dry-run] [--report FILE|-] [--preserve-fd N] -- CMD [ARG...]\n\n"
+	printf("Usage: dshbox run [POLICY OPTIONS] [--dry-run] [--report FILE|-] [--report-fd N] [--preserve-fd N]\n"
+	       "                  -- CMD [ARG...]\n\n"
 	       "Run CMD confined by the kernel: the policy's read-only, writable and masked paths hold for CMD\n"
 	       "and every process it starts.\n\n"
 	       "Run options:\n"
 	       "  --dry-run            print the backend's plan (the mount plan for linux-ns) and exit\n"
 	       "  --report FILE|-      write a JSON report: backend, enforcement, how each rule is enforced\n"
+	       "  --report-fd N        write the report to descriptor N (above 2), closed before CMD starts\n"
 	       "  --preserve-fd N      keep descriptor N (above 2) open in CMD (repeatable)\n"
 	       "  --timing             print each stage of the start and end with its wall-clock\n"
 	       "                       microseconds on stderr (also DSHBOX_TIMING=1)\n"
@@ -34,7 +37,7 @@ static void help(void)
 	       "CMD did not run; 126 CMD could not be executed; 127 CMD was not found.\n");
 }
 
-enum { OPT_DRY_RUN = 1, OPT_REPORT, OPT_PRESERVE_FD, OPT_TIMING };
+enum { OPT_DRY_RUN = 1, OPT_REPORT, OPT_REPORT_FD, OPT_PRESERVE_FD, OPT_TIMING };
 
 /*
  * The timing view's first stage, from the fork that started dshbox to here: the process's time on a
@@ -88,6 +91,22 @@ static int write_report(const char *dest, const char *json)
 		return r;
 	}
 	return 0;
+}
+
+/* The report on its own descriptor, which is then closed: the reader sees its end before the
+   command starts, and the command never inherits it. */
+static int write_report_fd(int fd, const char *json)
+{
+	int r = dsh_write_all(fd, json, strlen(json)) < 0 || dsh_write_all(fd, "\n", 1) < 0 ? errno : 0;
+	if (close(fd) < 0 && !r && errno != EINTR)
+		r = errno;
+	if (!r)
+		return 0;
+	struct dsh_error *err = NULL;
+	dsh_err_sys(&err, r, "--report-fd %d", fd);
+	int rc = cli_fail(err);
+	dsh_error_free(err);
+	return rc;
 }
 
 /* Die of the command's signal, core dumps disabled; 128+N where that cannot be done. */
@@ -156,11 +175,25 @@ struct run_args {
 	struct cli_policy_opts po;
 	bool dry_run;
 	const char *report;
+	int report_fd; /* --report-fd, or -1 */
 	int *keep;   /* --preserve-fd */
 	size_t n_keep;
 	bool timing;
 	char **cmd;
 };
+
+/* A descriptor number above 2 given to option, or -1 after the usage error. */
+static int fd_arg(const char *option, const char *arg)
+{
+	char *end = NULL;
+	errno = 0;
+	long v = strtol(arg, &end, 10);
+	if (errno || !end || *end || v < 3 || v > INT_MAX) {
+		cli_usage_error("run", "%s: expected a descriptor number above 2, got '%s'", option, arg);
+		return -1;
+	}
+	return (int)v;
+}
 
 /* 0 to run; otherwise the exit status (help: 0 and *ret_done). */
 static int parse_args(int argc, char **argv, struct run_args *a, bool *ret_done)
@@ -169,6 +202,7 @@ static int parse_args(int argc, char **argv, struct run_args *a, bool *ret_done)
 		{ "help", no_argument, NULL, 'h' },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "report", required_argument, NULL, OPT_REPORT },
+		{ "report-fd", required_argument, NULL, OPT_REPORT_FD },
 		{ "preserve-fd", required_argument, NULL, OPT_PRESERVE_FD },
 		{ "timing", no_argument, NULL, OPT_TIMING },
 		CLI_POLICY_LONG_OPTIONS,
@@ -189,20 +223,22 @@ static int parse_args(int argc, char **argv, struct run_args *a, bool *ret_done)
 		case OPT_REPORT:
 			a->report = optarg;
 			break;
+		case OPT_REPORT_FD:
+			if ((a->report_fd = fd_arg("--report-fd", optarg)) < 0)
+				return DSH_EXIT_FAILURE;
+			break;
 		case OPT_TIMING:
 			a->timing = true;
 			break;
 		case OPT_PRESERVE_FD: {
-			char *end = NULL;
-			errno = 0;
-			long v = strtol(optarg, &end, 10);
-			if (errno || !end || *end || v < 3 || v > INT_MAX)
-				return cli_usage_error("run", "--preserve-fd: expected a descriptor number above 2, got '%s'", optarg);
+			int v = fd_arg("--preserve-fd", optarg);
+			if (v < 0)
+				return DSH_EXIT_FAILURE;
 			int *k = realloc(a->keep, (a->n_keep + 1) * sizeof(*k));
 			if (!k)
 				return cli_usage_error("run", "out of memory");
 			a->keep = k;
-			a->keep[a->n_keep++] = (int)v;
+			a->keep[a->n_keep++] = v;
 			break;
 		}
 		case '?':
@@ -221,9 +257,17 @@ static int parse_args(int argc, char **argv, struct run_args *a, bool *ret_done)
 	a->cmd = argv + optind;
 	if (!a->dry_run && !a->cmd[0])
 		return cli_usage_error("run", "no command given (dshbox run [OPTIONS] -- CMD [ARG...])");
-	for (size_t i = 0; i < a->n_keep; i++)
+	for (size_t i = 0; i < a->n_keep; i++) {
 		if (fcntl(a->keep[i], F_GETFD) < 0)
 			return cli_usage_error("run", "--preserve-fd %d: not an open descriptor", a->keep[i]);
+		if (a->keep[i] == a->report_fd)
+			return cli_usage_error("run", "--report-fd %d: also given to --preserve-fd (the report's "
+						"descriptor is closed before the command starts)", a->report_fd);
+	}
+	if (a->report_fd >= 0 && fcntl(a->report_fd, F_GETFD) < 0)
+		return cli_usage_error("run", "--report-fd %d: not an open descriptor", a->report_fd);
+	if (a->report && a->report_fd >= 0)
+		return cli_usage_error("run", "--report and --report-fd: give one");
 	return 0;
 }
 
@@ -248,12 +292,12 @@ static int before_run(const struct run_args *a, const struct dsh_policy *policy,
 {
 	if (!setup->described)
 		return cli_fail(err);
-	if (a->report) {
+	if (a->report || a->report_fd >= 0) {
 		_cleanup_free_ char *json = NULL;
 		_cleanup_error_ struct dsh_error *rerr = NULL;
 		if (dsh_run_report_json(policy, ro, &setup->description, &json, &rerr) < 0)
 			return cli_fail(rerr);
-		int rc = write_report(a->report, json);
+		int rc = a->report ? write_report(a->report, json) : write_report_fd(a->report_fd, json);
 		if (rc != 0)
 			return rc;
 	}
@@ -298,7 +342,7 @@ static int outcome(const struct cli_policy_opts *po, const struct dsh_run_setup 
 
 int cmd_run(int argc, char **argv, char **envp)
 {
-	struct run_args a = { 0 };
+	struct run_args a = { .report_fd = -1 };
 	int rc, sig = 0;
 	bool done = false, ran = false; /* the timing view is printed for a run only, never after bad input */
 	struct dsh_config config;

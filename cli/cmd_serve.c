@@ -185,6 +185,11 @@ int cmd_serve(int argc, char **argv, char **envp)
 		return cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
 	if (!stdio)
 		return cli_usage_error("serve", "--stdio is the only transport; give it explicitly");
+	if (po.config_file && strcmp(po.config_file, "-") == 0) {
+		cli_policy_opts_clear(&po);
+		return cli_usage_error("serve", "--config -: standard input carries the requests; pass the "
+					"configuration on another descriptor (--config /dev/fd/N)");
+	}
 
 	struct dsh_config config;
 	struct dsh_policy *policy = NULL;

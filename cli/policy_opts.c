@@ -85,7 +85,9 @@ int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *c
 	}
 	/* SPEC 1.3: from a person's hands, "$HOME" in a rule means the variable, never those bytes. */
 	c->refuse_shell_variables = true;
-	if (o->config_file && dsh_config_load_file(c, o->config_file, &err) < 0)
+	/* --config -: from standard input (a host's pipe), which the command then does not get. */
+	if (o->config_file && (strcmp(o->config_file, "-") == 0 ? dsh_config_load_fd(c, 0, "(standard input)", &err)
+								: dsh_config_load_file(c, o->config_file, &err)) < 0)
 		return cli_fail(err);
 	if (o->have_mode)
 		c->mode = o->mode;

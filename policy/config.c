@@ -19,35 +19,54 @@
 
 /* dsh_config_init() and dsh_config_clear(): config_defaults.c (built for Windows too, no YAML). */
 
-int dsh_read_small_file(const char *path, char **ret, size_t *ret_len, struct dsh_error **err)
+/* All of fd, a regular file or a pipe, up to CONFIG_MAX_BYTES; name for the errors. */
+static int read_small_fd(int fd, const char *name, char **ret, size_t *ret_len, struct dsh_error **err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return dsh_err_sys(err, errno, "open '%s'", path);
 	struct stat st;
 	if (fstat(fd, &st) < 0)
-		return dsh_err_sys(err, errno, "stat '%s'", path);
-	if (!S_ISREG(st.st_mode))
-		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "'%s' is not a regular file", path);
-	if (st.st_size > CONFIG_MAX_BYTES)
-		return dsh_err(err, DSH_ERR_CONFIG, EFBIG, "'%s' is larger than %d bytes", path, CONFIG_MAX_BYTES);
-	_cleanup_free_ char *buf = malloc((size_t)st.st_size + 1);
+		return dsh_err_sys(err, errno, "stat '%s'", name);
+	/* A pipe or FIFO is how a host hands over a configuration without a temporary file. */
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
+		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "'%s' is not a regular file or a pipe", name);
+	if (S_ISREG(st.st_mode) && st.st_size > CONFIG_MAX_BYTES)
+		return dsh_err(err, DSH_ERR_CONFIG, EFBIG, "'%s' is larger than %d bytes", name, CONFIG_MAX_BYTES);
+	/* A file's own size, a pipe's growing as it comes; one byte more than the cap tells it broke. */
+	size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536, len = 0;
+	_cleanup_free_ char *buf = malloc(cap + 1);
 	if (!buf)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
-	size_t len = 0;
 	for (;;) {
-		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+		if (len == cap && cap <= CONFIG_MAX_BYTES) {
+			size_t more = cap * 2 > (size_t)CONFIG_MAX_BYTES + 1 ? (size_t)CONFIG_MAX_BYTES + 1 : cap * 2;
+			char *v = realloc(buf, more + 1);
+			if (!v)
+				return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+			buf = v;
+			cap = more;
+		}
+		ssize_t n = read(fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return dsh_err_sys(err, errno, "read '%s'", path);
-		if (n == 0 || (len += (size_t)n) == (size_t)st.st_size)
+			return dsh_err_sys(err, errno, "read '%s'", name);
+		if (n == 0)
 			break;
+		len += (size_t)n;
+		if (len > CONFIG_MAX_BYTES)
+			return dsh_err(err, DSH_ERR_CONFIG, EFBIG, "'%s' is larger than %d bytes", name, CONFIG_MAX_BYTES);
 	}
 	buf[len] = '\0';
 	*ret = TAKE_PTR(buf);
 	*ret_len = len;
 	return 0;
+}
+
+int dsh_read_small_file(const char *path, char **ret, size_t *ret_len, struct dsh_error **err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return dsh_err_sys(err, errno, "open '%s'", path);
+	return read_small_fd(fd, path, ret, ret_len, err);
 }
 
 /* Record that access entry index came from file:line (entries before it without a note: no file). */
@@ -382,6 +401,21 @@ int dsh_config_load_file(struct dsh_config *c, const char *path, struct dsh_erro
 	}
 	r = dsh_config_load_string(c, buf, len, path, err);
 	if (r >= 0 && dsh_strv_push(&c->sources, path) < 0)
+		r = dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	return r;
+}
+
+int dsh_config_load_fd(struct dsh_config *c, int fd, const char *name, struct dsh_error **err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r = read_small_fd(fd, name, &buf, &len, err);
+	if (r < 0) {
+		dsh_err_prefix(err, "configuration");
+		return r;
+	}
+	r = dsh_config_load_string(c, buf, len, name, err);
+	if (r >= 0 && dsh_strv_push(&c->sources, name) < 0)
 		r = dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	return r;
 }

@@ -120,6 +120,8 @@ enum dsh_backend_id dsh_config_backend(const struct dsh_config *c);
 
 /* Merge a YAML file onto c.  Unknown keys, wrong types and bad values are errors naming the key. */
 int dsh_config_load_file(struct dsh_config *c, const char *path, struct dsh_error **err);
+/* The same from an open descriptor (a pipe: no temporary file), read to its end; name for errors. */
+int dsh_config_load_fd(struct dsh_config *c, int fd, const char *name, struct dsh_error **err);
 int dsh_config_load_string(struct dsh_config *c, const char *yaml, size_t len, const char *origin,
 			   struct dsh_error **err);
 /* Append the rules of a rules file (one per line, '#' comments and blank lines ignored). */

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The seams a host meets when it drives the CLI (SPEC 11, issue 24): a configuration from a pipe
+ * (--config -, /dev/fd/N) instead of a temporary file, the report on its own descriptor
+ * (--report-fd N) instead of sharing stdout with the command, backend as a configuration key, and a
+ * runnerCommand no backend would use refused instead of ignored.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "tests/lib/harness.h"
+
+static char *base_env[] = { "HOME=/home/u", "PATH=/usr/bin:/bin", NULL };
+
+/* dshbox ARGS... with stdin_data on its standard input. */
+static void dshbox_in(struct dsh_proc *r, const char *stdin_data, ...)
+{
+	char **argv = NULL;
+	dsh_strv_push(&argv, dsh_test_dshbox());
+	va_list ap;
+	va_start(ap, stdin_data);
+	for (const char *a; (a = va_arg(ap, const char *));)
+		dsh_strv_push(&argv, a);
+	va_end(ap);
+	cr_assert_eq(dsh_proc_run(argv, base_env, stdin_data, r), 0);
+	dsh_strv_free(argv);
+}
+
+/* sh -c script, with DSHBOX set to the binary under test. */
+static void shell(struct dsh_proc *r, const char *script)
+{
+	_cleanup_free_ char *env_dshbox = NULL;
+	cr_assert(asprintf(&env_dshbox, "DSHBOX=%s", dsh_test_dshbox()) > 0);
+	char *env[] = { "HOME=/home/u", "PATH=/usr/bin:/bin", env_dshbox, NULL };
+	char *argv[] = { "/bin/sh", "-c", (char *)script, NULL };
+	cr_assert_eq(dsh_proc_run(argv, env, NULL, r), 0);
+}
+
+Test(cli_seams, a_configuration_from_standard_input_decides_the_run)
+{
+	dsh_test_require_backend();
+	_cleanup_free_ char *ws = dsh_test_mkdtemp(), *out = NULL, *script = NULL;
+	cr_assert(asprintf(&out, "%s/out", ws) > 0);
+	cr_assert(asprintf(&script, "echo x > %s", out) > 0);
+	struct dsh_proc r;
+	dshbox_in(&r, "mode: read-only\n", "run", "--config", "-", "--workspace", ws, "--", "/bin/sh", "-c", script, NULL);
+	cr_expect_neq(r.exit_code, 0, "read-only from the pipe: the write fails: %s", r.err);
+	struct stat st;
+	cr_expect_eq(stat(out, &st), -1, "nothing written under read-only");
+	dsh_proc_clear(&r);
+	dshbox_in(&r, "mode: workspace-write\n", "run", "--config", "-", "--workspace", ws, "--", "/bin/sh", "-c", script,
+		  NULL);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_eq(stat(out, &st), 0, "written under workspace-write");
+	dsh_proc_clear(&r);
+	/* The fence reads it the same way. */
+	_cleanup_free_ char *secret = NULL;
+	cr_assert(asprintf(&secret, "%s/secret", ws) > 0);
+	dshbox_in(&r, "access: [\"-- secret\"]\n", "check", "--config", "-", "--workspace", ws, "--write", secret, NULL);
+	cr_expect_neq(r.exit_code, 0, "the rule from the pipe denies: %s%s", r.out, r.err);
+	cr_expect(strstr(r.out, "-- secret") || strstr(r.err, "-- secret"), "names the rule: %s%s", r.out, r.err);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(ws);
+}
+
+Test(cli_seams, a_configuration_on_another_descriptor_and_its_errors)
+{
+	_cleanup_free_ char *ws = dsh_test_mkdtemp(), *script = NULL;
+	struct dsh_proc r;
+	/* /dev/fd/3 from a here-document: a pipe or a deleted file, never a name on disk to clean up. */
+	cr_assert(asprintf(&script, "\"$DSHBOX\" run --config /dev/fd/3 --workspace %s --dry-run 3<<EOF\n"
+				    "mode: read-only\nEOF\n", ws) > 0);
+	shell(&r, script);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "mode: read-only"), "%s", r.out);
+	dsh_proc_clear(&r);
+	/* A bad value names where it came from. */
+	dshbox_in(&r, "mode: sideways\n", "check", "--config", "-", "--workspace", ws, "--read", "/etc/hostname", NULL);
+	cr_expect_eq(r.exit_code, 125);
+	cr_expect(strstr(r.err, "dshbox: error: (standard input):1: mode: unknown mode 'sideways'"), "%s", r.err);
+	dsh_proc_clear(&r);
+	/* serve reads its requests from standard input: the configuration cannot come from there. */
+	dshbox_in(&r, "mode: read-only\n", "serve", "--stdio", "--config", "-", "--workspace", ws, NULL);
+	cr_expect_eq(r.exit_code, 125);
+	cr_expect(strstr(r.err, "dshbox: error: --config -: standard input carries the requests"), "%s", r.err);
+	cr_expect_str_eq(r.out, "", "no answer was served");
+	dsh_proc_clear(&r);
+	/* A directory is neither a file nor a pipe. */
+	dshbox_in(&r, NULL, "check", "--config", ws, "--workspace", ws, "--read", "/etc/hostname", NULL);
+	cr_expect_eq(r.exit_code, 125);
+	cr_expect(strstr(r.err, "is not a regular file or a pipe"), "%s", r.err);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(ws);
+}
+
+Test(cli_seams, backend_is_a_configuration_key_and_an_unused_runner_is_refused)
+{
+	_cleanup_free_ char *ws = dsh_test_mkdtemp();
+	struct dsh_proc r;
+	dshbox_in(&r, "mode: danger-full-access\nbackend: none\n", "run", "--config", "-", "--workspace", ws,
+		  "--dry-run", NULL);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "backend: none"), "the configuration chose the backend: %s", r.out);
+	dsh_proc_clear(&r);
+	/* --backend still overrides it. */
+	dshbox_in(&r, "backend: none\n", "run", "--config", "-", "--backend", "linux-ns", "--workspace", ws, "--dry-run",
+		  NULL);
+	cr_expect(strstr(r.out, "backend: linux-ns"), "the flag overrides: %s%s", r.out, r.err);
+	dsh_proc_clear(&r);
+	dshbox_in(&r, "runnerCommand: [bwrap]\nrunnerFailureSignatures: [\"bwrap: \"]\n", "run", "--config", "-",
+		  "--workspace", ws, "--", "/bin/echo", "ran", NULL);
+	cr_expect_eq(r.exit_code, 125);
+	cr_expect(strstr(r.err, "runnerCommand: set, but the backend is auto"), "%s", r.err);
+	cr_expect(strstr(r.err, "dshbox: hint: add 'backend: runner'"), "%s", r.err);
+	cr_expect_str_eq(r.out, "", "nothing ran");
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(ws);
+}
+
+Test(cli_seams, the_report_on_its_own_descriptor_is_complete_before_the_command_and_not_inherited)
+{
+	dsh_test_require_backend();
+	_cleanup_free_ char *ws = dsh_test_mkdtemp(), *script = NULL, *report = NULL;
+	cr_assert(asprintf(&report, "%s.report", ws) > 0);
+	/* The command looks for the report's descriptor in itself, and reads the report, already whole. */
+	cr_assert(asprintf(&script,
+			   "\"$DSHBOX\" run --report-fd 3 --workspace %s --access 'r- %s' -- /bin/sh -c "
+			   "'if [ -e /proc/$$/fd/3 ]; then echo inherited; else echo closed; fi; "
+			   "grep -c \"\\\"backend\\\": \\\"linux-ns\\\"\" %s' 3>%s",
+			   ws, report, report, report) > 0);
+	struct dsh_proc r;
+	shell(&r, script);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "closed\n"), "the command does not hold the report's descriptor: %s", r.out);
+	cr_expect(strstr(r.out, "\n1\n"), "the report was whole before the command started: %s", r.out);
+	dsh_proc_clear(&r);
+	_cleanup_free_ char *json = dsh_test_read_file(report);
+	cr_expect(json && strstr(json, "\"enforcement\""), "the report: %s", json ? json : "(none)");
+	unlink(report);
+
+	static const char *const bad[][3] = {
+		{ "2", NULL, "--report-fd: expected a descriptor number above 2, got '2'" },
+		{ "9", NULL, "--report-fd 9: not an open descriptor" },
+		{ "3", "3", "--report-fd 3: also given to --preserve-fd" },
+	};
+	for (size_t i = 0; i < 3; i++) {
+		_cleanup_free_ char *s = NULL;
+		cr_assert(asprintf(&s, "\"$DSHBOX\" run --report-fd %s %s%s --workspace %s -- /bin/echo ran 3>/dev/null",
+				   bad[i][0], bad[i][1] ? "--preserve-fd " : "", bad[i][1] ? bad[i][1] : "", ws) > 0);
+		shell(&r, s);
+		cr_expect_eq(r.exit_code, 125, "%s: %s", s, r.err);
+		cr_expect(strstr(r.err, bad[i][2]), "%s: %s", s, r.err);
+		cr_expect_str_eq(r.out, "", "nothing ran: %s", s);
+		dsh_proc_clear(&r);
+	}
+	dsh_test_rmtree(ws);
+}
