@@ -124,21 +124,35 @@ static int reproduce_signal(int sig)
 	return 128 + sig;
 }
 
+/* Whether a hidden entry ("PATH (rule ...)") lies where the command works: beneath cwd. */
+static bool hidden_near(const char *entry, const char *cwd)
+{
+	size_t n = strlen(cwd);
+	if (strcmp(cwd, "/") == 0)
+		return true;
+	return strncmp(entry, cwd, n) == 0 && entry[n] == '/';
+}
+
 /*
  * A command that failed on a path the run hides saw only the kernel's EACCES ("error: open(".env"):
- * Permission denied" from git): one line names what the run hides and the rules, so the user and
- * the agent see it is the policy.  Only after a failure (a successful run prints nothing of
- * dshbox's own), and never in the words of a denial signature, which would make a host take any
- * failure for a denial.
+ * Permission denied" from git): one line names what the run hides where the command works (beneath
+ * its directory: a hidden ~/.ssh is no news to a failing test suite), and the first call the broker
+ * refused, so the user and the agent see it is the policy.  Only after a failure (a successful run
+ * prints nothing of dshbox's own) the command itself ended, not after Ctrl-C, and never in the
+ * words of a denial signature, which would make a host take any failure for a denial.
  */
-static void name_hidden(int status, char *const *hidden, const struct dsh_run_result *res)
+static void name_hidden(int status, char *const *hidden, const char *cwd, const struct dsh_run_result *res)
 {
-	size_t n = dsh_strv_len(hidden);
+	if (status == 130)
+		return;
+	size_t n = 0, shown = 0;
 	struct dsh_buf b = { 0 };
-	if (n)
-		dsh_buf_addf(&b, "; this run hides from it: ");
-	for (size_t i = 0; i < n && i < 3; i++)
-		dsh_buf_addf(&b, "%s%s", i ? "; " : "", hidden[i]);
+	for (size_t i = 0; hidden && hidden[i]; i++) {
+		if (!hidden_near(hidden[i], cwd))
+			continue;
+		if (n++ < 3)
+			dsh_buf_addf(&b, "%s%s", shown++ ? "; " : "; this run hides from it: ", hidden[i]);
+	}
 	if (n > 3)
 		dsh_buf_addf(&b, "; and %zu more (dshbox run --dry-run lists them)", n - 3);
 	/* What the runtime broker would not do for it: creating .git/hooks under the default rule
@@ -315,8 +329,8 @@ static int before_run(const struct run_args *a, const struct dsh_policy *policy,
 }
 
 /* How the command ended, said as `dshbox run` says it: its exit status, or *ret_sig to die of. */
-static int outcome(const struct cli_policy_opts *po, const struct dsh_run_setup *setup, struct dsh_run_result *res,
-		   int *ret_sig)
+static int outcome(const struct cli_policy_opts *po, const char *cwd, const struct dsh_run_setup *setup,
+		   struct dsh_run_result *res, int *ret_sig)
 {
 	int rc;
 	/* Said only when asked: a successful run prints nothing of dshbox's own. */
@@ -334,7 +348,7 @@ static int outcome(const struct cli_policy_opts *po, const struct dsh_run_setup 
 	} else {
 		rc = res->exit_code;
 		if (rc != 0 && !res->message)
-			name_hidden(rc, setup->description.hidden, res);
+			name_hidden(rc, setup->description.hidden, cwd, res);
 	}
 	dsh_run_result_clear(res);
 	return rc;
@@ -387,7 +401,7 @@ int cmd_run(int argc, char **argv, char **envp)
 	/* Backends without a stage table (none, runner): the whole run is one stage. */
 	if (tm && tm->n == n_before)
 		dsh_timing_mark(tm, "run", dsh_timing_now());
-	rc = outcome(&a.po, &setup, &res, &sig);
+	rc = outcome(&a.po, dsh_policy_cwd(policy), &setup, &res, &sig);
 out_plan:
 	dsh_run_setup_clear(&setup);
 out_policy:

@@ -5,6 +5,7 @@
  * (--report-fd N) instead of sharing stdout with the command, backend as a configuration key, and a
  * runnerCommand no backend would use refused instead of ignored.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -159,4 +160,41 @@ Test(cli_seams, the_report_on_its_own_descriptor_is_complete_before_the_command_
 		dsh_proc_clear(&r);
 	}
 	dsh_test_rmtree(ws);
+}
+
+/* The note after a failure names only what is hidden where the command works, and nothing after
+   Ctrl-C: an unrelated hidden name read as a denial sends an agent the wrong way. */
+Test(cli_seams, the_failure_note_names_only_what_is_hidden_where_the_command_works)
+{
+	dsh_test_require_backend();
+	_cleanup_free_ char *ws = dsh_test_mkdtemp(), *near = NULL, *far = NULL, *sub = NULL, *out = NULL;
+	_cleanup_free_ char *outside = dsh_test_mkdtemp();
+	cr_assert(asprintf(&near, "-- %s/.env", ws) > 0 && asprintf(&far, "-- %s/key", outside) > 0);
+	cr_assert(asprintf(&sub, "%s/sub", ws) > 0);
+	cr_assert_eq(mkdir(sub, 0755), 0);
+	_cleanup_free_ char *env_file = NULL, *key_file = NULL;
+	cr_assert(asprintf(&env_file, "%s/.env", ws) > 0 && asprintf(&key_file, "%s/key", outside) > 0);
+	dsh_test_write_file(env_file, "A=1\n");
+	dsh_test_write_file(key_file, "k\n");
+	struct dsh_proc r;
+	dshbox_in(&r, NULL, "run", "--workspace", ws, "--cwd", ws, "--access", near, "--access", far, "--", "/bin/sh", "-c",
+		  "exit 3", NULL);
+	cr_expect_eq(r.exit_code, 3);
+	cr_assert(asprintf(&out, "dshbox: note: the command exited 3; this run hides from it: %s/.env (rule \"%s\")\n", ws,
+			   near) > 0);
+	cr_expect_str_eq(r.err, out, "only the name beneath the command's directory");
+	dsh_proc_clear(&r);
+	/* From a subdirectory the workspace's .env is not where the command works. */
+	dshbox_in(&r, NULL, "run", "--workspace", ws, "--cwd", sub, "--access", near, "--", "/bin/sh", "-c", "exit 3", NULL);
+	cr_expect_eq(r.exit_code, 3);
+	cr_expect_str_eq(r.err, "", "nothing hidden there");
+	dsh_proc_clear(&r);
+	/* Interrupted: the user knows why it ended. */
+	dshbox_in(&r, NULL, "run", "--workspace", ws, "--cwd", ws, "--access", near, "--", "/bin/sh", "-c", "kill -INT $$",
+		  NULL);
+	cr_expect(r.exit_code == 130 || r.signal == SIGINT, "exit %d signal %d", r.exit_code, r.signal);
+	cr_expect(!strstr(r.err, "dshbox: note:"), "%s", r.err);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(ws);
+	dsh_test_rmtree(outside);
 }
