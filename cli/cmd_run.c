@@ -333,9 +333,10 @@ static int outcome(const struct cli_policy_opts *po, const char *cwd, const stru
 		   struct dsh_run_result *res, int *ret_sig)
 {
 	int rc;
-	/* Said only when asked: a successful run prints nothing of dshbox's own. */
+	/* Said only when asked, or when the run was allowed to degrade (each loss said at every run, SPEC
+	   4): a successful run prints nothing of dshbox's own. */
 	for (size_t i = 0; res->warnings && res->warnings[i]; i++)
-		if (po->warnings_to_stderr)
+		if (po->warnings_to_stderr || po->allow_degraded)
 			cli_warn("%s", res->warnings[i]);
 	if (res->message) {
 		/* Like env(1): the command could not be run; say why, keep its 126/127. */

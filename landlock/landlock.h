@@ -86,8 +86,10 @@ int dsh_landlock_spec_add_rule(struct dsh_landlock_spec *s, const char *path, ui
 /*
  * Express "everything but these" with an allow-only ruleset: walk from / down to each target and
  * grant sibling_access on every entry met on the way that is neither a target nor a directory
- * leading to one; a target gets its own access (0: nothing).  The directories on the way get no
- * grant of their own (so they cannot be listed).  Symlinks get no grant (following one is checked
+ * leading to one; a target gets its own access (0: nothing).  The directories on the way get
+ * way_access, of which only READ_DIR is kept: listing them grants listing beneath them too (a
+ * Landlock rule holds for the whole hierarchy below it), so a target directory's entries can then be
+ * listed by name, never opened; 0 leaves them unlistable.  Symlinks get no grant (following one is checked
  * at its target); each grant remembers the dev/ino the walk saw and is opened without following
  * symlinks, so a sibling swapped (for a link, or for the denied directory itself) after the walk
  * grants nothing.  A directory that cannot be listed ends the walk there (fewer grants, never
@@ -99,7 +101,7 @@ struct dsh_landlock_target {
 	unsigned rule;
 };
 int dsh_landlock_spec_add_siblings(struct dsh_landlock_spec *s, const struct dsh_landlock_target *targets,
-				   size_t n_targets, uint64_t sibling_access, size_t max_grants,
+				   size_t n_targets, uint64_t sibling_access, uint64_t way_access, size_t max_grants,
 				   struct dsh_error **err);
 
 /* Device nodes a command needs written (SPEC 3.6), never all of /dev; no terminal but /dev/tty

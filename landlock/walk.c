@@ -15,7 +15,7 @@ struct walk {
 	struct dsh_landlock_spec *s;
 	const struct dsh_landlock_target *t;
 	size_t n;
-	uint64_t sibling_access;
+	uint64_t sibling_access, way_access;
 	size_t max_grants, grants;
 	struct dsh_error **err;
 };
@@ -48,12 +48,19 @@ static int grant(struct walk *w, const char *path, const struct stat *st, uint64
 	return r;
 }
 
-/* dir is a directory on the way to at least one target; its other entries get `access`. */
-static int walk_dir(struct walk *w, const char *dir, uint64_t access)
+/*
+ * dir is a directory on the way to at least one target; its other entries get `access`, dir itself
+ * way_access (listing at most: Landlock's READ_DIR holds for everything beneath dir, so it lets a
+ * target directory's entries be listed by name, never opened).
+ */
+static int walk_dir(struct walk *w, const char *dir, const struct stat *dir_st, uint64_t access)
 {
 	_cleanup_closedir_ DIR *d = opendir(dir);
 	if (!d)
 		return 0; /* cannot list it: grant nothing beneath it */
+	int r0 = grant(w, dir, dir_st, w->way_access, DSH_LANDLOCK_NO_RULE);
+	if (r0 < 0)
+		return r0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -77,11 +84,11 @@ static int walk_dir(struct walk *w, const char *dir, uint64_t access)
 		if (target && on_the_way) {
 			/* r- /a with -- /a/b: /a's other entries get what /a gets, /a/b its own */
 			if (target->access & access)
-				r = walk_dir(w, child, target->access & access);
+				r = walk_dir(w, child, &st, target->access & access);
 		} else if (target) {
 			r = grant(w, child, &st, target->access & access, target->rule);
 		} else if (on_the_way) {
-			r = walk_dir(w, child, access);
+			r = walk_dir(w, child, &st, access);
 		} else if (!S_ISLNK(st.st_mode)) {
 			r = grant(w, child, &st, access, DSH_LANDLOCK_NO_RULE);
 		}
@@ -92,10 +99,11 @@ static int walk_dir(struct walk *w, const char *dir, uint64_t access)
 }
 
 int dsh_landlock_spec_add_siblings(struct dsh_landlock_spec *s, const struct dsh_landlock_target *targets,
-				   size_t n_targets, uint64_t sibling_access, size_t max_grants,
+				   size_t n_targets, uint64_t sibling_access, uint64_t way_access, size_t max_grants,
 				   struct dsh_error **err)
 {
-	struct walk w = { s, targets, n_targets, sibling_access, max_grants, 0, err };
+	struct walk w = { s, targets, n_targets, sibling_access, way_access & LANDLOCK_ACCESS_FS_READ_DIR, max_grants,
+			  0, err };
 	for (size_t i = 0; i < n_targets; i++)
 		if (strcmp(targets[i].path, "/") == 0) {
 			sibling_access &= targets[i].access;
@@ -104,5 +112,5 @@ int dsh_landlock_spec_add_siblings(struct dsh_landlock_spec *s, const struct dsh
 		}
 	if (n_targets == 0)
 		return grant(&w, "/", NULL, sibling_access, DSH_LANDLOCK_NO_RULE);
-	return walk_dir(&w, "/", sibling_access);
+	return walk_dir(&w, "/", NULL, sibling_access);
 }

@@ -334,9 +334,14 @@ static int apply_proc(struct applier *a, const struct dsh_mount_entry *e, struct
 	_cleanup_error_ struct dsh_error *perr = NULL;
 	_cleanup_close_ int m = m_fsmount("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &perr);
 	if (m < 0) {
-		/* A hardened host may refuse a fresh procfs: fall back to the host's, said in the outcome. */
+		/* A hardened host (a container's masked /proc) may refuse a fresh procfs: the host's is
+		   bound instead only with allowDegraded, said in the outcome; otherwise the run refuses. */
 		if (a->proc_clone < 0) {
 			*err = TAKE_PTR(perr);
+			dsh_err_hint(err, "the kernel refuses a fresh procfs where /proc is masked (a container): run the "
+					  "container with an unmasked /proc (Kubernetes: procMount: Unmasked; Docker, "
+					  "Podman: --security-opt systempaths=unconfined), or --allow-degraded to bind this "
+					  "/proc instead (the container's other processes visible inside)");
 			return -(*err)->code;
 		}
 		int r = m_setattr(a->proc_clone, "", false, 0, MOUNT_ATTR_RDONLY, err);
@@ -918,7 +923,7 @@ static int clone_sources(struct applier *a, struct dsh_error **err)
 		} else if (e->action == DSH_MOUNT_DEV) {
 			clone_dev_nodes(a);
 			a->console = clone_terminal();
-		} else if (e->action == DSH_MOUNT_PROC) {
+		} else if (e->action == DSH_MOUNT_PROC && plan->proc_fallback) {
 			a->proc_clone = open_tree(AT_FDCWD, "/proc", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 		}
 	}

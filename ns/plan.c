@@ -486,6 +486,8 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 
 	plan->ro_root = !danger;
 	plan->proc = true;
+	/* The host's /proc shows processes the sandbox must not see: only an opt-in binds it. */
+	plan->proc_fallback = o && o->allow_degraded;
 	plan->dev = !danger;
 	if (add_entry(plan, "/proc", DSH_MOUNT_PROC, NULL, "fresh procfs") < 0)
 		goto oom;

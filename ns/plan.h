@@ -73,6 +73,8 @@ struct dsh_mount_plan {
 	bool private_tmp;    /* /tmp is a private tmpfs */
 	bool tmp_writable;   /* ... writable (workspace-write) */
 	bool proc;           /* a fresh procfs is mounted on /proc */
+	bool proc_fallback;  /* allowDegraded: a refused fresh procfs binds the host's /proc (its
+				processes visible inside); otherwise the run refuses */
 	bool dev;            /* a minimal /dev replaces the host's */
 	size_t glob_matches; /* masks and read-only binds that came from glob matches */
 	size_t dirs_read;    /* directories the glob walker read */

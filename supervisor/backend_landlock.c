@@ -167,6 +167,9 @@ static int describe_rule(const struct dsh_policy *p, const struct dsh_landlock_p
 	const char *path = rule->canonical;
 	const char *where = rp->where ? rp->where : path;
 	bool broker = plan->opts->runtime_broker, deny = rule->kind == DSH_RULE_DENY;
+	/* connect() and sends to a pathname socket are the broker's to answer (SPEC 3.11, 10): it reaches
+	   only sockets the run bound itself or allowUnixSockets names. */
+	bool sockets = broker && plan->broker.sockets;
 	int abi = plan->spec.abi;
 	char *how = NULL;
 	struct dsh_buf lost = { 0 };
@@ -183,17 +186,23 @@ static int describe_rule(const struct dsh_policy *p, const struct dsh_landlock_p
 		break;
 	case EXPR_SIBLINGS:
 	case EXPR_SIBLINGS_DIR:
-		r = asprintf(&how, "no grant on %s; its siblings along the path from / are granted%s%s", path,
-			     danger(p) ? " read and write" : " read",
-			     e == EXPR_SIBLINGS_DIR ? " (names beneath it can still be looked up with stat: Landlock "
-						      "does not mediate it)" : "");
-		if (e == EXPR_SIBLINGS_DIR)
+		r = asprintf(&how, "no grant on %s; its siblings along the path from / are granted%s, the directories "
+				   "on the way listing only%s%s", path, danger(p) ? " read and write" : " read",
+			     e == EXPR_SIBLINGS_DIR ? " (so the names of its entries can be listed, and looked up with "
+						      "stat, but none opened: Landlock's listing right holds beneath)" : "",
+			     e == EXPR_SIBLINGS_DIR && sockets ? "; connect() and sends to a unix socket beneath it go "
+								 "through the runtime broker, which refuses them" : "");
+		if (e == EXPR_SIBLINGS_DIR && !sockets)
 			lose(&lost, "unix sockets beneath %s stay connectable: Landlock does not mediate connect() to a "
-				    "pathname socket", path);
+				    "pathname socket, and %s", path, broker ? "protectSockets is off" : "the runtime broker is off");
 		break;
 	case EXPR_SOCKET:
-		r = asprintf(&how, "not expressible: %s is a unix socket", path);
-		lose(&lost, "%s stays connectable: Landlock does not mediate connect() to a pathname socket", path);
+		r = asprintf(&how, "%s is a unix socket: %s", path,
+			     sockets ? "connect() and sends to it go through the runtime broker, which refuses them"
+				     : "not expressible");
+		if (!sockets)
+			lose(&lost, "%s stays connectable: Landlock does not mediate connect() to a pathname socket, and %s",
+			     path, broker ? "protectSockets is off" : "the runtime broker is off");
 		break;
 	case EXPR_SIBLINGS_READ:
 		r = asprintf(&how, "read grant on %s; its siblings along the path from / are granted read and write", path);
@@ -218,7 +227,7 @@ static int describe_rule(const struct dsh_policy *p, const struct dsh_landlock_p
 	case EXPR_GLOB:
 		r = asprintf(&how, "each match found at start gets no grant; its siblings along the path from / are "
 				   "granted read (files matching later are covered only where nothing was granted)");
-		if (rp->sockets)
+		if (rp->sockets && !sockets)
 			lose(&lost, "unix sockets beneath matches of %s stay connectable: Landlock does not mediate "
 				    "connect() to a pathname socket", path);
 		if (!broker && rp->root)
@@ -341,13 +350,15 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 					    "(Landlock refuses every mount to its domain, and there is no user namespace of "
 					    "dshbox's own to keep the host's mounts locked)");
 	if (r >= 0)
-		r = dsh_strv_push(&d.notes, "the directories along a -- path get no grant of their own: they cannot "
-					    "be listed, entries created in them later are not readable, and nothing can be "
-					    "created directly in them (even in danger-full-access)");
+		r = dsh_strv_push(&d.notes, "the directories along a -- path are granted listing only: `ls /` shows "
+					    "every name, a -- directory's entries can be listed by name (Landlock's listing "
+					    "right holds beneath) but none opened, entries created in the directories on the "
+					    "way later are not readable, and nothing can be created directly in them (even in "
+					    "danger-full-access)");
 	if (r >= 0)
 		r = dsh_strv_push(&d.notes, "/dev is the host's: only null, zero, full, random, urandom, tty, ptmx and "
 					    "the caller's own terminal are granted (a pty made inside cannot be opened); /dev/shm (host storage) is not (POSIX shared memory fails); "
-					    "so / itself, on the way to /dev, cannot be listed");
+					    "/dev itself can be listed");
 	/*
 	 * What a kernel denial prints under this backend: Landlock and the broker refuse with EACCES, and a
 	 * rename or link across Landlock's grants with EXDEV.  Not "operation not permitted": EPERM comes
@@ -527,8 +538,10 @@ int dsh_landlock_plan_build_abi(const struct dsh_policy *p, const struct dsh_run
 		}
 	}
 	uint64_t around = danger(p) ? dsh_landlock_fs_rw(abi) : dsh_landlock_fs_read(abi);
+	/* The directories on the way get listing and nothing more (`ls /` works): never a write right,
+	   which would hold beneath them, in the -- targets too. */
 	if (r >= 0)
-		r = dsh_landlock_spec_add_siblings(&plan->spec, t, n, around, max, err);
+		r = dsh_landlock_spec_add_siblings(&plan->spec, t, n, around, LANDLOCK_ACCESS_FS_READ_DIR, max, err);
 	free(t);
 	for (size_t i = 0; r >= 0 && o->runtime_broker && i < matches.n; i++)
 		if (dsh_strv_push(&plan->broker_targets, matches.m[i].path) < 0)
@@ -590,6 +603,7 @@ static int ll_render(const struct dsh_policy *p, const void *plan_, char **ret, 
 	for (size_t i = 0; i < plan->spec.n_grants; i++) {
 		const struct dsh_landlock_grant *g = &plan->spec.grants[i];
 		const char *what = g->access == dsh_landlock_fs_read(plan->spec.abi) ? "read"
+				   : g->access == LANDLOCK_ACCESS_FS_READ_DIR	      ? "list"
 				   : g->access == dsh_landlock_fs_rw(plan->spec.abi) ? "read+write"
 										       : "other";
 		dsh_buf_addf(&b, "grant %-10s %s", what, g->path ? g->path : "(fd)");

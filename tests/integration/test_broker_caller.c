@@ -297,7 +297,7 @@ Test(broker_caller_work, relative_create_with_a_proc_of_another_pid_namespace)
 	cr_assert(asprintf(&script,
 			   "set -e; mount -o bind,ro /proc/sys /proc/sys; "
 			   "if [ -e /proc/timer_list ]; then mount --bind /dev/null /proc/timer_list; fi; echo setup=ok; "
-			   "exec unshare --user --map-root-user --mount '%s' run --warnings=stderr --backend linux-ns "
+			   "exec unshare --user --map-root-user --mount '%s' run --allow-degraded --backend linux-ns "
 			   "--workspace '%s' --cwd '%s' -- sh -c 'cd sub && echo x > rel; echo rc=$?'",
 			   dsh_test_dshbox(), ws, ws) > 0);
 	const char *argv[] = { "unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--mount-proc",

@@ -305,6 +305,9 @@ Test(run_tree, path_swapped_after_planning_aborts)
 	cr_assert_eq(dsh_run_options_init(&ro, &cfg, base_env, &err), 0);
 	struct dsh_mount_plan *plan = NULL;
 	cr_assert_eq(dsh_mount_plan_build(p, &ro, &plan, &err), 0);
+	/* No pid namespace of its own here, so no fresh procfs: the host's /proc stands in (the
+	   swapped path is what is tested). */
+	plan->proc_fallback = true;
 	dsh_run_options_clear(&ro);
 	/* The masked directory is replaced by a symlink to a directory elsewhere. */
 	_cleanup_free_ char *moved = path_in(root, "moved");
@@ -448,10 +451,11 @@ Test(run_tree, masks_are_locked)
 
 /*
  * Forced fallback (STYLE 15): in a mount namespace where a file of /proc is covered, the kernel
- * refuses a fresh procfs in any new user namespace; the run binds the host's /proc instead and says
- * so when asked (--warnings=stderr), and only then.
+ * refuses a fresh procfs in any new user namespace, as in a container with a masked /proc.  The
+ * host's /proc would show the processes outside: the run refuses (125) naming /proc and the fix;
+ * with --allow-degraded it binds the host's /proc and says so in one default-on warning.
  */
-static int run_with_covered_proc(const char *dir, bool warn, int *ret_status)
+static int run_with_covered_proc(const char *dir, bool degraded, int *ret_status)
 {
 	_cleanup_free_ char *out = path_in(dir, "out"), *errf = path_in(dir, "err");
 	uid_t uid = getuid();
@@ -470,8 +474,8 @@ static int run_with_covered_proc(const char *dir, bool warn, int *ret_status)
 		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), er = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(o, 1);
 		dup2(er, 2);
-		char *argv[] = { (char *)dsh_test_dshbox(), "run", warn ? "--warnings=stderr" : "--network=on", "--",
-				 "/bin/cat", "/proc/1/comm", NULL };
+		char *argv[] = { (char *)dsh_test_dshbox(), "run", "--backend", "linux-ns",
+				 degraded ? "--allow-degraded" : "--network=on", "--", "/bin/cat", "/proc/1/comm", NULL };
 		execve(argv[0], argv, base_env);
 		_exit(93);
 	}
@@ -479,22 +483,27 @@ static int run_with_covered_proc(const char *dir, bool warn, int *ret_status)
 	return 0;
 }
 
-Test(run_tree, proc_fallback_is_said_when_asked)
+Test(run_tree, proc_fallback_refuses_unless_allowed_and_is_said)
 {
 	dsh_test_require_backend();
 	char *root = dsh_test_mkdtemp();
 	int st;
-	run_with_covered_proc(root, true, &st);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) < 90, "could not set up the covered /proc (%#x)", st);
-	cr_expect_eq(WEXITSTATUS(st), 0);
 	_cleanup_free_ char *errf = path_in(root, "err"), *outf = path_in(root, "out");
-	_cleanup_free_ char *err1 = dsh_test_read_file(errf), *out1 = dsh_test_read_file(outf);
-	cr_expect(err1 && strstr(err1, "dshbox: warning: ") && strstr(err1, "procfs"), "no warning: %s", err1);
-	cr_expect(out1 && strcmp(out1, "dshbox\n") != 0, "/proc/1 is the sandbox's init: no fallback happened? %s", out1);
 	run_with_covered_proc(root, false, &st);
+	cr_assert(WIFEXITED(st) && (WEXITSTATUS(st) < 90 || WEXITSTATUS(st) > 93),
+		  "could not set up the covered /proc (%#x)", st);
+	_cleanup_free_ char *err0 = dsh_test_read_file(errf), *out0 = dsh_test_read_file(outf);
+	cr_expect_eq(WEXITSTATUS(st), 125, "the run did not refuse: %s", err0);
+	cr_expect_str_eq(out0 ? out0 : "", "", "the command ran");
+	cr_expect(err0 && strstr(err0, "dshbox: error: ") && strstr(err0, "/proc"), "/proc not named: %s", err0);
+	cr_expect(err0 && strstr(err0, "dshbox: hint: ") && strstr(err0, "procMount: Unmasked") &&
+		  strstr(err0, "systempaths=unconfined") && strstr(err0, "--allow-degraded"), "no hint: %s", err0);
+	run_with_covered_proc(root, true, &st);
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	_cleanup_free_ char *err2 = dsh_test_read_file(errf);
-	cr_expect_str_eq(err2 ? err2 : "", "", "a successful run printed something of dshbox's own");
+	_cleanup_free_ char *err1 = dsh_test_read_file(errf), *out1 = dsh_test_read_file(outf);
+	cr_expect_eq(dsh_count_lines_with_prefix(err1 ? err1 : "", "dshbox: warning: "), 1, "%s", err1);
+	cr_expect(err1 && strstr(err1, "procfs") && strstr(err1, "host processes are visible"), "no warning: %s", err1);
+	cr_expect(out1 && strcmp(out1, "dshbox\n") != 0, "/proc/1 is the sandbox's init: no fallback happened? %s", out1);
 	dsh_test_rmtree(root);
 	free(root);
 }

@@ -55,7 +55,7 @@ Test(landlock_walk, grants_siblings_only)
 	dsh_landlock_spec_init(&s, 7);
 	struct dsh_landlock_target target = { t.secret, 0, 3 };
 	struct dsh_error *err = NULL;
-	cr_assert_eq(dsh_landlock_spec_add_siblings(&s, &target, 1, dsh_landlock_fs_read(7), 100000, &err), 0);
+	cr_assert_eq(dsh_landlock_spec_add_siblings(&s, &target, 1, dsh_landlock_fs_read(7), 0, 100000, &err), 0);
 	cr_assert(granted(&s, t.ok));
 	_cleanup_free_ char *b = cat(t.top, "/b");
 	cr_assert(granted(&s, b));
@@ -73,7 +73,7 @@ Test(landlock_walk, grants_siblings_only)
 	dsh_landlock_spec_clear(&s);
 	/* the bound fails closed */
 	dsh_landlock_spec_init(&s, 7);
-	cr_assert_eq(dsh_landlock_spec_add_siblings(&s, &target, 1, dsh_landlock_fs_read(7), 3, &err), -E2BIG);
+	cr_assert_eq(dsh_landlock_spec_add_siblings(&s, &target, 1, dsh_landlock_fs_read(7), 0, 3, &err), -E2BIG);
 	dsh_error_free(err);
 	dsh_landlock_spec_clear(&s);
 	free_tree(&t);
@@ -87,7 +87,7 @@ static void walk_child(void *arg)
 	dsh_landlock_spec_init(&s, abi);
 	struct dsh_landlock_target target = { t->secret, 0, 0 };
 	struct dsh_error *err = NULL;
-	if (dsh_landlock_spec_add_siblings(&s, &target, 1, dsh_landlock_fs_read(abi), 100000, &err) < 0)
+	if (dsh_landlock_spec_add_siblings(&s, &target, 1, dsh_landlock_fs_read(abi), 0, 100000, &err) < 0)
 		fail("walk: %s", err->msg);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || dsh_landlock_apply(&s, &err) < 0)
 		fail("apply: %s", err ? err->msg : strerror(errno));
@@ -112,5 +112,46 @@ Test(landlock_walk, denies_the_path_and_nothing_else)
 	struct tree t;
 	make_tree(&t);
 	in_child(walk_child, &t);
+	free_tree(&t);
+}
+
+/* The directories on the way listable: `ls` of them works, a target directory lists its names (the
+   documented cost of Landlock's inherited READ_DIR) and nothing in it opens. */
+static void way_child(void *arg)
+{
+	struct tree *t = arg;
+	int abi = dsh_landlock_abi();
+	struct dsh_landlock_spec s;
+	dsh_landlock_spec_init(&s, abi);
+	struct dsh_landlock_target target = { t->a, 0, 0 };
+	struct dsh_error *err = NULL;
+	if (dsh_landlock_spec_add_siblings(&s, &target, 1, dsh_landlock_fs_read(abi), LANDLOCK_ACCESS_FS_READ_DIR,
+					   100000, &err) < 0)
+		fail("walk: %s", err->msg);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || dsh_landlock_apply(&s, &err) < 0)
+		fail("apply: %s", err ? err->msg : strerror(errno));
+	int fd;
+	EXPECT_OK(fd = open(t->top, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	close(fd);
+	EXPECT_OK(fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	close(fd);
+	EXPECT_OK(fd = open(t->other, O_RDONLY | O_CLOEXEC));
+	close(fd);
+	EXPECT_ERRNO(open(t->secret, O_RDONLY | O_CLOEXEC), EACCES);
+	EXPECT_ERRNO(open(t->ok, O_RDONLY | O_CLOEXEC), EACCES);
+	EXPECT_ERRNO(open(t->secret, O_WRONLY | O_CLOEXEC), EACCES);
+	EXPECT_ERRNO(open(t->other, O_WRONLY | O_CLOEXEC), EACCES);
+	/* nothing can be created in the listable directories on the way */
+	_cleanup_free_ char *new = cat(t->top, "/new");
+	EXPECT_ERRNO(open(new, O_WRONLY | O_CREAT | O_CLOEXEC, 0600), EACCES);
+}
+
+Test(landlock_walk, lists_the_way_without_reading_the_target)
+{
+	if (dsh_landlock_abi() < 1)
+		DSH_SKIP("Landlock is not available on this kernel");
+	struct tree t;
+	make_tree(&t);
+	in_child(way_child, &t);
 	free_tree(&t);
 }
