@@ -329,14 +329,14 @@ static int before_run(const struct run_args *a, const struct dsh_policy *policy,
 }
 
 /* How the command ended, said as `dshbox run` says it: its exit status, or *ret_sig to die of. */
-static int outcome(const struct cli_policy_opts *po, const char *cwd, const struct dsh_run_setup *setup,
-		   struct dsh_run_result *res, int *ret_sig)
+static int outcome(bool loud, const char *cwd, const struct dsh_run_setup *setup, struct dsh_run_result *res,
+		   int *ret_sig)
 {
 	int rc;
-	/* Said only when asked, or when the run was allowed to degrade (each loss said at every run, SPEC
-	   4): a successful run prints nothing of dshbox's own. */
+	/* Said only when asked (loud: --warnings=stderr), or when the run was allowed to degrade (each
+	   loss said at every run, SPEC 4): a successful run prints nothing of dshbox's own. */
 	for (size_t i = 0; res->warnings && res->warnings[i]; i++)
-		if (po->warnings_to_stderr || po->allow_degraded)
+		if (loud)
 			cli_warn("%s", res->warnings[i]);
 	if (res->message) {
 		/* Like env(1): the command could not be run; say why, keep its 126/127. */
@@ -402,7 +402,7 @@ int cmd_run(int argc, char **argv, char **envp)
 	/* Backends without a stage table (none, runner): the whole run is one stage. */
 	if (tm && tm->n == n_before)
 		dsh_timing_mark(tm, "run", dsh_timing_now());
-	rc = outcome(&a.po, dsh_policy_cwd(policy), &setup, &res, &sig);
+	rc = outcome(a.po.warnings_to_stderr || ro.allow_degraded, dsh_policy_cwd(policy), &setup, &res, &sig);
 out_plan:
 	dsh_run_setup_clear(&setup);
 out_policy:
