@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sibling grants: "all of / but this path" with an allow-only Landlock ruleset. */
 #include <dirent.h>
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 
@@ -10,7 +16,28 @@
 
 struct tree {
 	char *top, *secret, *ok, *other, *link, *a;
+	bool brokered; /* this suite runs inside a dshbox sandbox whose broker carries out creations */
 };
+
+/*
+ * Whether a seccomp listener already serves this process (the suite run inside `dshbox run`, as
+ * run_workloads does): then a creation is carried out by that broker, which a Landlock layer the
+ * process adds itself does not bind (docs/security.md, "Known limits").
+ */
+static bool under_a_broker(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+		struct sock_fprog prog = { 1, &allow };
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(0);
+		long fd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+		_exit(fd < 0 && errno == EBUSY ? 1 : 0);
+	}
+	int st = 0;
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 1;
+}
 
 static char *cat(const char *a, const char *b)
 {
@@ -143,7 +170,8 @@ static void way_child(void *arg)
 	EXPECT_ERRNO(open(t->other, O_WRONLY | O_CLOEXEC), EACCES);
 	/* nothing can be created in the listable directories on the way */
 	_cleanup_free_ char *new = cat(t->top, "/new");
-	EXPECT_ERRNO(open(new, O_WRONLY | O_CREAT | O_CLOEXEC, 0600), EACCES);
+	if (!t->brokered)
+		EXPECT_ERRNO(open(new, O_WRONLY | O_CREAT | O_CLOEXEC, 0600), EACCES);
 }
 
 Test(landlock_walk, lists_the_way_without_reading_the_target)
@@ -152,6 +180,8 @@ Test(landlock_walk, lists_the_way_without_reading_the_target)
 		DSH_SKIP("Landlock is not available on this kernel");
 	struct tree t;
 	make_tree(&t);
+	if ((t.brokered = under_a_broker()))
+		cr_log_warn("under a runtime broker: the creation check is left out (the broker carries it out)");
 	in_child(way_child, &t);
 	free_tree(&t);
 }
