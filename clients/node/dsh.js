@@ -55,7 +55,10 @@ function configFile(cfg) {
   if (present.length === 0) return { path: undefined, dispose() {} };
   const dir = mkdtempSync(join(tmpdir(), 'dshbox-dsh-'));
   const path = join(dir, 'dshbox.yml');
-  writeFileSync(path, JSON.stringify(Object.fromEntries(present.map((k) => [k, cfg[k]]))) + '\n', { mode: 0o600 });
+  const doc = Object.fromEntries(present.map((k) => [k, cfg[k]]));
+  // The plugin ran commands through runnerCommand whenever it was set: dshbox's runner backend.
+  if (doc.runnerCommand) doc.backend = 'runner';
+  writeFileSync(path, JSON.stringify(doc) + '\n', { mode: 0o600 });
   const dispose = () => rmSync(dir, { recursive: true, force: true });
   process.once('exit', dispose);
   return { path, dispose() { process.removeListener('exit', dispose); dispose(); } };

@@ -63,7 +63,7 @@ test('the configuration file: what the schema accepts, dshbox loads', (t) => {
       probeTimeoutMs: 3000, diffBasisMaxBytes: 1024, maxMasks: 100, protectSockets: true, protectDefaults: false,
       allowUnixSockets: ['@x'], runtimeBroker: true, allowDegraded: false, nestedSandbox: false, tmp: 'private',
       env: { inherit: 'core', exclude: ['*TOKEN*'], set: { A: 'b' } } },
-    { runnerCommand: ['bwrap'], runnerFailureSignatures: ['bwrap: '] },
+    { backend: 'runner', runnerCommand: ['bwrap'], runnerFailureSignatures: ['bwrap: '] },
   ];
   for (const [i, c] of configs.entries()) {
     valid(schema, c);
@@ -72,7 +72,8 @@ test('the configuration file: what the schema accepts, dshbox loads', (t) => {
     const r = spawnSync(binary, ['explain', '--config', file], { cwd: ws, encoding: 'utf8' });
     assert.equal(r.status, 0, `${JSON.stringify(c)}: ${r.stderr}`);
   }
-  for (const bad of [{ mode: 'wide-open' }, { acces: [] }, { probeTimeoutMs: 0 }, { access: ['x'] }, { tmp: 'shared' }]) {
+  for (const bad of [{ mode: 'wide-open' }, { acces: [] }, { probeTimeoutMs: 0 }, { access: ['x'] }, { tmp: 'shared' },
+    { runnerCommand: ['bwrap'], runnerFailureSignatures: ['bwrap: '] }, { backend: 'bubblewrap' }]) {
     assert.notDeepEqual(validate(schema, bad), [], JSON.stringify(bad));
     const file = join(ws, 'bad.yml');
     writeFileSync(file, JSON.stringify(bad));

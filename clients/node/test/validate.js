@@ -36,6 +36,7 @@ export function validate(schema, value, root = schema, at = '$') {
       else if (schema.additionalProperties === false) errors.push(`${at}: unknown key ${k}`);
       else if (typeof schema.additionalProperties === 'object') errors.push(...sub(schema.additionalProperties, v, `${at}.${k}`));
     }
+    for (const [k, s] of Object.entries(schema.dependentSchemas ?? {})) if (k in value) errors.push(...sub(s, value, at));
   }
   if (Array.isArray(value) && schema.items) value.forEach((v, i) => errors.push(...sub(schema.items, v, `${at}[${i}]`)));
   for (const s of schema.allOf ?? []) errors.push(...sub(s, value, at));
