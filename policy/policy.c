@@ -136,6 +136,26 @@ static int compute_roots(struct dsh_policy *p, struct dsh_error **err)
 	return 0;
 }
 
+/*
+ * A relative rule reads as "in the project", so one that climbs out of the workspace ("rw
+ * ../../../../etc") is said at load: it holds as written, but its author rarely meant it.
+ */
+static int warn_relative_escapes(struct dsh_policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct dsh_rule *rule = &p->rules[i];
+		const char *path = rule->text + strcspn(rule->text, " \t");
+		path += strspn(path, " \t");
+		if (rule->origin != DSH_ORIGIN_USER || *path == '/' || *path == '{' ||
+		    dsh_path_is_beneath(rule->resolved, p->workspace))
+			continue;
+		if (dsh_strv_pushf(&p->warnings, "rule \"%s\" is relative but resolves to %s, outside the workspace %s",
+				   rule->text, rule->resolved, p->workspace) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Nesting is decided by precedence, and said out loud (SPEC 1.2). */
 static int check_nesting(struct dsh_policy *p, struct dsh_error **err)
 {
@@ -176,6 +196,8 @@ static int check_nesting(struct dsh_policy *p, struct dsh_error **err)
 				return oom(err);
 		}
 	}
+	if (warn_relative_escapes(p) < 0)
+		return oom(err);
 	if (p->mode == DSH_MODE_READ_ONLY)
 		for (size_t i = 0; i < p->n_rules; i++)
 			if (p->rules[i].kind == DSH_RULE_RW &&

@@ -337,6 +337,26 @@ Test(policy, backend_key_and_the_runner_it_needs)
 	}
 }
 
+/* A relative rule that climbs out of the workspace holds as written and is said at load. */
+Test(policy, a_relative_rule_leaving_the_workspace_is_warned)
+{
+	char *henv[] = { "HOME=/home/u", NULL };
+	const char *rules[] = { "rw ../../../../etc", "-- sub/../x", "r- ../ws/y", "-- /etc/shadow", "r- {{ env.HOME }}/z",
+				NULL };
+	struct dsh_policy *p = load("/srv/ws", DSH_MODE_WORKSPACE_WRITE, henv, rules);
+	char *const *w = dsh_policy_warnings(p);
+	size_t n = 0;
+	for (size_t i = 0; w && w[i]; i++)
+		if (strstr(w[i], "is relative but resolves to")) {
+			n++;
+			cr_expect_str_eq(w[i], "rule \"rw ../../../../etc\" is relative but resolves to /etc, outside the "
+					       "workspace /srv/ws");
+		}
+	cr_expect_eq(n, 1, "only the relative rule that leaves the workspace");
+	cr_expect(allowed(p, DSH_OP_WRITE, "/etc/x"), "the rule holds as written");
+	dsh_policy_free(p);
+}
+
 Test(policy, tmpdir_is_a_writable_root)
 {
 	char *env[] = { "TMPDIR=/var/./tmp/../tmp", NULL };
