@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bwrap/absent.h"
+#include "common/cleanup.h"
+#include "policy/policy.h"
+
+/* A writable bind of a path onto itself: names beneath it are the host's own. */
+static bool writable_self_bind(const struct dsh_bwrap_op *op)
+{
+	if (op->kind != DSH_BWRAP_BIND && op->kind != DSH_BWRAP_DEV_BIND)
+		return false;
+	char src[PATH_MAX], dst[PATH_MAX];
+	return realpath(op->source, src) && realpath(op->dest, dst) && strcmp(src, dst) == 0;
+}
+
+/* Operations whose destination is a name (those that mount, and --dir). */
+static bool has_dest(enum dsh_bwrap_op_kind k)
+{
+	return k == DSH_BWRAP_BIND || k == DSH_BWRAP_RO_BIND || k == DSH_BWRAP_DEV_BIND || k == DSH_BWRAP_TMPFS ||
+	       k == DSH_BWRAP_BIND_DATA || k == DSH_BWRAP_RO_BIND_DATA || k == DSH_BWRAP_DIR;
+}
+
+bool dsh_bwrap_absent_held(const struct dsh_bwrap_op *ops, size_t from, size_t i, const bool *skip,
+			   const bool *held)
+{
+	const struct dsh_bwrap_op *op = &ops[i];
+	struct stat st;
+	if (!has_dest(op->kind) || lstat(op->dest, &st) == 0 || errno != ENOENT)
+		return false;
+	/* The innermost: the last of the longest (a later mount on the same path covers an earlier). */
+	size_t best = i, best_len = 0;
+	for (size_t k = from; k < i; k++) {
+		size_t n = strlen(ops[k].dest);
+		if (skip[k] || !has_dest(ops[k].kind) || strcmp(ops[k].dest, op->dest) == 0 ||
+		    !dsh_path_is_beneath(op->dest, ops[k].dest) || n < best_len)
+			continue;
+		best = k;
+		best_len = n;
+	}
+	if (best == i)
+		return false;
+	return held[best] || writable_self_bind(&ops[best]);
+}
+
+char *dsh_bwrap_absent_canonical(const char *dest)
+{
+	_cleanup_free_ char *head = strdup(dest);
+	if (!head)
+		return NULL;
+	if (strstr(dest, "/./") || strstr(dest, "/../")) {
+		errno = EINVAL;
+		return NULL;
+	}
+	char real[PATH_MAX];
+	for (;;) {
+		char *slash = strrchr(head, '/');
+		if (!slash)
+			return NULL;
+		if (slash == head) {
+			strcpy(real, "/");
+			break;
+		}
+		*slash = '\0';
+		if (realpath(head, real))
+			break;
+		if (errno != ENOENT)
+			return NULL;
+	}
+	const char *rest = dest + strlen(head);
+	char *out = NULL;
+	if (asprintf(&out, "%s%s", strcmp(real, "/") == 0 ? "" : real, rest) < 0)
+		return NULL;
+	return out;
+}
