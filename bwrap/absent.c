@@ -50,19 +50,23 @@ bool dsh_bwrap_absent_held(const struct dsh_bwrap_op *ops, size_t from, size_t i
 
 char *dsh_bwrap_absent_canonical(const char *dest)
 {
-	_cleanup_free_ char *head = strdup(dest);
-	if (!head)
-		return NULL;
-	if (strstr(dest, "/./") || strstr(dest, "/../")) {
+	/* "." and ".." would make the spelled rest name another path than the one held. */
+	size_t len = strlen(dest);
+	if (dest[0] != '/' || strstr(dest, "/./") || strstr(dest, "/../") ||
+	    (len >= 2 && strcmp(dest + len - 2, "/.") == 0) || (len >= 3 && strcmp(dest + len - 3, "/..") == 0)) {
 		errno = EINVAL;
 		return NULL;
 	}
+	_cleanup_free_ char *head = strdup(dest);
+	if (!head)
+		return NULL;
 	char real[PATH_MAX];
 	for (;;) {
 		char *slash = strrchr(head, '/');
 		if (!slash)
 			return NULL;
 		if (slash == head) {
+			head[0] = '\0'; /* nothing but / exists: all of dest is the rest */
 			strcpy(real, "/");
 			break;
 		}
