@@ -33,19 +33,18 @@ bool dsh_bwrap_absent_held(const struct dsh_bwrap_op *ops, size_t from, size_t i
 	struct stat st;
 	if (!has_dest(op->kind) || lstat(op->dest, &st) == 0 || errno != ENOENT)
 		return false;
-	/* The innermost: the last of the longest (a later mount on the same path covers an earlier). */
-	size_t best = i, best_len = 0;
-	for (size_t k = from; k < i; k++) {
-		size_t n = strlen(ops[k].dest);
-		if (skip[k] || !has_dest(ops[k].kind) || strcmp(ops[k].dest, op->dest) == 0 ||
-		    !dsh_path_is_beneath(op->dest, ops[k].dest) || n < best_len)
-			continue;
-		best = k;
-		best_len = n;
-	}
-	if (best == i)
+	/* What is seen there: the last earlier operation at or above dest.  They all lie on dest's own
+	   path, so a later one is either on top of an earlier one or covers it (srt binds
+	   CWD/.claude read-only, then CWD itself writable, then /dev/null at CWD/.claude/commands). */
+	size_t last = i;
+	for (size_t k = from; k < i; k++)
+		if (!skip[k] && has_dest(ops[k].kind) && dsh_path_is_beneath(op->dest, ops[k].dest))
+			last = k;
+	if (last == i)
 		return false;
-	return held[best] || writable_self_bind(&ops[best]);
+	if (strcmp(ops[last].dest, op->dest) == 0)
+		return held[last]; /* the same name again: held as before, or mounted inside the sandbox */
+	return held[last] || writable_self_bind(&ops[last]);
 }
 
 char *dsh_bwrap_absent_canonical(const char *dest)

@@ -16,9 +16,10 @@
 
 /*
  * Whether ops[i] (one of ops[from..i]) is to be held absent: its destination does not exist, and
- * the innermost earlier operation above it (from on, skip[k] false) binds a path onto itself
- * writably or was held absent itself (held[k]).  Where a tmpfs of the argv lies above it the name is
- * made inside that tmpfs; with nothing above it the host's tree is read-only there: both false.
+ * what the tree shows above it is the host's through a writable bind of a path onto itself — the
+ * last earlier operation (from on, skip[k] false) at or above it is such a bind, or was held absent
+ * itself (held[k]).  Where that is a tmpfs of the argv the name is made inside the tmpfs; with
+ * nothing above it the host's tree is read-only there: both false.
  */
 bool dsh_bwrap_absent_held(const struct dsh_bwrap_op *ops, size_t from, size_t i, const bool *skip,
 			   const bool *held);

@@ -105,6 +105,8 @@ g -C "$top/repo" worktree add "$top/wt" -b wt
 printf '#!/bin/sh\nexit 0\n' >"$top/hk/tools/hooks/pre-commit"
 g -C "$top/hk" init && g -C "$top/hk" add tools && g -C "$top/hk" commit -m hooks
 rm -rf "$top/hk/.git/hooks" && ln -s ../tools/hooks "$top/hk/.git/hooks"
+# Its .claude exists (srt then masks .claude/commands and .claude/agents beneath it).
+mkdir "$top/hk/.claude" && echo '{}' >"$top/hk/.claude/settings.json"
 [ -f "$top/wt/.git" ] && [ -L "$top/hk/.git/hooks" ] || { echo "tests/srt/run.sh: the git fixture was not made" >&2; exit 1; }
 
 # A local server for the allowed domain (no internet here): localhost, through srt's proxy.
@@ -119,7 +121,7 @@ dangerous=".gitconfig .gitmodules .bashrc .bash_profile .zshrc .zprofile .profil
 .vscode .idea .claude .claude/commands .claude/agents"
 try_dangerous='for n in '"$(echo $dangerous)"'; do
 	(echo x >"$n") 2>/dev/null && echo "made $n"; mkdir "$n" 2>/dev/null && echo "mkdir $n"
-	ln -s /tmp "$n" 2>/dev/null && echo "symlink $n"
+	ln -sT /tmp "$n" 2>/dev/null && echo "symlink $n"
 done; echo dangerous-tried'
 
 # A poller on the host lists the directories while srt runs: any name that was not there before
@@ -187,9 +189,15 @@ ran_here() { # NAME: the run ended well, went through dshbox, and printed no bwr
 		"$(grep -q '^ipc ipc:' <<<"$out" && ! has "ipc $host_ipc"; echo $?)" "$(grep '^ipc' <<<"$out")"
 	check "$1: no bwrap: failure line" "$(! grep -q '^bwrap: ' "$top/stderr"; echo $?)" "$(grep '^bwrap: ' "$top/stderr")"
 }
+absent_before() { # DIR: which masked names are not there before the run (in $was_absent)
+	was_absent=
+	for n in $dangerous; do
+		[ -e "$1/$n" ] || [ -L "$1/$n" ] || was_absent="$was_absent $n"
+	done
+}
 no_names_made() { # NAME DIR: the command made none of the masked names, nor did the runner on the host
 	local made=
-	for n in $dangerous; do
+	for n in $was_absent; do
 		if [ -e "$2/$n" ] || [ -L "$2/$n" ]; then made="$made $n(after)"; fi
 		if grep -qxF "$2/$n" "$top/appeared"; then made="$made $n(during)"; fi
 	done
@@ -200,6 +208,7 @@ no_names_made() { # NAME DIR: the command made none of the masked names, nor did
 }
 
 # 1. The current directory in allowWrite, ~/.ssh in denyRead, a denyWrite inside, the proxy.
+absent_before "$ws"
 watch_start "$ws"
 run_srt "$ws" '{
   "filesystem": { "denyRead": ["~/.ssh"], "allowWrite": ["'"$ws"'"], "denyWrite": ["'"$ws"'/protected"] },
@@ -238,6 +247,7 @@ check "the allowed domain is not reached directly" "$(has direct-refused; echo $
 
 # 2. A git worktree: its .git a file pointing into a repository outside allowWrite.
 pointer=$(cat "$top/wt/.git")
+absent_before "$top/wt"
 watch_start "$top/wt"
 run_srt "$top/wt" '{ "filesystem": { "denyRead": [], "allowWrite": ["'"$top/wt"'"], "denyWrite": [] },
   "network": { "allowedDomains": [], "deniedDomains": [] } }' '
@@ -261,6 +271,7 @@ check "worktree: the .git pointer, the main repository's hooks and config refuse
 no_names_made "worktree" "$top/wt"
 
 # 3. .git/hooks a symlink to a tracked directory of the repository.
+absent_before "$top/hk"
 watch_start "$top/hk"
 run_srt "$top/hk" '{ "filesystem": { "denyRead": [], "allowWrite": ["'"$top/hk"'"], "denyWrite": [] },
   "network": { "allowedDomains": [], "deniedDomains": [] } }' '

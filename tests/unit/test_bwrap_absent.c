@@ -99,6 +99,19 @@ Test(bwrap_absent, the_innermost_operation_decides_and_a_held_parent_holds)
 	cr_expect_not(dsh_bwrap_absent_held(tmp, 0, 2, skip, held));
 }
 
+/* sandbox-runtime's order: CWD/.claude read-only, then CWD writable over it, then the mask. */
+Test(bwrap_absent, a_later_bind_of_a_parent_covers_an_earlier_one_beneath)
+{
+	_cleanup_free_ char *ws = at("ws"), *claude = at("ws/.claude"), *cmds = at("ws/.claude/commands");
+	cr_assert_eq(mkdir(claude, 0755), 0);
+	struct dsh_bwrap_op ops[] = { { .kind = DSH_BWRAP_RO_BIND, .source = claude, .dest = claude, .fd = -1 },
+				      { .kind = DSH_BWRAP_BIND, .source = ws, .dest = ws, .fd = -1 },
+				      { .kind = DSH_BWRAP_RO_BIND, .source = "/dev/null", .dest = cmds, .fd = -1 } };
+	cr_expect(held_last(ops, 3));
+	struct dsh_bwrap_op rev[] = { ops[1], ops[0], ops[2] };
+	cr_expect_not(held_last(rev, 3), "read-only there: bubblewrap's EROFS");
+}
+
 Test(bwrap_absent, canonical_path)
 {
 	_cleanup_free_ char *ws = at("ws"), *link = at("link"), *via = at("link/a/b"), *want = NULL;
