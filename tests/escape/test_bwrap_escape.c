@@ -235,7 +235,10 @@ static const char held_script[] =
 	"  mkfifo $n 2>/dev/null && echo \"made $n\"\n"
 	"  echo y > tmpf && mv tmpf $n 2>/dev/null && echo \"made $n\"\n"
 	"  mkdir tmpd && mv -T tmpd $n 2>/dev/null && echo \"made $n\"; rmdir tmpd 2>/dev/null\n"
+	"  python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' $n 2>/dev/null &&\n"
+	"    echo \"made $n\"\n"
 	"done\n"
+	"python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"sock\")' && echo socket-bound\n"
 	"rm -f tmpf\n"
 	"unshare -rm sh -c 'mount --bind \"$1\" \"$1/ro\" && cd \"$1/ro\" && for n in .gitconfig .claude; do\n"
 	"  (echo x > $n) 2>/dev/null && echo \"made $n via an alias\"; mkdir $n 2>/dev/null && echo \"made $n via an alias\"\n"
@@ -275,6 +278,8 @@ Test(bwrap_escape, absent_names_are_held_absent)
 	cr_expect_eq(r.exit_code, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "all-done"), "the command did not run to its end: %s %s", r.out, r.err);
 	cr_expect(strstr(r.out, "nested-done"), "the nested user namespace was not made: %s %s", r.out, r.err);
+	cr_expect(strstr(r.out, "socket-bound"), "a socket cannot be bound elsewhere, so its refusal shows nothing: %s %s",
+		  r.out, r.err);
 	cr_expect_null(strstr(r.out, "made "), "a held name was made inside:\n%s", r.out);
 	cr_expect_null(strstr(r.out, "exists "), "a held name was there inside:\n%s", r.out);
 	dsh_proc_clear(&r);
