@@ -386,13 +386,13 @@ static int hold_absent(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_op *op,
 	/* A rule's "{{" would be read as an expansion: such a name cannot be held by its spelling. */
 	if (strstr(canon, "{{"))
 		return cannot(err, "%s: %s does not exist and its name cannot be held absent", why, canon);
-	_cleanup_free_ char *esc = dsh_glob_escape(canon), *note = NULL;
+	_cleanup_free_ char *esc = dsh_glob_escape(canon), *held = NULL;
 	if (!esc || dsh_strv_pushf(&bp->config.access, "r- %s", esc) < 0 ||
-	    asprintf(&note, "held absent %s (%s): nothing made on the host; the broker refuses making it", canon,
-		     why) < 0 ||
-	    dsh_mount_plan_note(bp->mounts, note) < 0)
+	    asprintf(&held, "%s: held absent, nothing made on the host; the broker refuses making it", why) < 0)
 		return dsh_err_sys(err, ENOMEM, "bwrap plan");
-	return 0;
+	/* In argv order: still absent when the tree is built (checked there), else the run fails. */
+	return push_op(bp, (struct dsh_mount_entry){ .action = DSH_MOUNT_ABSENT, .path = (char *)op->dest, .fd = -1 },
+		       held, err);
 }
 
 /*

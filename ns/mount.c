@@ -493,6 +493,7 @@ static int apply_entry(struct applier *a, size_t i, struct dsh_error **err)
 	case DSH_MOUNT_ATTR:
 	case DSH_MOUNT_NEWROOT:
 	case DSH_MOUNT_MQUEUE:
+	case DSH_MOUNT_ABSENT:
 		break;
 	}
 	return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "%s: not an entry of the sorted plan",
@@ -596,6 +597,19 @@ static int o_make_target(const struct applier *o, const struct dsh_mount_entry *
 	if (dir ? mkdir(dest, 0755) < 0 && errno != EEXIST : mknod(dest, S_IFREG | 0444, 0) < 0 && errno != EEXIST)
 		return dsh_err_sys(err, errno, "Can't create %s", dest);
 	return 0;
+}
+
+/* A name held absent by a broker rule, not mounted over: if it appeared since the plan was made,
+   the rule alone would not keep it unwritten, so the run fails rather than start unprotected. */
+static int o_absent(const struct dsh_mount_entry *op, struct dsh_error **err)
+{
+	struct stat st;
+	if (lstat(op->path, &st) == 0)
+		return dsh_err(err, DSH_ERR_UNSUPPORTED, EEXIST,
+			       "'%s' appeared after the sandbox was planned, and dshbox held it absent: run again", op->path);
+	if (errno == ENOENT || errno == ENOTDIR)
+		return 0;
+	return dsh_err_sys(err, errno, "stat '%s'", op->path);
 }
 
 static int o_move(int m, const char *dest, struct dsh_error **err)
@@ -799,6 +813,8 @@ static int o_apply(struct applier *o, const struct dsh_mount_entry *op, int fd, 
 	switch (op->action) {
 	case DSH_MOUNT_MQUEUE:
 		return o_mqueue(o, op, err);
+	case DSH_MOUNT_ABSENT:
+		return o_absent(op, err);
 	case DSH_MOUNT_BIND:
 		return o_bind(o, op, fd, err);
 	case DSH_MOUNT_TMPFS:
