@@ -292,6 +292,32 @@ Test(bwrap_escape, absent_names_are_held_absent)
 	host_unchanged();
 }
 
+/*
+ * A held name made on the host after the plan (here while --block-fd holds dshbox between the plan
+ * and the run; the plan takes milliseconds, the writer waits a second): the run fails, and the
+ * command never gets to write it.
+ */
+Test(bwrap_escape, a_held_name_that_appears_before_the_run_fails_it)
+{
+	_cleanup_free_ char *d = at(".gitconfig");
+	char *args[] = { "/bin/sh", "-c",
+			 "{ sleep 1; echo keep > \"$1/.gitconfig\"; echo go; } | \"$2\" bwrap --block-fd 0 --ro-bind / / "
+			 "--dev /dev --proc /proc --unshare-user --unshare-pid --bind \"$1\" \"$1\" --ro-bind /dev/null "
+			 "\"$1/.gitconfig\" -- sh -c 'echo pwned > \"$0/.gitconfig\"; echo ran' \"$1\"",
+			 "sh", ws, (char *)dsh_test_dshbox(), NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(args, env, NULL, &r), 0);
+	if (r.exit_code == 1 && strncmp(r.err, "bwrap: ", 7) == 0 && strstr(r.err, "user namespace"))
+		DSH_SKIP("dshbox bwrap cannot build a sandbox here: %s", r.err);
+	cr_expect_eq(r.exit_code, 1, "%s", r.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "bwrap: "), 1, "%s", r.err);
+	cr_expect(strstr(r.err, "appeared after the sandbox was planned"), "%s", r.err);
+	cr_expect_null(strstr(r.out, "ran"), "%s", r.out);
+	dsh_proc_clear(&r);
+	_cleanup_free_ char *content = dsh_test_read_file(d);
+	cr_expect_str_eq(content, "keep\n");
+}
+
 /* Without the broker (--dshbox-compat=strict) nothing would hold such a name: refused, nothing made. */
 Test(bwrap_escape, absent_name_without_the_broker_is_refused)
 {
