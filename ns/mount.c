@@ -607,9 +607,7 @@ static int o_absent(const struct dsh_mount_entry *op, struct dsh_error **err)
 	if (lstat(op->path, &st) == 0)
 		return dsh_err(err, DSH_ERR_UNSUPPORTED, EEXIST,
 			       "'%s' appeared after the sandbox was planned, and dshbox held it absent: run again", op->path);
-	if (errno == ENOENT || errno == ENOTDIR)
-		return 0;
-	return dsh_err_sys(err, errno, "stat '%s'", op->path);
+	return errno == ENOENT || errno == ENOTDIR ? 0 : dsh_err_sys(err, errno, "stat '%s'", op->path);
 }
 
 static int o_move(int m, const char *dest, struct dsh_error **err)
@@ -646,9 +644,11 @@ static int o_bind(struct applier *o, const struct dsh_mount_entry *op, int m, st
 {
 	if (m < 0)
 		return 0; /* a -try source that does not exist */
-	struct stat st;
+	struct stat st, dt;
 	if (fstat(m, &st) < 0)
 		return dsh_err_sys(err, errno, "stat '%s'", op->source);
+	if (!S_ISDIR(st.st_mode) && stat(op->path, &dt) == 0 && S_ISDIR(dt.st_mode)) /* a file onto a directory */
+		return dsh_err(err, DSH_ERR_USAGE, EISDIR, "Can't create file at %s: Is a directory", op->path);
 	unsigned long long set = MOUNT_ATTR_NOSUID | (op->readonly ? MOUNT_ATTR_RDONLY : 0) |
 				 (op->devices ? 0 : MOUNT_ATTR_NODEV);
 	unsigned long long clr = (op->readonly ? 0 : MOUNT_ATTR_RDONLY) | (op->devices ? MOUNT_ATTR_NODEV : 0);
