@@ -16,6 +16,8 @@
 #include "common/strv.h"
 #include "common/write_all.h"
 #include "ns/plan_entries.h"
+#include "bwrap/absent.h"
+#include "policy/glob.h"
 #include "bwrap/run.h"
 #include "supervisor/probe.h"
 #include "supervisor/sandbox.h"
@@ -368,6 +370,32 @@ static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_p
 }
 
 /*
+ * An absent destination under a writable bind of the host's tree: held absent by an r- rule the
+ * runtime broker enforces, nothing mounted and nothing made on the host (bwrap/absent.h).  Without
+ * the broker nothing would hold it: refused.
+ */
+static int hold_absent(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_op *op, const char *why,
+		       struct dsh_error **err)
+{
+	if (bp->strict)
+		return cannot(err, "%s: %s does not exist; dshbox makes no name on the host and holds it absent with "
+				   "its runtime broker, which --dshbox-compat=strict turns off", why, op->dest);
+	_cleanup_free_ char *canon = dsh_bwrap_absent_canonical(op->dest);
+	if (!canon)
+		return dsh_err_sys(err, errno, "%s: resolve %s", why, op->dest);
+	/* A rule's "{{" would be read as an expansion: such a name cannot be held by its spelling. */
+	if (strstr(canon, "{{"))
+		return cannot(err, "%s: %s does not exist and its name cannot be held absent", why, canon);
+	_cleanup_free_ char *esc = dsh_glob_escape(canon), *held = NULL;
+	if (!esc || dsh_strv_pushf(&bp->config.access, "r- %s", esc) < 0 ||
+	    asprintf(&held, "%s: held absent, nothing made on the host; the broker refuses making it", why) < 0)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	/* In argv order: still absent when the tree is built (checked there), else the run fails. */
+	return push_op(bp, (struct dsh_mount_entry){ .action = DSH_MOUNT_ABSENT, .path = (char *)op->dest, .fd = -1 },
+		       held, err);
+}
+
+/*
  * bubblewrap applies operations in argv order, a later mount covering an earlier one; dshbox's plan
  * is applied parents first.  An operation becomes a plan entry when it is one (the table in
  * docs/bwrap.md) and nothing before it in the plan lies beneath its destination, so that sorting
@@ -414,6 +442,9 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 	if ((r = add_attr(bp, "/", MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID, 0, "--ro-bind / / (nodev)", err)) < 0)
 		return r;
 	bool have_ws = false, ordered = false;
+	_cleanup_free_ bool *skip = calloc(a->n_ops + 1, sizeof(bool)), *held = calloc(a->n_ops + 1, sizeof(bool));
+	if (!skip || !held)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
 	for (size_t i = first + 1; i < a->n_ops; i++) {
 		const struct dsh_bwrap_op *op = &a->ops[i];
 		_cleanup_free_ char *why = NULL, *path = NULL;
@@ -432,6 +463,13 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 			_cleanup_free_ char *n = NULL;
 			if (asprintf(&n, "skipped %s: the source does not exist", why) < 0 || dsh_mount_plan_note(m, n) < 0)
 				return dsh_err_sys(err, ENOMEM, "bwrap plan");
+			skip[i] = true;
+			continue;
+		}
+		if (dsh_bwrap_absent_held(a->ops, first + 1, i, skip, held)) {
+			held[i] = true;
+			if ((r = hold_absent(bp, op, why, err)) < 0)
+				return r;
 			continue;
 		}
 		bool writable = (op->kind == DSH_BWRAP_BIND || op->kind == DSH_BWRAP_DEV_BIND ||

@@ -498,6 +498,7 @@ static int apply_entry(struct applier *a, size_t i, struct dsh_error **err)
 	case DSH_MOUNT_ATTR:
 	case DSH_MOUNT_NEWROOT:
 	case DSH_MOUNT_MQUEUE:
+	case DSH_MOUNT_ABSENT:
 		break;
 	}
 	return dsh_err(err, DSH_ERR_SYSTEM, EINVAL, "%s: not an entry of the sorted plan",
@@ -603,6 +604,17 @@ static int o_make_target(const struct applier *o, const struct dsh_mount_entry *
 	return 0;
 }
 
+/* A name held absent by a broker rule, not mounted over: if it appeared since the plan was made,
+   the rule alone would not keep it unwritten, so the run fails rather than start unprotected. */
+static int o_absent(const struct dsh_mount_entry *op, struct dsh_error **err)
+{
+	struct stat st;
+	if (lstat(op->path, &st) == 0)
+		return dsh_err(err, DSH_ERR_UNSUPPORTED, EEXIST,
+			       "'%s' appeared after the sandbox was planned, and dshbox held it absent: run again", op->path);
+	return errno == ENOENT || errno == ENOTDIR ? 0 : dsh_err_sys(err, errno, "stat '%s'", op->path);
+}
+
 static int o_move(int m, const char *dest, struct dsh_error **err)
 {
 	_cleanup_close_ int t = dsh_openat2(AT_FDCWD, dest, O_PATH | O_CLOEXEC, 0, RESOLVE_NO_MAGICLINKS);
@@ -637,9 +649,11 @@ static int o_bind(struct applier *o, const struct dsh_mount_entry *op, int m, st
 {
 	if (m < 0)
 		return 0; /* a -try source that does not exist */
-	struct stat st;
+	struct stat st, dt;
 	if (fstat(m, &st) < 0)
 		return dsh_err_sys(err, errno, "stat '%s'", op->source);
+	if (!S_ISDIR(st.st_mode) && stat(op->path, &dt) == 0 && S_ISDIR(dt.st_mode)) /* a file onto a directory */
+		return dsh_err(err, DSH_ERR_USAGE, EISDIR, "Can't create file at %s: Is a directory", op->path);
 	unsigned long long set = MOUNT_ATTR_NOSUID | (op->readonly ? MOUNT_ATTR_RDONLY : 0) |
 				 (op->devices ? 0 : MOUNT_ATTR_NODEV);
 	unsigned long long clr = (op->readonly ? 0 : MOUNT_ATTR_RDONLY) | (op->devices ? MOUNT_ATTR_NODEV : 0);
@@ -804,6 +818,8 @@ static int o_apply(struct applier *o, const struct dsh_mount_entry *op, int fd, 
 	switch (op->action) {
 	case DSH_MOUNT_MQUEUE:
 		return o_mqueue(o, op, err);
+	case DSH_MOUNT_ABSENT:
+		return o_absent(op, err);
 	case DSH_MOUNT_BIND:
 		return o_bind(o, op, fd, err);
 	case DSH_MOUNT_TMPFS:

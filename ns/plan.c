@@ -35,6 +35,7 @@ static const char *const action_names[] = {
 	[DSH_MOUNT_ATTR] = "attr",
 	[DSH_MOUNT_NEWROOT] = "new-root",
 	[DSH_MOUNT_MQUEUE] = "mqueue",
+	[DSH_MOUNT_ABSENT] = "absent",
 };
 
 const char *dsh_mount_action_to_string(enum dsh_mount_action a)

@@ -41,8 +41,9 @@ enum dsh_mount_action {
 	DSH_MOUNT_ATTR,         /* mount attributes set/cleared on path, recursively (MOUNT_ATTR_*) */
 	DSH_MOUNT_NEWROOT,      /* a fresh tmpfs (mode 0755) becomes "/": pivot_root, the old tree detached */
 	DSH_MOUNT_MQUEUE,       /* a new mqueue filesystem (the current IPC namespace's) on path */
+	DSH_MOUNT_ABSENT,       /* nothing: path is held absent by a rule; fails if it exists when applied */
 };
-#define DSH_MOUNT_ACTION_COUNT (DSH_MOUNT_MQUEUE + 1)
+#define DSH_MOUNT_ACTION_COUNT (DSH_MOUNT_ABSENT + 1)
 const char *dsh_mount_action_to_string(enum dsh_mount_action a);
 
 struct dsh_mount_entry {

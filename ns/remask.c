@@ -45,6 +45,7 @@ static bool watched(const struct dsh_mount_entry *e)
 	case DSH_MOUNT_ATTR:
 	case DSH_MOUNT_NEWROOT:
 	case DSH_MOUNT_MQUEUE:
+	case DSH_MOUNT_ABSENT:
 		return false;
 	}
 	return false;

@@ -3,13 +3,16 @@
  * Ways out of what a bubblewrap argv sets up, tried from inside `dshbox bwrap` and judged on the
  * host: the argv's read-only binds and tmpfs masks cannot be undone (remount, mount_setattr,
  * umount, the new mount API, from nested user namespaces too, with --cap-add CAP_SETFCAP too), a root built from nothing gives no way back
- * to the host's tree, and dshbox bwrap never makes a name on the host to place a mount.
+ * to the host's tree, and dshbox bwrap never makes a name on the host to place a mount: an absent
+ * destination is held absent (the command cannot make it either).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -193,11 +196,63 @@ Test(bwrap_escape, new_root_gives_no_way_back)
 	dsh_proc_clear(&r);
 }
 
-/* A mount point the argv needs on the host's writable tree: refused, nothing made there. */
-Test(bwrap_escape, no_name_is_made_on_the_host)
+/*
+ * Absent destinations under a writable bind (sandbox-runtime's masks of .gitconfig, .claude, ...):
+ * nothing is made on the host, not even while the command runs (a watcher on the host looks), and
+ * the command cannot make them: no file, directory, symlink, hard link, fifo, rename onto them,
+ * from a nested user namespace through another path to the same directory either.
+ */
+static const char *const held_names[] = { ".gitconfig", "made-by-bwrap", "dir-by-bwrap", ".claude",
+					  ".claude/commands", ".devnull", "data-by-bwrap", NULL };
+
+/* A process on the host polling the names while the run lasts; its status: 1 when one appeared. */
+static pid_t watch_names(void)
 {
-	const char *const argv[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--bind", "WS", "WS", "--tmpfs",
-				     "WS/made-by-bwrap", "--dir", "WS/dir-by-bwrap", NULL };
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid > 0)
+		return pid;
+	for (;;) {
+		for (size_t i = 0; held_names[i]; i++) {
+			char p[4096];
+			struct stat st;
+			snprintf(p, sizeof(p), "%s/%s", ws, held_names[i]);
+			if (lstat(p, &st) == 0)
+				_exit(1);
+		}
+		usleep(1000);
+	}
+}
+
+static const char held_script[] =
+	"cd \"$1\" || exit 9\n"
+	"for n in .gitconfig made-by-bwrap dir-by-bwrap .claude .claude/commands .devnull data-by-bwrap; do\n"
+	"  [ -e $n ] && echo \"exists $n\"\n"
+	"  (echo x > $n) 2>/dev/null && echo \"made $n\"\n"
+	"  mkdir $n 2>/dev/null && echo \"made $n\"\n"
+	"  ln -s ro $n 2>/dev/null && echo \"made $n\"\n"
+	"  ln ro/file $n 2>/dev/null && echo \"made $n\"\n"
+	"  mkfifo $n 2>/dev/null && echo \"made $n\"\n"
+	"  echo y > tmpf && mv tmpf $n 2>/dev/null && echo \"made $n\"\n"
+	"  mkdir tmpd && mv -T tmpd $n 2>/dev/null && echo \"made $n\"; rmdir tmpd 2>/dev/null\n"
+	"  python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' $n 2>/dev/null &&\n"
+	"    echo \"made $n\"\n"
+	"done\n"
+	"python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"sock\")' && echo socket-bound\n"
+	"rm -f tmpf\n"
+	"unshare -rm sh -c 'mount --bind \"$1\" \"$1/ro\" && cd \"$1/ro\" && for n in .gitconfig .claude; do\n"
+	"  (echo x > $n) 2>/dev/null && echo \"made $n via an alias\"; mkdir $n 2>/dev/null && echo \"made $n via an alias\"\n"
+	"done; echo nested-done' - \"$1\"\n"
+	"echo all-done\n";
+
+Test(bwrap_escape, absent_names_are_held_absent)
+{
+	const char *const argv[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-user",
+				     "--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP", "--proc", "/proc", "--bind", "WS",
+				     "WS", "--ro-bind", "/dev/null", "WS/.gitconfig", "--tmpfs", "WS/made-by-bwrap",
+				     "--dir", "WS/dir-by-bwrap", "--ro-bind", "WS/ro", "WS/.claude", "--ro-bind",
+				     "/dev/null", "WS/.claude/commands", "--dev-bind", "/dev/null", "WS/.devnull",
+				     "--ro-bind-data", "0", "WS/data-by-bwrap", NULL };
 	_cleanup_strv_ char **args = NULL;
 	dsh_strv_push(&args, dsh_test_dshbox());
 	dsh_strv_push(&args, "bwrap");
@@ -206,16 +261,77 @@ Test(bwrap_escape, no_name_is_made_on_the_host)
 			dsh_strv_pushf(&args, "%s%s", ws, argv[i] + 2);
 		else
 			dsh_strv_push(&args, argv[i]);
-	dsh_strv_push(&args, "true");
+	dsh_strv_push(&args, "sh");
+	dsh_strv_push(&args, "-c");
+	dsh_strv_push(&args, held_script);
+	dsh_strv_push(&args, "sh");
+	dsh_strv_push(&args, ws);
+	pid_t watcher = watch_names();
+	struct dsh_proc r;
+	int rc = dsh_proc_run(args, env, "", &r);
+	int status = 0;
+	kill(watcher, SIGKILL);
+	cr_assert_eq(waitpid(watcher, &status, 0), watcher);
+	cr_assert_eq(rc, 0);
+	if (r.exit_code == 1 && strncmp(r.err, "bwrap: ", 7) == 0 && strstr(r.err, "user namespace"))
+		DSH_SKIP("dshbox bwrap cannot build a sandbox here: %s", r.err);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "all-done"), "the command did not run to its end: %s %s", r.out, r.err);
+	cr_expect(strstr(r.out, "nested-done"), "the nested user namespace was not made: %s %s", r.out, r.err);
+	cr_expect(strstr(r.out, "socket-bound"), "a socket cannot be bound elsewhere, so its refusal shows nothing: %s %s",
+		  r.out, r.err);
+	cr_expect_null(strstr(r.out, "made "), "a held name was made inside:\n%s", r.out);
+	cr_expect_null(strstr(r.out, "exists "), "a held name was there inside:\n%s", r.out);
+	dsh_proc_clear(&r);
+	cr_expect(WIFSIGNALED(status), "a held name appeared on the host during the run");
+	for (size_t i = 0; held_names[i]; i++) {
+		struct stat st;
+		_cleanup_free_ char *p = at(held_names[i]);
+		cr_expect(lstat(p, &st) < 0 && errno == ENOENT, "%s is on the host after the run", p);
+	}
+	host_unchanged();
+}
+
+/*
+ * A held name made on the host after the plan (here while --block-fd holds dshbox between the plan
+ * and the run; the plan takes milliseconds, the writer waits a second): the run fails, and the
+ * command never gets to write it.
+ */
+Test(bwrap_escape, a_held_name_that_appears_before_the_run_fails_it)
+{
+	_cleanup_free_ char *d = at(".gitconfig");
+	char *args[] = { "/bin/sh", "-c",
+			 "{ sleep 1; echo keep > \"$1/.gitconfig\"; echo go; } | \"$2\" bwrap --block-fd 0 --ro-bind / / "
+			 "--dev /dev --proc /proc --unshare-user --unshare-pid --bind \"$1\" \"$1\" --ro-bind /dev/null "
+			 "\"$1/.gitconfig\" -- sh -c 'echo pwned > \"$0/.gitconfig\"; echo ran' \"$1\"",
+			 "sh", ws, (char *)dsh_test_dshbox(), NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(args, env, NULL, &r), 0);
+	if (r.exit_code == 1 && strncmp(r.err, "bwrap: ", 7) == 0 && strstr(r.err, "user namespace"))
+		DSH_SKIP("dshbox bwrap cannot build a sandbox here: %s", r.err);
+	cr_expect_eq(r.exit_code, 1, "%s", r.err);
+	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "bwrap: "), 1, "%s", r.err);
+	cr_expect(strstr(r.err, "appeared after the sandbox was planned"), "%s", r.err);
+	cr_expect_null(strstr(r.out, "ran"), "%s", r.out);
+	dsh_proc_clear(&r);
+	_cleanup_free_ char *content = dsh_test_read_file(d);
+	cr_expect_str_eq(content, "keep\n");
+}
+
+/* Without the broker (--dshbox-compat=strict) nothing would hold such a name: refused, nothing made. */
+Test(bwrap_escape, absent_name_without_the_broker_is_refused)
+{
+	_cleanup_free_ char *d = at(".gitconfig");
+	char *args[] = { (char *)dsh_test_dshbox(), "bwrap", "--dshbox-compat=strict", "--ro-bind", "/", "/", "--proc",
+			 "/proc", "--bind", ws, ws, "--ro-bind", "/dev/null", d, "true", NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run(args, env, NULL, &r), 0);
 	cr_expect_eq(r.exit_code, 1, "%s", r.err);
 	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "bwrap: "), 1, "%s", r.err);
+	cr_expect(strstr(r.err, "--dshbox-compat=strict"), "%s", r.err);
 	dsh_proc_clear(&r);
 	struct stat st;
-	_cleanup_free_ char *a = at("made-by-bwrap"), *b = at("dir-by-bwrap");
-	cr_expect(lstat(a, &st) < 0 && errno == ENOENT, "a mount point was made on the host");
-	cr_expect(lstat(b, &st) < 0 && errno == ENOENT, "a directory was made on the host");
+	cr_expect(lstat(d, &st) < 0 && errno == ENOENT, "a mount point was made on the host");
 }
 
 /* --uid 0: root by number in its user namespace, without a capability: the mounts still hold. */

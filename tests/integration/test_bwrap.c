@@ -816,3 +816,51 @@ Test(bwrap_vs_bubblewrap, mqueue)
 	cr_expect_eq(dsh_count_lines_with_prefix(ours.err, "bwrap: "), 1, "%s", ours.err);
 	dsh_proc_clear(&ours);
 }
+
+/*
+ * A .git/hooks that is a symlink to a tracked directory, masked as older sandbox-runtimes did:
+ * /dev/null onto it fails under both, with bubblewrap's line; a name absent beneath it is made on
+ * the host (in the tracked directory) by bubblewrap, and held absent by dshbox (stricter), both
+ * refusing the command's write.
+ */
+Test(bwrap_vs_bubblewrap, hooks_symlink_to_a_tracked_directory)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	char hooks[4096], link[4096], made[4096], git[4096];
+	snprintf(git, sizeof(git), "%s/.git", ws);
+	snprintf(hooks, sizeof(hooks), "%s/tools/hooks", ws);
+	snprintf(link, sizeof(link), "%s/.git/hooks", ws);
+	snprintf(made, sizeof(made), "%s/tools/hooks/post-commit", ws);
+	cr_assert_eq(mkdir(git, 0755), 0);
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/pre-commit", hooks);
+	dsh_test_write_file(p, "#!/bin/sh\n");
+	cr_assert_eq(symlink("../tools/hooks", link), 0);
+	char *onto[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--bind", ws, ws, "--ro-bind", "/dev/null", link,
+			 "true", NULL };
+	struct dsh_proc theirs, ours;
+	run_args(bw, onto, &theirs);
+	run_args(NULL, onto, &ours);
+	cr_expect_eq(theirs.exit_code, 1, "%s", theirs.err);
+	cr_expect_eq(ours.exit_code, 1, "%s", ours.err);
+	const char *msg = strstr(theirs.err, "Can't create file at");
+	cr_expect(msg && strstr(ours.err, msg), "bubblewrap: %s dshbox: %s", theirs.err, ours.err);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
+	char script[8192];
+	snprintf(script, sizeof(script), "echo x > '%s' || echo refused", made);
+	char *beneath[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--bind", ws, ws, "--ro-bind", "/dev/null",
+			    made, "/bin/sh", "-c", script, NULL };
+	struct stat st;
+	run_args(bw, beneath, &theirs);
+	cr_expect(strstr(theirs.out, "refused"), "%s %s", theirs.out, theirs.err);
+	cr_expect_eq(lstat(made, &st), 0, "bubblewrap made no name on the host: the comparison shows nothing");
+	unlink(made);
+	run_args(NULL, beneath, &ours);
+	cr_expect_eq(ours.exit_code, 0, "%s", ours.err);
+	cr_expect(strstr(ours.out, "refused"), "%s %s", ours.out, ours.err);
+	cr_expect(lstat(made, &st) < 0 && errno == ENOENT, "dshbox made %s on the host", made);
+	dsh_proc_clear(&theirs);
+	dsh_proc_clear(&ours);
+}
