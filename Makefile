@@ -338,8 +338,8 @@ CROSS_MAKE = $(MAKE) --no-print-directory BUILD=build/$(ARCH) CC=$(ARCH)-linux-g
 CROSS_UNIT_EXCLUDE := seccomp seccomp_program
 .PHONY: cross cross-test cross-check-arch
 cross-check-arch:
-	@case " $(CROSS_ARCHES) " in *" $(ARCH) "*) ;; \
-	riscv64) echo "make cross: riscv64: Debian 12 has no riscv64 -dev packages (debian-ports only): no libseccomp to link against" >&2; exit 2 ;; \
+	@case " $(CROSS_ARCHES) :$(ARCH)" in *" $(ARCH) "*) ;; \
+	*:riscv64) echo "make cross: riscv64: Debian 12 has no riscv64 -dev packages (debian-ports only): no libseccomp to link against" >&2; exit 2 ;; \
 	*) echo "usage: make cross ARCH=aarch64 (these build: $(CROSS_ARCHES))" >&2; exit 2 ;; esac
 	@command -v $(ARCH)-linux-gnu-gcc >/dev/null && test -e $(CROSS_CRITERION)/libcriterion.so || \
 		{ echo "make cross: run tools/install-cross-deps.sh $(ARCH) first" >&2; exit 2; }
