@@ -11,6 +11,7 @@
 # Knobs: SANITIZE=address,undefined  BUILD=dir  V=1
 
 PREFIX ?= /usr/local
+space := $(subst ,, )
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -112,12 +113,21 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(if $(Q_CFLAGS),$(Q_CFLAGS),$(ALL_CFLAGS)) -c -o $@ $<
 
+ifeq ($(GEN_ARCH),)
 $(GEN_SECCOMP): $(BUILD)/tools/gen_seccomp.o $(BUILD)/tools/gen_seccomp_none.o $(BUILD)/seccomp/seccomp.o \
 		$(BUILD)/common/error.o
 	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+else
+# A cross build (make cross): the generator runs on this machine, so this machine's compiler and
+# libseccomp build it, and it writes the programs for GEN_ARCH.
+$(GEN_SECCOMP): tools/gen_seccomp.c tools/gen_seccomp_none.c seccomp/seccomp.c common/error.c
+	@mkdir -p $(dir $@)
+	$(call quiet,HOSTCC,$@)$(BUILD_CC) -std=gnu11 -D_GNU_SOURCE -O1 -I$(TOP) -I$(TOP)/include \
+		$(shell $(BUILD_PKG_CONFIG) --cflags libseccomp) -o $@ $^ $(shell $(BUILD_PKG_CONFIG) --libs libseccomp)
+endif
 $(BUILD)/gen/seccomp_prebuilt.c: $(GEN_SECCOMP)
 	@mkdir -p $(dir $@)
-	$(call quiet,GEN,$@)ASAN_OPTIONS=detect_leaks=0 $(GEN_SECCOMP) > $@.tmp && mv $@.tmp $@
+	$(call quiet,GEN,$@)ASAN_OPTIONS=detect_leaks=0 $(GEN_SECCOMP) $(GEN_ARCH) > $@.tmp && mv $@.tmp $@
 $(PREBUILT_OBJ): $(BUILD)/gen/seccomp_prebuilt.c
 	$(call quiet,CC,$<)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -303,6 +313,42 @@ vmtest-all: tests
 	tools/vmtest/vmtest.sh $(BUILD) $(VMTEST_ALL)
 vmtest-ci: tests
 	tools/vmtest/vmtest.sh $(BUILD) $(VMTEST_CI)
+
+# ---- cross: another architecture Debian builds (docs/HACKING.md) ----
+#   make cross ARCH=aarch64        build/aarch64/dshbox, its libraries and test binaries, with
+#                                  Debian's cross compiler (tools/install-cross-deps.sh aarch64)
+#   make cross-test ARCH=aarch64   the unit suite under qemu-user
+# riscv64: Debian 12 builds it only in debian-ports, so no -dev packages to link: refused below.
+CROSS_ARCHES := aarch64
+BUILD_CC ?= cc
+BUILD_PKG_CONFIG ?= pkg-config
+CROSS_DEBARCH_aarch64 := arm64
+CROSS_LIBDIR = /usr/lib/$(ARCH)-linux-gnu
+# Criterion, unpacked beside the system by tools/install-cross-deps.sh (apt cannot install it for
+# another architecture next to the native one on Debian 12); DT_RPATH (not RUNPATH) so that its
+# own libnanomsg is found there too.
+CROSS_CRITERION = /opt/dshbox-cross/$(CROSS_DEBARCH_$(ARCH))$(CROSS_LIBDIR)
+CROSS_MAKE = $(MAKE) --no-print-directory BUILD=build/$(ARCH) CC=$(ARCH)-linux-gnu-gcc GEN_ARCH=$(ARCH) \
+	BUILD_CC=$(BUILD_CC) BUILD_PKG_CONFIG=$(BUILD_PKG_CONFIG) \
+	PKG_CONFIG="env PKG_CONFIG_LIBDIR=$(CROSS_LIBDIR)/pkgconfig:/usr/share/pkgconfig $(BUILD_PKG_CONFIG)" \
+	CRITERION_LIBS="-L$(CROSS_CRITERION) -Wl,--disable-new-dtags,-rpath,$(CROSS_CRITERION) -lcriterion"
+# Not under qemu-user: a filter qemu loads for the target's architecture would judge qemu's own
+# calls (the host's architecture) and refuse them all, so every suite that loads one is left out.
+# seccomp_program reads the programs with x86-64's numbers and architecture.
+CROSS_UNIT_EXCLUDE := seccomp seccomp_program
+.PHONY: cross cross-test cross-check-arch
+cross-check-arch:
+	@case " $(CROSS_ARCHES) :$(ARCH)" in *" $(ARCH) "*) ;; \
+	*:riscv64) echo "make cross: riscv64: Debian 12 has no riscv64 -dev packages (debian-ports only): no libseccomp to link against" >&2; exit 2 ;; \
+	*) echo "usage: make cross ARCH=aarch64 (these build: $(CROSS_ARCHES))" >&2; exit 2 ;; esac
+	@command -v $(ARCH)-linux-gnu-gcc >/dev/null && test -e $(CROSS_CRITERION)/libcriterion.so || \
+		{ echo "make cross: run tools/install-cross-deps.sh $(ARCH) first" >&2; exit 2; }
+cross: cross-check-arch
+	+$(CROSS_MAKE) all tests
+cross-test: cross
+	@echo "cross-test: not run under qemu-user: $(CROSS_UNIT_EXCLUDE) (see the Makefile)"
+	qemu-$(ARCH) -L /usr/$(ARCH)-linux-gnu build/$(ARCH)/tests/unit.run $(CRITERION_ARGS) \
+		--filter '!($(subst $(space),|,$(CROSS_UNIT_EXCLUDE)))/*'
 
 clean:
 	rm -rf build build-san

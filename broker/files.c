@@ -495,6 +495,8 @@ static int do_attr_ioctl(struct call *c)
 	return dsh_call_answer(c, dsh_call_sys_result(ioctl(mine, cmd, &arg)));
 }
 
+/* utimes and futimesat only: asm-generic architectures (aarch64, riscv64) have neither. */
+#if defined(__NR_utimes) && defined(__NR_futimesat)
 static int read_timeval_pair(struct call *c, uint64_t addr, struct meta_args *m)
 {
 	if (!addr) {
@@ -512,6 +514,7 @@ static int read_timeval_pair(struct call *c, uint64_t addr, struct meta_args *m)
 	}
 	return 0;
 }
+#endif
 
 static int read_xattr(struct call *c, uint64_t name_addr, uint64_t value_addr, size_t size, struct meta_args *m)
 {

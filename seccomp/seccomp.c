@@ -259,7 +259,8 @@ static void newer_prefix(uint32_t arch, struct sock_filter out[NEWER_PREFIX_LEN]
 	memcpy(out, p, sizeof(p));
 }
 
-static int export_prog(scmp_filter_ctx ctx, bool prefix, struct dsh_seccomp_prog *ret, struct dsh_error **err)
+static int export_prog(scmp_filter_ctx ctx, uint32_t arch, bool prefix, struct dsh_seccomp_prog *ret,
+		       struct dsh_error **err)
 {
 	const size_t pre = prefix ? NEWER_PREFIX_LEN : 0;
 	/* libseccomp 2.5 exports only to a descriptor: go through a memfd and read it back. */
@@ -281,9 +282,9 @@ static int export_prog(scmp_filter_ctx ctx, bool prefix, struct dsh_seccomp_prog
 		free(insns);
 		return dsh_err_sys(err, errno ? errno : EIO, "seccomp: read back the program");
 	}
-	/* seccomp_init() put only the native architecture in ctx; its SCMP_ARCH_* is the AUDIT_ARCH_*. */
+	/* ctx holds one architecture, arch; its SCMP_ARCH_* is the AUDIT_ARCH_*. */
 	if (prefix)
-		newer_prefix(seccomp_arch_native(), insns);
+		newer_prefix(arch, insns);
 	ret->insns = insns;
 	ret->len = (unsigned short)(pre + n);
 	return 0;
@@ -325,6 +326,47 @@ static void ctx_releasep(scmp_filter_ctx *c)
 		seccomp_release(*c);
 }
 
+/*
+ * A filter for arch alone (0: the native one).  The build generates the programs on the build
+ * machine, which for a cross build is not the target (tools/gen_seccomp.c): libseccomp then swaps
+ * its native architecture for the target's and translates each rule's number by the call's name.
+ */
+static scmp_filter_ctx new_ctx(uint32_t def_action, uint32_t *arch, struct dsh_error **err)
+{
+	scmp_filter_ctx ctx = seccomp_init(def_action);
+	if (!ctx) {
+		dsh_err_sys(err, ENOMEM, "seccomp_init");
+		return NULL;
+	}
+	if (*arch == 0)
+		*arch = seccomp_arch_native();
+	if (*arch != seccomp_arch_native()) {
+		int rc = seccomp_arch_add(ctx, *arch);
+		if (rc >= 0)
+			rc = seccomp_arch_remove(ctx, SCMP_ARCH_NATIVE);
+		if (rc < 0) {
+			seccomp_release(ctx);
+			dsh_err_sys(err, -rc, "seccomp: a filter for architecture 0x%x", *arch);
+			return NULL;
+		}
+	}
+	return ctx;
+}
+
+/*
+ * The number to give libseccomp for a call by name (the build machine's, which it translates),
+ * or -1 when arch has no such call: open, mkdir, rename ... are absent on asm-generic
+ * architectures (aarch64, riscv64), where only their *at forms exist, and a rule for them would be
+ * a dead compare.
+ */
+static int call_nr(uint32_t arch, const char *name)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	if (nr == __NR_SCMP_ERROR || seccomp_syscall_resolve_name_arch(arch, name) < 0)
+		return -1;
+	return nr;
+}
+
 unsigned dsh_seccomp_opts_key(const struct dsh_seccomp_opts *o)
 {
 	if (!o)
@@ -335,6 +377,8 @@ unsigned dsh_seccomp_opts_key(const struct dsh_seccomp_opts *o)
 /* A copy of the build's program for this key, or 0 when the build has none (then generate it). */
 static int prebuilt(int kind, unsigned key, struct dsh_seccomp_prog *ret, struct dsh_error **err)
 {
+	if (dsh_seccomp_prebuilt_arch != seccomp_arch_native())
+		return 0; /* generated for another architecture: a program of its numbers would be wrong here */
 	for (size_t i = 0; i < dsh_seccomp_n_prebuilt; i++) {
 		const struct dsh_seccomp_prebuilt *p = &dsh_seccomp_prebuilt[i];
 		if (p->kind != kind || p->key != key)
@@ -354,15 +398,15 @@ int dsh_seccomp_compile(const struct dsh_seccomp_opts *o, struct dsh_seccomp_pro
 			struct dsh_error **err)
 {
 	int r = prebuilt(DSH_SECCOMP_KIND_DENY, dsh_seccomp_opts_key(o), ret, err);
-	return r != 0 ? (r < 0 ? r : 0) : dsh_seccomp_generate(o, ret, err);
+	return r != 0 ? (r < 0 ? r : 0) : dsh_seccomp_generate(o, 0, ret, err);
 }
 
-int dsh_seccomp_generate(const struct dsh_seccomp_opts *o, struct dsh_seccomp_prog *ret,
+int dsh_seccomp_generate(const struct dsh_seccomp_opts *o, uint32_t arch, struct dsh_seccomp_prog *ret,
 			 struct dsh_error **err)
 {
-	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = new_ctx(SCMP_ACT_ALLOW, &arch, err);
 	if (!ctx)
-		return dsh_err_sys(err, ENOMEM, "seccomp_init");
+		return -ENOMEM;
 	/* Only the native architecture is in the filter: i386 (int 0x80) and x32 calls take the
 	   bad-architecture action, which is EPERM rather than libseccomp's default kill.  The
 	   program is loaded by dsh_seccomp_load() after no_new_privs has its own stage. */
@@ -373,12 +417,14 @@ int dsh_seccomp_generate(const struct dsh_seccomp_opts *o, struct dsh_seccomp_pr
 	if (rc < 0)
 		return dsh_err_sys(err, -rc, "seccomp: filter attributes");
 	for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
-		if (!rule_applies(&rules[i], o))
+		/* A name libseccomp does not know yet (open_tree_attr) keeps its number from the table. */
+		if (!rule_applies(&rules[i], o) || (seccomp_syscall_resolve_name(rules[i].name) != __NR_SCMP_ERROR &&
+						     call_nr(arch, rules[i].name) < 0))
 			continue;
 		if ((rc = add_rule(ctx, &rules[i], err)) < 0)
 			return rc;
 	}
-	return export_prog(ctx, true, ret, err);
+	return export_prog(ctx, arch, true, ret, err);
 }
 
 /*
@@ -418,14 +464,14 @@ static const char *const notify_sockets[] = { "connect", "sendmsg", "sendmmsg" }
 int dsh_seccomp_compile_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err)
 {
 	int r = prebuilt(DSH_SECCOMP_KIND_NOTIFY, sockets, ret, err);
-	return r != 0 ? (r < 0 ? r : 0) : dsh_seccomp_generate_notify(ret, sockets, err);
+	return r != 0 ? (r < 0 ? r : 0) : dsh_seccomp_generate_notify(0, ret, sockets, err);
 }
 
-int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err)
+int dsh_seccomp_generate_notify(uint32_t arch, struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err)
 {
-	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = new_ctx(SCMP_ACT_ALLOW, &arch, err);
 	if (!ctx)
-		return dsh_err_sys(err, ENOMEM, "seccomp_init");
+		return -ENOMEM;
 	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM));
 	if (rc >= 0)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
@@ -433,9 +479,9 @@ int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, stru
 	if (rc < 0)
 		return dsh_err_sys(err, -rc, "seccomp: filter attributes");
 	for (size_t i = 0; i < ARRAY_SIZE(notify_always); i++) {
-		int nr = seccomp_syscall_resolve_name(notify_always[i]);
-		if (nr == __NR_SCMP_ERROR)
-			continue; /* a name this libseccomp does not know: the deny filter's ENOSYS horizon */
+		int nr = call_nr(arch, notify_always[i]);
+		if (nr < 0)
+			continue; /* not on arch, or a name this libseccomp does not know: the deny filter's ENOSYS horizon */
 		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0)) < 0)
 			return dsh_err_sys(err, -rc, "seccomp: notify %s", notify_always[i]);
 	}
@@ -443,22 +489,24 @@ int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, stru
 	   the caller what only the caller may open (an O_PATH descriptor cannot be handed over; /proc
 	   entries are the opener's): it answers ENOSYS, as a kernel before 5.6 would, and programs
 	   fall back on openat, which the kernel serves for the caller itself. */
-	int o2 = seccomp_syscall_resolve_name("openat2");
-	if (o2 != __NR_SCMP_ERROR && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), o2, 0)) < 0)
+	int o2 = call_nr(arch, "openat2");
+	if (o2 >= 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), o2, 0)) < 0)
 		return dsh_err_sys(err, -rc, "seccomp: openat2");
 	/* open and openat only when they create: O_CREAT, or O_TMPFILE (its own bit). */
 	static const struct { const char *name; unsigned arg; } opens[] = { { "open", 1 }, { "openat", 2 } };
 	static const uint64_t bits[] = { O_CREAT, __O_TMPFILE };
 	for (size_t i = 0; i < ARRAY_SIZE(opens); i++)
 		for (size_t k = 0; k < ARRAY_SIZE(bits); k++) {
-			int nr = seccomp_syscall_resolve_name(opens[i].name);
+			int nr = call_nr(arch, opens[i].name);
+			if (nr < 0)
+				break; /* open(2) on asm-generic architectures: openat is the only one */
 			struct scmp_arg_cmp c = { opens[i].arg, SCMP_CMP_MASKED_EQ, bits[k], bits[k] };
 			if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &c)) < 0)
 				return dsh_err_sys(err, -rc, "seccomp: notify %s", opens[i].name);
 		}
 	for (size_t i = 0; sockets && i < ARRAY_SIZE(notify_sockets); i++) {
-		int nr = seccomp_syscall_resolve_name(notify_sockets[i]);
-		if (nr == __NR_SCMP_ERROR)
+		int nr = call_nr(arch, notify_sockets[i]);
+		if (nr < 0)
 			continue;
 		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0)) < 0)
 			return dsh_err_sys(err, -rc, "seccomp: notify %s", notify_sockets[i]);
@@ -472,12 +520,12 @@ int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, stru
 			return dsh_err_sys(err, -rc, "seccomp: notify ioctl");
 	}
 	if (sockets) {
-		int nr = seccomp_syscall_resolve_name("sendto");
+		int nr = call_nr(arch, "sendto");
 		struct scmp_arg_cmp c = { 4, SCMP_CMP_NE, 0, 0 };
 		if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &c)) < 0)
 			return dsh_err_sys(err, -rc, "seccomp: notify sendto");
 	}
-	return export_prog(ctx, false, ret, err);
+	return export_prog(ctx, arch, false, ret, err);
 }
 
 /*
@@ -509,29 +557,29 @@ static const char *const broker_allowed[] = {
 	"connect", "bind", "sendmsg", "sendto", "sendmmsg", "getsockname",
 };
 
-int dsh_seccomp_generate_broker(struct dsh_seccomp_prog *ret, struct dsh_error **err)
+int dsh_seccomp_generate_broker(uint32_t arch, struct dsh_seccomp_prog *ret, struct dsh_error **err)
 {
-	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = new_ctx(SCMP_ACT_ERRNO(EPERM), &arch, err);
 	if (!ctx)
-		return dsh_err_sys(err, ENOMEM, "seccomp_init");
+		return -ENOMEM;
 	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	prefer_tree(ctx);
 	if (rc < 0)
 		return dsh_err_sys(err, -rc, "seccomp: filter attributes");
 	for (size_t i = 0; i < ARRAY_SIZE(broker_allowed); i++) {
-		int nr = seccomp_syscall_resolve_name(broker_allowed[i]);
-		if (nr == __NR_SCMP_ERROR || nr < 0)
+		int nr = call_nr(arch, broker_allowed[i]);
+		if (nr < 0)
 			continue; /* not on this architecture (open, stat, ... on asm-generic ones) */
 		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0)) < 0)
 			return dsh_err_sys(err, -rc, "seccomp: broker allows %s", broker_allowed[i]);
 	}
-	return export_prog(ctx, false, ret, err);
+	return export_prog(ctx, arch, false, ret, err);
 }
 
 int dsh_seccomp_compile_broker(struct dsh_seccomp_prog *ret, struct dsh_error **err)
 {
 	int r = prebuilt(DSH_SECCOMP_KIND_BROKER, 0, ret, err);
-	return r != 0 ? (r < 0 ? r : 0) : dsh_seccomp_generate_broker(ret, err);
+	return r != 0 ? (r < 0 ? r : 0) : dsh_seccomp_generate_broker(0, ret, err);
 }
 
 bool dsh_seccomp_const_allow(const struct dsh_seccomp_prog *p, uint32_t arch, uint32_t nr)

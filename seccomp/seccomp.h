@@ -144,10 +144,14 @@ struct dsh_seccomp_prebuilt {
 };
 extern const struct dsh_seccomp_prebuilt dsh_seccomp_prebuilt[];
 extern const size_t dsh_seccomp_n_prebuilt;
+/* The SCMP_ARCH_* the tables were generated for: a run elsewhere generates its own. */
+extern const uint32_t dsh_seccomp_prebuilt_arch;
 unsigned dsh_seccomp_opts_key(const struct dsh_seccomp_opts *o);
-int dsh_seccomp_generate(const struct dsh_seccomp_opts *o, struct dsh_seccomp_prog *ret, struct dsh_error **err);
-int dsh_seccomp_generate_notify(struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err);
-int dsh_seccomp_generate_broker(struct dsh_seccomp_prog *ret, struct dsh_error **err);
+/* arch: an SCMP_ARCH_* (0: the native one); a cross build generates the target's. */
+int dsh_seccomp_generate(const struct dsh_seccomp_opts *o, uint32_t arch, struct dsh_seccomp_prog *ret,
+			 struct dsh_error **err);
+int dsh_seccomp_generate_notify(uint32_t arch, struct dsh_seccomp_prog *ret, bool sockets, struct dsh_error **err);
+int dsh_seccomp_generate_broker(uint32_t arch, struct dsh_seccomp_prog *ret, struct dsh_error **err);
 
 /*
  * The runtime broker's own filter (init while it serves): an allow-list of what serving needs, every

@@ -6,3 +6,4 @@
 
 const struct dsh_seccomp_prebuilt dsh_seccomp_prebuilt[1];
 const size_t dsh_seccomp_n_prebuilt = 0;
+const uint32_t dsh_seccomp_prebuilt_arch = 0;

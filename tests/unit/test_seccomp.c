@@ -29,6 +29,11 @@
 #endif
 #define X32_BIT 0x40000000
 #define NR_OPEN_TREE_ATTR 467 /* Linux 6.15; the build headers predate it */
+#ifndef SYS_open
+/* asm-generic architectures (aarch64, riscv64) have no open(2).  The seccomp_program suite reads
+   the programs with x86-64's numbers: make cross-test does not run it (the Makefile says why). */
+#define SYS_open (-1)
+#endif
 
 static struct dsh_seccomp_prog prog;
 
@@ -639,7 +644,7 @@ Test(seccomp_program, the_prebuilt_programs_are_the_generated_ones)
 		struct dsh_seccomp_opts o = { .deny_inet = key & 1, .deny_sysv_ipc = key & 2, .nested_sandbox = key & 4 };
 		struct dsh_seccomp_prog a = { 0 }, b = { 0 };
 		cr_assert_eq(dsh_seccomp_compile(&o, &a, &err), 0);
-		cr_assert_eq(dsh_seccomp_generate(&o, &b, &err), 0);
+		cr_assert_eq(dsh_seccomp_generate(&o, 0, &b, &err), 0);
 		cr_assert_eq(a.len, b.len, "key %u", key);
 		cr_assert_eq(memcmp(a.insns, b.insns, a.len * sizeof(*a.insns)), 0, "key %u", key);
 		cr_assert_neq(a.insns, b.insns);
@@ -649,7 +654,7 @@ Test(seccomp_program, the_prebuilt_programs_are_the_generated_ones)
 	for (int sockets = 0; sockets < 2; sockets++) {
 		struct dsh_seccomp_prog a = { 0 }, b = { 0 };
 		cr_assert_eq(dsh_seccomp_compile_notify(&a, sockets, &err), 0);
-		cr_assert_eq(dsh_seccomp_generate_notify(&b, sockets, &err), 0);
+		cr_assert_eq(dsh_seccomp_generate_notify(0, &b, sockets, &err), 0);
 		cr_assert_eq(a.len, b.len, "sockets %d", sockets);
 		cr_assert_eq(memcmp(a.insns, b.insns, a.len * sizeof(*a.insns)), 0, "sockets %d", sockets);
 		dsh_seccomp_prog_clear(&a);
@@ -657,13 +662,13 @@ Test(seccomp_program, the_prebuilt_programs_are_the_generated_ones)
 	}
 	struct dsh_seccomp_prog ba = { 0 }, bb = { 0 };
 	cr_assert_eq(dsh_seccomp_compile_broker(&ba, &err), 0);
-	cr_assert_eq(dsh_seccomp_generate_broker(&bb, &err), 0);
+	cr_assert_eq(dsh_seccomp_generate_broker(0, &bb, &err), 0);
 	cr_assert(ba.len == bb.len && memcmp(ba.insns, bb.insns, ba.len * sizeof(*ba.insns)) == 0, "the broker's own");
 	dsh_seccomp_prog_clear(&ba);
 	dsh_seccomp_prog_clear(&bb);
 	struct dsh_seccomp_prog n = { 0 }, d = { 0 };
 	cr_assert_eq(dsh_seccomp_compile(NULL, &n, &err), 0);
-	cr_assert_eq(dsh_seccomp_generate(&(struct dsh_seccomp_opts){ 0 }, &d, &err), 0);
+	cr_assert_eq(dsh_seccomp_generate(&(struct dsh_seccomp_opts){ 0 }, 0, &d, &err), 0);
 	cr_assert(n.len == d.len && memcmp(n.insns, d.insns, n.len * sizeof(*n.insns)) == 0, "NULL options are { 0 }");
 	dsh_seccomp_prog_clear(&n);
 	dsh_seccomp_prog_clear(&d);
