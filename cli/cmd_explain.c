@@ -210,12 +210,13 @@ static void print_text(json_t *e)
 	if (json_array_size(json_object_get(e, "rules")) == 0)
 		printf("  (none: the mode's own semantics)\n");
 	bool folded = false;
+	size_t shown = 0; /* numbered as printed: the folded defaults leave no gap (1-4, then 5) */
 	json_array_foreach(json_object_get(e, "rules"), i, v) {
 		if (default_root(e, v)) {
 			folded = true;
 			continue;
 		}
-		print_rule(i, v);
+		print_rule(shown++, v);
 	}
 	/*
 	 * SPEC 1.6's defaults are a dozen names in every writable root: one line per root when what is

@@ -198,3 +198,23 @@ Test(cli_seams, the_failure_note_names_only_what_is_hidden_where_the_command_wor
 	dsh_test_rmtree(ws);
 	dsh_test_rmtree(outside);
 }
+
+/* explain numbers the rules it prints one after another: the defaults it folds leave no gap. */
+Test(cli_seams, explain_numbers_the_rules_it_shows_without_gaps)
+{
+	dsh_test_require_landlock();
+	_cleanup_free_ char *ws = dsh_test_mkdtemp(), *rc = NULL;
+	cr_assert(asprintf(&rc, "%s/.bashrc", ws) > 0);
+	dsh_test_write_file(rc, "# the user's\n");
+	struct dsh_proc r;
+	dshbox_in(&r, NULL, "explain", "--backend", "landlock", "--workspace", ws, "--access", "-- x", "--access", "r- /etc",
+		  NULL);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\n  1. -- x\n") && strstr(r.out, "\n  2. r- /etc\n"), "%s", r.out);
+	/* the default that is not folded (it exists inside a writable root) comes third */
+	const char *third = strstr(r.out, "\n  3. r- ");
+	cr_expect(third && strstr(third, ".bashrc"), "%s", r.out);
+	cr_expect_null(strstr(r.out, "\n  4. "), "%s", r.out);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(ws);
+}
