@@ -60,6 +60,8 @@ enum {
 	CLI_OPT_CWD,
 	CLI_OPT_WARNINGS,
 	CLI_OPT_ALLOW_DEGRADED,
+	CLI_OPT_ALLOW_ENV,
+	CLI_OPT_ALLOW_UNIX_SOCKET,
 	CLI_OPT_POLICY_END,
 };
 #define CLI_POLICY_LONG_OPTIONS                                         \
@@ -72,7 +74,9 @@ enum {
 	{ "backend", required_argument, NULL, CLI_OPT_BACKEND },        \
 	{ "cwd", required_argument, NULL, CLI_OPT_CWD },                \
 	{ "warnings", required_argument, NULL, CLI_OPT_WARNINGS },      \
-	{ "allow-degraded", no_argument, NULL, CLI_OPT_ALLOW_DEGRADED }
+	{ "allow-degraded", no_argument, NULL, CLI_OPT_ALLOW_DEGRADED },        \
+	{ "allow-env", required_argument, NULL, CLI_OPT_ALLOW_ENV },            \
+	{ "allow-unix-socket", required_argument, NULL, CLI_OPT_ALLOW_UNIX_SOCKET }
 
 #define CLI_POLICY_HELP                                                                     \
 	"Policy options:\n"                                                                 \
@@ -87,7 +91,10 @@ enum {
 	"  --backend B          auto | linux-ns | landlock | runner | none\n"               \
 	"  --cwd DIR            base of relative paths (default: the current directory)\n"  \
 	"  --warnings=stderr    print load-time warnings on stderr\n"                       \
-	"  --allow-degraded     run even when the backend loses a rule (one warning each)\n"
+	"  --allow-degraded     run even when the backend loses a rule (one warning each)\n" \
+	"  --allow-env NAME     pass NAME to the command even if env.exclude matches it\n"  \
+	"  --allow-unix-socket PATH  a pathname socket the command may connect to\n"       \
+	"                       (allowUnixSockets; repeatable)\n"
 
 struct cli_policy_opts {
 	char *config_file;
@@ -100,6 +107,8 @@ struct cli_policy_opts {
 	char *cwd;
 	char **access;        /* --access, in order */
 	char **access_files;  /* --access-file, in order */
+	char **allow_env;     /* --allow-env */
+	char **allow_sockets; /* --allow-unix-socket */
 	bool warnings_to_stderr;
 };
 

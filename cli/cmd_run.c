@@ -141,7 +141,8 @@ static bool hidden_near(const char *entry, const char *cwd)
  * prints nothing of dshbox's own) the command itself ended, not after Ctrl-C, and never in the
  * words of a denial signature, which would make a host take any failure for a denial.
  */
-static void name_hidden(int status, char *const *hidden, const char *cwd, const struct dsh_run_result *res)
+static void name_hidden(int status, char *const *hidden, const char *cwd, char *const *env_removed,
+			const struct dsh_run_result *res)
 {
 	if (status == 130)
 		return;
@@ -160,6 +161,10 @@ static void name_hidden(int status, char *const *hidden, const char *cwd, const 
 	if (res->refused && res->refusal[0])
 		dsh_buf_addf(&b, "; the runtime broker refused %lu of its calls, the first at %s", res->refused,
 			     res->refusal);
+	/* A token the environment policy kept out fails a push or an install with words of its own. */
+	for (size_t i = 0; env_removed && env_removed[i]; i++)
+		dsh_buf_addf(&b, "%s%s", i ? ", " : "; its environment lacks (env.exclude; --allow-env NAME passes one): ",
+			     env_removed[i]);
 	_cleanup_free_ char *list = dsh_buf_steal(&b);
 	if (list && *list)
 		cli_note("the command exited %d%s", status, list);
@@ -329,8 +334,8 @@ static int before_run(const struct run_args *a, const struct dsh_policy *policy,
 }
 
 /* How the command ended, said as `dshbox run` says it: its exit status, or *ret_sig to die of. */
-static int outcome(bool loud, const char *cwd, const struct dsh_run_setup *setup, struct dsh_run_result *res,
-		   int *ret_sig)
+static int outcome(bool loud, const char *cwd, char *const *env_removed, const struct dsh_run_setup *setup,
+		   struct dsh_run_result *res, int *ret_sig)
 {
 	int rc;
 	/* Said only when asked (loud: --warnings=stderr), or when the run was allowed to degrade (each
@@ -349,7 +354,7 @@ static int outcome(bool loud, const char *cwd, const struct dsh_run_setup *setup
 	} else {
 		rc = res->exit_code;
 		if (rc != 0 && !res->message)
-			name_hidden(rc, setup->description.hidden, cwd, res);
+			name_hidden(rc, setup->description.hidden, cwd, env_removed, res);
 	}
 	dsh_run_result_clear(res);
 	return rc;
@@ -402,7 +407,8 @@ int cmd_run(int argc, char **argv, char **envp)
 	/* Backends without a stage table (none, runner): the whole run is one stage. */
 	if (tm && tm->n == n_before)
 		dsh_timing_mark(tm, "run", dsh_timing_now());
-	rc = outcome(a.po.warnings_to_stderr || ro.allow_degraded, dsh_policy_cwd(policy), &setup, &res, &sig);
+	rc = outcome(a.po.warnings_to_stderr || ro.allow_degraded, dsh_policy_cwd(policy), ro.env_removed, &setup, &res,
+		     &sig);
 out_plan:
 	dsh_run_setup_clear(&setup);
 out_policy:

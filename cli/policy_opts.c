@@ -56,6 +56,18 @@ int cli_policy_option(struct cli_policy_opts *o, int opt, const char *arg, const
 	case CLI_OPT_ALLOW_DEGRADED:
 		o->allow_degraded = true;
 		break;
+	case CLI_OPT_ALLOW_ENV:
+		if (!*arg || strpbrk(arg, "= \t\n"))
+			return cli_usage_error(cmd, "--allow-env: expected a variable's name, got '%s'", arg);
+		if (dsh_strv_push(&o->allow_env, arg) < 0)
+			return cli_usage_error(cmd, "out of memory");
+		break;
+	case CLI_OPT_ALLOW_UNIX_SOCKET:
+		if (arg[0] != '/' && arg[0] != '{')
+			return cli_usage_error(cmd, "--allow-unix-socket: expected an absolute path, got '%s'", arg);
+		if (dsh_strv_push(&o->allow_sockets, arg) < 0)
+			return cli_usage_error(cmd, "out of memory");
+		break;
 	case CLI_OPT_WARNINGS:
 		if (strcmp(arg, "stderr") != 0)
 			return cli_usage_error(cmd, "--warnings: only 'stderr' is supported, got '%s'", arg);
@@ -108,6 +120,16 @@ int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *c
 	for (size_t i = 0; o->access_files && o->access_files[i]; i++)
 		if (dsh_config_load_access_file(c, o->access_files[i], &err) < 0)
 			return cli_fail(err);
+	for (size_t i = 0; o->allow_env && o->allow_env[i]; i++)
+		if (dsh_strv_push(&c->env_allow, o->allow_env[i]) < 0) {
+			dsh_err(&err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+			return cli_fail(err);
+		}
+	for (size_t i = 0; o->allow_sockets && o->allow_sockets[i]; i++)
+		if (dsh_strv_push(&c->allow_unix_sockets, o->allow_sockets[i]) < 0) {
+			dsh_err(&err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+			return cli_fail(err);
+		}
 	for (size_t i = 0; o->access && o->access[i]; i++)
 		if (dsh_strv_push(&c->access, o->access[i]) < 0) {
 			dsh_err(&err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
@@ -147,5 +169,7 @@ void cli_policy_opts_clear(struct cli_policy_opts *o)
 	free(o->cwd);
 	dsh_strv_free(o->access);
 	dsh_strv_free(o->access_files);
+	dsh_strv_free(o->allow_env);
+	dsh_strv_free(o->allow_sockets);
 	memset(o, 0, sizeof(*o));
 }

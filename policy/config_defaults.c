@@ -38,5 +38,6 @@ void dsh_config_clear(struct dsh_config *c)
 	dsh_strv_free(c->runner_failure_signatures);
 	dsh_strv_free(c->env_exclude);
 	dsh_strv_free(c->env_set);
+	dsh_strv_free(c->env_allow);
 	memset(c, 0, sizeof(*c));
 }

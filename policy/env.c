@@ -135,6 +135,9 @@ static bool kept(const struct dsh_config *c, const char *name)
 	case DSH_ENV_INHERIT_ALL:
 		break;
 	}
+	for (size_t i = 0; c->env_allow && c->env_allow[i]; i++)
+		if (strcmp(c->env_allow[i], name) == 0)
+			return true;
 	const char *const *ex = c->env_exclude ? (const char *const *)c->env_exclude : default_exclude;
 	return !name_in(name, ex, SIZE_MAX, true);
 }

@@ -55,6 +55,7 @@ struct dsh_config {
 	char **env_exclude;       /* name patterns ('*', '?'), case-insensitive; NULL: the defaults
 				     *KEY* *SECRET* *TOKEN* *PASSWORD*; empty: none */
 	char **env_set;           /* NAME=VALUE, in order: set whatever inherit and exclude say */
+	char **env_allow;         /* names passed on whatever exclude says (--allow-env), exact */
 };
 
 void dsh_config_init(struct dsh_config *c);

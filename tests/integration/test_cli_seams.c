@@ -218,3 +218,29 @@ Test(cli_seams, explain_numbers_the_rules_it_shows_without_gaps)
 	dsh_proc_clear(&r);
 	dsh_test_rmtree(ws);
 }
+
+/* A secret the environment policy keeps out is said when the command fails, and --allow-env passes one. */
+Test(cli_seams, removed_secrets_are_said_on_failure_and_allow_env_passes_one)
+{
+	_cleanup_free_ char *ws = dsh_test_mkdtemp();
+	char *env[] = { "HOME=/home/u", "PATH=/usr/bin:/bin", "GITHUB_TOKEN=g", "NPM_TOKEN=n", NULL };
+	dsh_test_require_backend();
+	const char *argv[] = { dsh_test_dshbox(), "run", "--workspace", ws,
+			       "--allow-env", "GITHUB_TOKEN", "--", "/bin/sh", "-c", "echo g=$GITHUB_TOKEN n=$NPM_TOKEN; exit 4",
+			       NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 4);
+	cr_expect_str_eq(r.out, "g=g n=\n", "GITHUB_TOKEN passed, NPM_TOKEN kept out");
+	cr_expect(strstr(r.err, "its environment lacks (env.exclude; --allow-env NAME passes one): NPM_TOKEN\n"), "%s",
+		  r.err);
+	cr_expect_null(strstr(r.err, "GITHUB_TOKEN"), "%s", r.err);
+	cr_expect_null(strstr(r.err, "=n"), "never a value: %s", r.err);
+	dsh_proc_clear(&r);
+	const char *bad[] = { dsh_test_dshbox(), "run", "--allow-env", "A=B", "--", "/bin/true", NULL };
+	cr_assert_eq(dsh_proc_run((char *const *)bad, env, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 125);
+	cr_expect(strstr(r.err, "dshbox: error: --allow-env: expected a variable's name, got 'A=B'"), "%s", r.err);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(ws);
+}
