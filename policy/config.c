@@ -103,12 +103,16 @@ struct ctx {
 	yaml_document_t *doc;
 	const char *origin;
 	struct dsh_error **err;
+	size_t key_line;  /* the line of the key being read (1-based), 0 outside one */
 };
 
+/* A block value (a list or a mapping below its key) starts on the next line: an error about the
+   value as a whole names the key's line, where the user looks. */
 static int bad(struct ctx *x, yaml_node_t *n, const char *key, const char *fmt, const char *detail)
 {
 	int r = dsh_err(x->err, DSH_ERR_CONFIG, EINVAL, fmt, detail);
-	dsh_err_prefix(x->err, "%s:%zu: %s", x->origin, (size_t)n->start_mark.line + 1, key);
+	size_t line = n->type != YAML_SCALAR_NODE && x->key_line ? x->key_line : (size_t)n->start_mark.line + 1;
+	dsh_err_prefix(x->err, "%s:%zu: %s", x->origin, line, key);
 	return r;
 }
 
@@ -339,7 +343,7 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 int dsh_config_apply_mapping(struct dsh_config *c, yaml_document_t *doc, yaml_node_t *map,
 			     const char *origin, struct dsh_error **err)
 {
-	struct ctx x = { doc, origin, err };
+	struct ctx x = { doc, origin, err, 0 };
 	if (map->type != YAML_MAPPING_NODE)
 		return bad(&x, map, "configuration", "%s", "expected a mapping of keys to values");
 	_cleanup_strv_ char **seen = NULL;
@@ -353,6 +357,7 @@ int dsh_config_apply_mapping(struct dsh_config *c, yaml_document_t *doc, yaml_no
 			return bad(&x, k, key, "%s", "duplicate key");
 		if (dsh_strv_push(&seen, key) < 0)
 			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+		x.key_line = (size_t)k->start_mark.line + 1;
 		int r = field(&x, c, key, v);
 		if (r < 0)
 			return r;
@@ -368,9 +373,17 @@ int dsh_yaml_load(const char *yaml, size_t len, const char *origin, yaml_documen
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
 	int r = 0;
-	if (!yaml_parser_load(&parser, doc))
-		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL, "%s:%zu: %s", origin, (size_t)parser.problem_mark.line + 1,
+	if (!yaml_parser_load(&parser, doc)) {
+		/* The reader's errors (a control character, bad UTF-8) carry a byte offset, not a mark. */
+		size_t line = (size_t)parser.problem_mark.line + 1;
+		if (parser.error == YAML_READER_ERROR) {
+			line = 1;
+			for (size_t i = 0; i < parser.problem_offset && i < len; i++)
+				line += yaml[i] == '\n';
+		}
+		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL, "%s:%zu: %s", origin, line,
 			    parser.problem ? parser.problem : "invalid YAML");
+	}
 	yaml_parser_delete(&parser);
 	return r;
 }

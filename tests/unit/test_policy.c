@@ -357,6 +357,39 @@ Test(policy, a_relative_rule_leaving_the_workspace_is_warned)
 	dsh_policy_free(p);
 }
 
+/* An error names the line the user looks at: the key of a block value, the line of a NUL byte. */
+Test(policy, config_errors_name_the_right_line)
+{
+	static const struct {
+		const char *doc;
+		size_t len;
+		const char *want;
+	} cases[] = {
+		{ "mode: read-only\nnetwork:\n  - a\n  - b\n", 0, "t.yml:2: network: expected a single value" },
+		{ "mode: read-only\nbogus:\n  - a\n", 0, "t.yml:2: bogus: unknown key" },
+		{ "mode: read-only\nnetwork: off\nwork\0space: x\n", 40, "t.yml:3: control characters are not allowed" },
+		{ "mode: read-only\naccess:\n  - \"-- a\"\n  - \"bad rule\"\n", 0, "t.yml:4: rule \"bad rule\"" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct dsh_config c;
+		dsh_config_init(&c);
+		struct dsh_error *e = NULL;
+		size_t len = cases[i].len ? cases[i].len : strlen(cases[i].doc);
+		int r = dsh_config_load_string(&c, cases[i].doc, len, "t.yml", &e);
+		if (r >= 0) {
+			char *env[] = { NULL };
+			struct dsh_policy *p = NULL;
+			c.workspace = strdup("/srv/ws");
+			r = dsh_policy_new(&c, env, "/", &p, &e);
+			dsh_policy_free(p);
+		}
+		cr_expect_lt(r, 0, "case %zu", i);
+		cr_expect(e && strstr(e->msg, cases[i].want), "case %zu: %s", i, e ? e->msg : "(no error)");
+		dsh_error_free(e);
+		dsh_config_clear(&c);
+	}
+}
+
 Test(policy, tmpdir_is_a_writable_root)
 {
 	char *env[] = { "TMPDIR=/var/./tmp/../tmp", NULL };
