@@ -87,7 +87,27 @@ int cmd_doctor(int argc, char **argv, char **envp)
 			l = nl ? nl + 1 : NULL;
 		}
 
+	if (d.config->runner_command) {
+		printf("  runnerCommand:");
+		for (size_t i = 0; d.config->runner_command[i]; i++)
+			printf(" %s", d.config->runner_command[i]);
+		printf("\n  runnerFailureSignatures: %zu\n", dsh_strv_len(d.config->runner_failure_signatures));
+	}
+
 	_cleanup_strv_ char **findings = dsh_doctor_findings(&d);
+	/* The row's configuration as `run` reads it: the run options too (a runner without its failure
+	   signatures loads as rules but fails every run).  The dsh services run commands through
+	   runnerCommand when it is set: backend runner. */
+	if (!d.config_error) {
+		struct dsh_run_options ro;
+		_cleanup_error_ struct dsh_error *oerr = NULL;
+		if (d.config->runner_command && d.config->backend == DSH_BACKEND_AUTO)
+			d.config->backend = DSH_BACKEND_RUNNER;
+		if (dsh_run_options_init(&ro, d.config, envp, &oerr) < 0)
+			dsh_strv_pushf(&findings, "the effective configuration does not load as a run reads it: %s", oerr->msg);
+		else
+			dsh_run_options_clear(&ro);
+	}
 	/* The rules are also compiled here, in this environment, as the host would at load time. */
 	if (!d.config_error && d.config->access) {
 		char cwd[PATH_MAX];

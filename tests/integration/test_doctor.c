@@ -122,3 +122,32 @@ Test(doctor, an_unreadable_layer_is_exit_125)
 	dsh_proc_clear(&r);
 	free(a);
 }
+
+/* A row whose configuration loads as rules but not as a run (a runner without its failure
+   signatures) is a problem, and the runner is printed with the effective configuration. */
+Test(doctor, a_row_that_would_not_run_is_a_problem)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s%s", official_off, insert_row);
+	char *a = layer("bundle.yml", buf);
+	char *b = layer("profile.yml", "- id: sandbox-local\n  config:\n    access: ['-- .env']\n    runnerCommand: [bwrap]\n");
+	struct dsh_proc r;
+	doctor(&r, a, b);
+	cr_expect_eq(r.exit_code, 1, "%s%s", r.out, r.err);
+	cr_expect(strstr(r.out, "  runnerCommand: bwrap\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "does not load as a run reads it: runnerFailureSignatures: required"), "%s", r.out);
+	cr_expect_null(strstr(r.out, "problems: none"), "%s", r.out);
+	dsh_proc_clear(&r);
+	free(a);
+	free(b);
+	/* With its signatures the same row runs (through backend runner, as the dsh services do). */
+	a = layer("bundle.yml", buf);
+	b = layer("profile.yml", "- id: sandbox-local\n  config:\n    runnerCommand: [bwrap]\n"
+				 "    runnerFailureSignatures: ['bwrap: ']\n");
+	doctor(&r, a, b);
+	cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+	cr_expect(strstr(r.out, "problems: none"), "%s", r.out);
+	dsh_proc_clear(&r);
+	free(a);
+	free(b);
+}
