@@ -31,6 +31,26 @@ int dsh_strv_push_take(char ***v, char *s)
 	return 0;
 }
 
+int dsh_strv_push_take_n(char ***v, size_t *n, char *s)
+{
+	if (!s)
+		return -ENOMEM;
+	/* Sized in powers of two: realloc to the size a block already has returns at once, and a
+	   vector built elsewhere (sized exactly) is grown the first time, never overrun. */
+	size_t cap = 2;
+	while (cap < *n + 2)
+		cap *= 2;
+	char **nv = realloc(*v, cap * sizeof(char *));
+	if (!nv) {
+		free(s);
+		return -ENOMEM;
+	}
+	nv[*n] = s;
+	nv[++*n] = NULL;
+	*v = nv;
+	return 0;
+}
+
 int dsh_strv_push(char ***v, const char *s)
 {
 	return dsh_strv_push_take(v, strdup(s));

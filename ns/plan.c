@@ -97,7 +97,7 @@ static int note(struct dsh_mount_plan *plan, const char *fmt, ...)
 	va_end(ap);
 	if (r < 0)
 		return -ENOMEM;
-	return dsh_strv_push_take(&plan->notes, s);
+	return dsh_strv_push_take_n(&plan->notes, &plan->n_notes, s);
 }
 
 static const char *root_why(const struct dsh_root *r)
@@ -440,7 +440,7 @@ static int normalise(struct dsh_mount_plan *plan)
 		if (r < 0)
 			return -ENOMEM;
 		if (drop) {
-			r = dsh_strv_push_take(&plan->notes, drop);
+			r = dsh_strv_push_take_n(&plan->notes, &plan->n_notes, drop);
 			entry_clear(e);
 			if (r < 0)
 				return r;

@@ -70,6 +70,7 @@ struct dsh_mount_plan {
 	struct dsh_mount_entry *entries;
 	size_t n, cap;
 	char **notes;        /* one line per dropped entry or fact worth telling (--dry-run shows them) */
+	size_t n_notes;
 	bool ro_root;        /* the tree is read-only outside the writable roots */
 	bool private_tmp;    /* /tmp is a private tmpfs */
 	bool tmp_writable;   /* ... writable (workspace-write) */

@@ -59,7 +59,7 @@ int dsh_mount_plan_push(struct dsh_mount_plan *plan, const char *path, enum dsh_
 
 int dsh_mount_plan_note(struct dsh_mount_plan *plan, const char *line)
 {
-	return dsh_strv_push(&plan->notes, line);
+	return dsh_strv_push_take_n(&plan->notes, &plan->n_notes, strdup(line));
 }
 
 int dsh_mount_plan_push_ordered(struct dsh_mount_plan *plan, const struct dsh_mount_entry *op, struct dsh_error **err)

@@ -74,12 +74,14 @@ static int note_origin(struct dsh_config *c, size_t index, const char *file, siz
 		       struct dsh_error **err)
 {
 	if (index >= c->n_access_origins) {
-		struct dsh_access_origin *o = realloc(c->access_origins, (index + 1) * sizeof(*o));
+		/* Room for twice as many: one growth per doubling, not per rule. */
+		size_t have = c->n_access_origins, want = index + 1 > 2 * have ? index + 1 : 2 * have;
+		struct dsh_access_origin *o = realloc(c->access_origins, want * sizeof(*o));
 		if (!o)
 			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
-		memset(o + c->n_access_origins, 0, (index + 1 - c->n_access_origins) * sizeof(*o));
+		memset(o + have, 0, (want - have) * sizeof(*o));
 		c->access_origins = o;
-		c->n_access_origins = index + 1;
+		c->n_access_origins = want;
 	}
 	struct dsh_access_origin *o = &c->access_origins[index];
 	free(o->file);
@@ -177,19 +179,23 @@ static int strings(struct ctx *x, yaml_node_t *n, const char *key, char ***dst)
 {
 	if (n->type != YAML_SEQUENCE_NODE)
 		return bad(x, n, key, "%s", "expected a list");
-	_cleanup_strv_ char **v = NULL;
+	/* Sized once: a list of 200,000 rules must not cost a scan of the vector per item. */
+	size_t count = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start), k = 0;
+	_cleanup_strv_ char **v = calloc(count + 1, sizeof(char *));
+	if (!v)
+		return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++) {
 		yaml_node_t *item = yaml_document_get_node(x->doc, *i);
 		const char *s;
 		int r = scalar(x, item, key, &s);
 		if (r < 0)
 			return r;
-		if (dsh_strv_push(&v, s) < 0)
+		if (!(v[k++] = strdup(s)))
 			return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	}
 	dsh_strv_free(*dst);
-	*dst = v ? TAKE_PTR(v) : calloc(1, sizeof(char *));
-	return *dst ? 0 : dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	*dst = TAKE_PTR(v);
+	return 0;
 }
 
 /* env: { inherit: all|core|none, exclude: [PATTERN...], set: {NAME: VALUE} } (SPEC 1.7). */
@@ -444,6 +450,16 @@ int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct d
 	}
 	if (strlen(buf) != len)
 		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "access file '%s': contains a NUL character", path);
+	/* The vector and its origins grown once for every line: a file of 200,000 rules must not
+	   cost a scan of the vector per rule. */
+	size_t n = dsh_strv_len(c->access), lines = 1;
+	for (const char *p = buf; (p = strchr(p, '\n')); p++)
+		lines++;
+	char **v = realloc(c->access, (n + lines + 1) * sizeof(char *));
+	if (!v)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	c->access = v;
+	v[n] = NULL;
 	size_t lineno = 0;
 	for (char *line = buf, *next; line; line = next) {
 		next = strchr(line, '\n');
@@ -453,9 +469,10 @@ int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct d
 		const char *s = line + strspn(line, " \t\r");
 		if (*s == '\0' || *s == '#')
 			continue;
-		if (dsh_strv_push(&c->access, line) < 0)
+		if (!(v[n] = strdup(line)))
 			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
-		r = note_origin(c, dsh_strv_len(c->access) - 1, path, lineno, false, err);
+		v[++n] = NULL;
+		r = note_origin(c, n - 1, path, lineno, false, err);
 		if (r < 0)
 			return r;
 	}

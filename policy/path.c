@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,43 @@ int dsh_path_canonicalize(const char *path, char **ret, struct dsh_error **err)
 	}
 }
 
+static size_t dir_hash(const char *dir, size_t len)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)dir[i]) * 16777619u;
+	return h;
+}
+
+/* The slot holding dir (len bytes), or the empty one it would go in. */
+static struct dsh_canon_slot *canon_slot(struct dsh_canon_cache *c, const char *dir, size_t len)
+{
+	for (size_t i = dir_hash(dir, len) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+		struct dsh_canon_slot *e = &c->slots[i];
+		if (!e->dir || (strlen(e->dir) == len && strncmp(e->dir, dir, len) == 0))
+			return e;
+	}
+}
+
+/* Room for one more at a load of at most one half. */
+static int canon_grow(struct dsh_canon_cache *c)
+{
+	if (c->slots && 2 * (c->n + 1) <= c->cap)
+		return 0;
+	struct dsh_canon_cache bigger = { calloc(c->cap ? 2 * c->cap : 64, sizeof(struct dsh_canon_slot)), 0,
+					  c->cap ? 2 * c->cap : 64 };
+	if (!bigger.slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->slots[i].dir) {
+			*canon_slot(&bigger, c->slots[i].dir, strlen(c->slots[i].dir)) = c->slots[i];
+			bigger.n++;
+		}
+	free(c->slots);
+	*c = bigger;
+	return 0;
+}
+
 int dsh_path_canonicalize_cached(const char *path, struct dsh_canon_cache *cache, char **ret,
 				 struct dsh_error **err)
 {
@@ -93,19 +131,22 @@ int dsh_path_canonicalize_cached(const char *path, struct dsh_canon_cache *cache
 	if (!cache || !slash || slash == path || !slash[1])
 		return dsh_path_canonicalize(path, ret, err);
 	size_t dl = (size_t)(slash - path);
-	if (!cache->dir || strlen(cache->dir) != dl || strncmp(cache->dir, path, dl) != 0) {
+	if (canon_grow(cache) < 0)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	struct dsh_canon_slot *e = canon_slot(cache, path, dl);
+	if (!e->dir) {
 		_cleanup_free_ char *dir = strndup(path, dl), *canon = NULL;
 		if (!dir)
 			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 		int r = dsh_path_canonicalize(dir, &canon, err);
 		if (r < 0)
 			return r;
-		dsh_canon_cache_clear(cache);
-		cache->dir = TAKE_PTR(dir);
-		cache->canon = TAKE_PTR(canon);
+		e->dir = TAKE_PTR(dir);
+		e->canon = TAKE_PTR(canon);
+		cache->n++;
 	}
 	_cleanup_free_ char *joined = NULL;
-	if (asprintf(&joined, "%s%s", strcmp(cache->canon, "/") == 0 ? "" : cache->canon, slash) < 0)
+	if (asprintf(&joined, "%s%s", strcmp(e->canon, "/") == 0 ? "" : e->canon, slash) < 0)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	/* Only a symlink as the last component needs the full resolution. */
 	if (dsh_path_is_link(joined))
@@ -116,9 +157,12 @@ int dsh_path_canonicalize_cached(const char *path, struct dsh_canon_cache *cache
 
 void dsh_canon_cache_clear(struct dsh_canon_cache *cache)
 {
-	free(cache->dir);
-	free(cache->canon);
-	cache->dir = cache->canon = NULL;
+	for (size_t i = 0; i < cache->cap; i++) {
+		free(cache->slots[i].dir);
+		free(cache->slots[i].canon);
+	}
+	free(cache->slots);
+	*cache = (struct dsh_canon_cache){ 0 };
 }
 
 int dsh_path_resolve(const char *base, const char *path, char **ret, struct dsh_error **err)

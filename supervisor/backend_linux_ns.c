@@ -308,8 +308,9 @@ static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 			goto oom;
 		ret->overall = DSH_ENFORCE_PARTIAL;
 	}
+	size_t n_notes = dsh_strv_len(ret->notes);
 	for (size_t i = 0; lp && lp->mounts->notes && lp->mounts->notes[i]; i++)
-		if (dsh_strv_push(&ret->notes, lp->mounts->notes[i]) < 0)
+		if (dsh_strv_push_take_n(&ret->notes, &n_notes, strdup(lp->mounts->notes[i])) < 0)
 			goto oom;
 	for (size_t i = 0; lp && i < lp->mounts->n; i++) {
 		const struct dsh_mount_entry *e = &lp->mounts->entries[i];

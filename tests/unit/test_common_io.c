@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 
+#include "common/strv.h"
 #include "common/path_search.h"
 #include "common/write_all.h"
 
@@ -98,4 +99,25 @@ Test(common_io, write_all_reports_the_errno)
 	sigaction(SIGPIPE, &old, NULL);
 	close(p[1]);
 	cr_expect_eq(dsh_write_all(-1, "x", 1), -EBADF);
+}
+
+/* The length-keeping push grows a vector another push sized exactly, and keeps it terminated. */
+Test(common_io, strv_push_take_n_grows_any_vector)
+{
+	char **v = NULL;
+	cr_assert_eq(dsh_strv_push(&v, "a"), 0); /* sized exactly by the plain push */
+	size_t n = dsh_strv_len(v);
+	for (int i = 0; i < 1000; i++) {
+		char *s = NULL;
+		cr_assert(asprintf(&s, "s%d", i) > 0);
+		cr_assert_eq(dsh_strv_push_take_n(&v, &n, s), 0);
+		cr_assert_eq(n, (size_t)i + 2);
+		cr_assert_null(v[n]);
+	}
+	cr_expect_eq(dsh_strv_len(v), 1001);
+	cr_expect_str_eq(v[0], "a");
+	cr_expect_str_eq(v[1000], "s999");
+	cr_expect_eq(dsh_strv_push_take_n(&v, &n, NULL), -ENOMEM, "a failed allocation is said");
+	cr_expect_eq(n, 1001);
+	dsh_strv_free(v);
 }
