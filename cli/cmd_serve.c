@@ -17,6 +17,7 @@
 #include "common/cleanup.h"
 #include "common/write_all.h"
 #include "fence/serve.h"
+#include "fence/serve_pool.h"
 #include "dshbox/serve.h"
 
 static void usage(FILE *f)
@@ -32,7 +33,9 @@ static void usage(FILE *f)
 		"An answer is {\"id\":..,\"ok\":true,...} or {\"id\":..,\"ok\":false,\"error\":{\"kind\":..,\"op\":..,\n"
 		"\"path\":..,\"mode\":..,\"rule\":..,\"message\":..}}; kind is denied, not-found, conflict,\n"
 		"not-regular-file, too-large, invalid or io.  A malformed line gets an error answer and the\n"
-		"server goes on; end of input ends it (exit 0).  Lines are at most %u bytes.\n\n"
+		"server goes on; end of input ends it (exit 0).  Lines are at most %u bytes.\n"
+		"  --jobs N   answer up to N requests at once (1-64, default 1): requests naming the same\n"
+		"             path in the order sent, others in any order; match answers by \"id\"\n\n"
 		"Once the policy is loaded the server confines itself with Landlock: it can read beneath /\n"
 		"and write only beneath the writable roots.  Without Landlock it warns and runs on.\n"
 		"Exit status: 0 at end of input; 125 bad usage or policy, or the confinement failed.\n"
@@ -48,11 +51,18 @@ static bool blank(const char *s, size_t n)
 	return true;
 }
 
-/* Answer one line; returns 0, or -errno when stdout is gone or memory ran out. */
-static int answer(const struct dsh_policy *p, const char *line, size_t len)
+/* Answer one line (on the pool's threads with --jobs); returns 0, or -errno when stdout is gone
+   or memory ran out. */
+static int answer(const struct dsh_policy *p, struct dsh_serve_pool *pool, const char *line, size_t len)
 {
 	if (blank(line, len))
 		return 0;
+	if (pool) {
+		struct dsh_serve_request *req = NULL;
+		_cleanup_error_ struct dsh_error *err = NULL;
+		int r = dsh_serve_parse(p, line, len, &req, &err);
+		return r < 0 ? r : dsh_serve_pool_submit(pool, req);
+	}
 	_cleanup_error_ struct dsh_error *err = NULL;
 	_cleanup_free_ char *a = NULL;
 	int r = dsh_serve_answer(p, line, len, &a, &err);
@@ -66,7 +76,7 @@ static int answer(const struct dsh_policy *p, const char *line, size_t len)
 	return r;
 }
 
-static int serve_loop(const struct dsh_policy *p)
+static int serve_loop(const struct dsh_policy *p, struct dsh_serve_pool *pool)
 {
 	size_t cap = 65536, len = 0, start = 0;
 	bool skipping = false; /* inside a line that was too long */
@@ -85,8 +95,12 @@ static int serve_loop(const struct dsh_policy *p)
 					/* The line is longer than the bound: answer once, drop it to its end. */
 					if (!skipping) {
 						_cleanup_free_ char *a = dsh_serve_answer_too_long(DSH_SERVE_MAX_LINE);
-						if (!a || dsh_write_all(STDOUT_FILENO, a, strlen(a)) < 0 ||
-						    dsh_write_all(STDOUT_FILENO, "\n", 1) < 0)
+						if (!a)
+							return -ENOMEM;
+						if (pool && dsh_serve_pool_write(pool, a, strlen(a)) < 0)
+							return -EPIPE;
+						if (!pool && (dsh_write_all(STDOUT_FILENO, a, strlen(a)) < 0 ||
+							      dsh_write_all(STDOUT_FILENO, "\n", 1) < 0))
 							return -EPIPE;
 					}
 					skipping = true;
@@ -109,7 +123,7 @@ static int serve_loop(const struct dsh_policy *p)
 		if (n == 0) {
 			/* End of input: a last line without its newline is still a request. */
 			if (len > start && !skipping)
-				return answer(p, buf + start, len - start);
+				return answer(p, pool, buf + start, len - start);
 			return 0;
 		}
 		size_t scan = len;
@@ -122,7 +136,7 @@ static int serve_loop(const struct dsh_policy *p)
 			if (skipping) {
 				skipping = false;
 			} else {
-				int r = answer(p, buf + start, end - start);
+				int r = answer(p, pool, buf + start, end - start);
 				if (r < 0)
 					return r;
 			}
@@ -146,15 +160,17 @@ static int serve_loop(const struct dsh_policy *p)
 
 int cmd_serve(int argc, char **argv, char **envp)
 {
-	enum { OPT_STDIO = 0x100, OPT_HELP };
+	enum { OPT_STDIO = 0x100, OPT_HELP, OPT_JOBS };
 	static const struct option longopts[] = {
 		{ "stdio", no_argument, NULL, OPT_STDIO },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "help", no_argument, NULL, OPT_HELP },
 		CLI_POLICY_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	_cleanup_(cli_policy_opts_clear) struct cli_policy_opts po = { 0 };
 	bool stdio = false;
+	size_t jobs = 1; /* one at a time, answers in request order */
 	int opt;
 	optind = 1;
 	opterr = 0;
@@ -167,6 +183,15 @@ int cmd_serve(int argc, char **argv, char **envp)
 		case OPT_STDIO:
 			stdio = true;
 			break;
+		case OPT_JOBS: {
+			char *end = NULL;
+			errno = 0;
+			unsigned long n = strtoul(optarg, &end, 10);
+			if (errno || !end || *end || optarg[0] < '1' || optarg[0] > '9' || n > 64)
+				return cli_usage_error("serve", "--jobs takes a number from 1 to 64, not '%s'", optarg);
+			jobs = (size_t)n;
+			break;
+		}
 		case ':':
 			return cli_usage_error("serve", "option '%s' needs a value", argv[optind - 1]);
 		case '?':
@@ -212,7 +237,19 @@ int cmd_serve(int argc, char **argv, char **envp)
 
 	/* A host that goes away mid-answer ends us with EPIPE, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
-	r = serve_loop(policy);
+	/* After the confinement: the workers inherit it. */
+	struct dsh_serve_pool *pool = NULL;
+	if (jobs > 1 && dsh_serve_pool_new(policy, STDOUT_FILENO, jobs, &pool, &err) < 0) {
+		dsh_policy_free(policy);
+		dsh_config_clear(&config);
+		return cli_fail(err);
+	}
+	r = serve_loop(policy, pool);
+	if (pool) {
+		int f = dsh_serve_pool_finish(pool);
+		if (r == 0)
+			r = f;
+	}
 	dsh_policy_free(policy);
 	dsh_config_clear(&config);
 	if (r == -EPIPE)

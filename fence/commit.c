@@ -246,13 +246,32 @@ static int write_in_place(struct ctx *c, const struct target *t, const char *dat
 	r = dsh_write_all(fd, data, len);
 	if (r == 0 && ftruncate(fd, (off_t)len) < 0)
 		r = -errno;
+	/* The same inode: the stamp must be later than its mtime before this write. */
+	if (r == 0)
+		r = dsh_fence_stamp(fd, &st, ret_st);
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
-	if (r == 0)
-		r = dsh_fence_fstat_settled(fd, ret_st);
 	if (r < 0)
 		return dsh_fence_fail_sys(c, t->path, -r, "write in place");
 	return 0;
+}
+
+/*
+ * The temporary's bytes, and the written file's version (the link and the rename change neither
+ * its mtime nor its inode): stamped later than the file it replaces and earlier than any change
+ * after it, before the fsync, so the stamp is durable with the bytes.  0 or -errno.
+ */
+static int fill_temp(const struct target *t, int tfd, const char *data, size_t len, struct stat *ret_st)
+{
+	int r = dsh_write_all(tfd, data, len);
+	if (r < 0)
+		return r;
+	struct stat prev;
+	bool replaces = fstatat(t->pfd, t->name, &prev, AT_SYMLINK_NOFOLLOW) == 0;
+	r = dsh_fence_stamp(tfd, replaces ? &prev : NULL, ret_st);
+	if (r == 0 && fsync(tfd) < 0)
+		r = -errno;
+	return r;
 }
 
 /*
@@ -319,12 +338,7 @@ static int commit(struct ctx *c, const struct target *t, const char *data, size_
 			(void)unlinkat(t->pfd, tmpname, 0);
 		return dsh_fence_fail_sys(c, t->path, e, "set the mode of the temporary file");
 	}
-	r = dsh_write_all(tfd, data, len);
-	if (r == 0 && fsync(tfd) < 0)
-		r = -errno;
-	/* The written file's version: the link and the rename change neither its mtime nor inode. */
-	if (r == 0)
-		r = dsh_fence_fstat_settled(tfd, ret_st);
+	r = fill_temp(t, tfd, data, len, ret_st);
 	if (r < 0) {
 		if (!anonymous)
 			(void)unlinkat(t->pfd, tmpname, 0);

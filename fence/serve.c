@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/resolve.h"
 #include "common/strbuf.h"
 #include "fence/fence.h"
 #include "fence/serve.h"
@@ -534,25 +535,86 @@ static int dump(json_t *a, char **ret, struct dsh_error **err)
 	return 0;
 }
 
-int dsh_serve_answer(const struct dsh_policy *p, const char *line, size_t len, char **ret,
-		     struct dsh_error **err)
+struct dsh_serve_request {
+	json_t *req;    /* the request, or NULL when answer holds its (error) answer already */
+	json_t *answer;
+	char *key;      /* the lexically absolute path it names, or NULL */
+};
+
+void dsh_serve_request_free(struct dsh_serve_request *r)
 {
+	if (!r)
+		return;
+	dsh_json_decrefp(&r->req);
+	dsh_json_decrefp(&r->answer);
+	free(r->key);
+	free(r);
+}
+
+/* The path a request names, made absolute and normalised as resolution will (no file looked at). */
+static char *request_key(const struct dsh_policy *p, json_t *req)
+{
+	json_t *pv = json_object_get(req, "path"), *pb = json_object_get(req, "path_base64");
+	_cleanup_free_ unsigned char *bytes = NULL;
+	const char *path = NULL;
+	size_t len = 0;
+	if (pv && !pb && json_is_string(pv)) {
+		path = json_string_value(pv);
+		len = json_string_length(pv);
+	} else if (pb && !pv && json_is_string(pb) &&
+		   dsh_base64_decode(json_string_value(pb), json_string_length(pb), &bytes, &len) == 0) {
+		path = (const char *)bytes;
+	}
+	if (!path || len == 0 || strlen(path) != len)
+		return NULL;
+	char *abs = NULL;
+	if (dsh_path_absolute(dsh_policy_cwd(p), path, &abs, NULL) < 0)
+		return NULL;
+	return abs;
+}
+
+int dsh_serve_parse(const struct dsh_policy *p, const char *line, size_t len, struct dsh_serve_request **ret,
+		    struct dsh_error **err)
+{
+	struct dsh_serve_request *r = calloc(1, sizeof(*r));
+	if (!r)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "serve: out of memory");
 	json_error_t je;
-	_cleanup_json_ json_t *req = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
-	_cleanup_json_ json_t *a = NULL;
+	r->req = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	json_t *id = r->req && json_is_object(r->req) ? json_object_get(r->req, "id") : NULL;
+	if (!r->req)
+		r->answer = invalid(NULL, NULL, p, "malformed JSON at column %d: %s", je.column, je.text);
+	else if (!json_is_object(r->req))
+		r->answer = invalid(NULL, NULL, p, "a request is a JSON object");
+	else if (id && !json_is_string(id) && !json_is_integer(id) && !json_is_null(id))
+		r->answer = invalid(NULL, NULL, p, "\"id\" must be a string, an integer or null");
+	else
+		r->key = request_key(p, r->req);
+	if (r->answer || !r->req || !json_is_object(r->req)) {
+		dsh_json_decrefp(&r->req);
+		r->req = NULL;
+		if (!r->answer) {
+			dsh_serve_request_free(r);
+			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "serve: out of memory");
+		}
+	}
+	*ret = r;
+	return 0;
+}
+
+const char *dsh_serve_request_key(const struct dsh_serve_request *r)
+{
+	return r->key;
+}
+
+int dsh_serve_request_answer(const struct dsh_policy *p, struct dsh_serve_request *r, char **ret,
+			     struct dsh_error **err)
+{
+	if (!r->req)
+		return dump(r->answer, ret, err);
 	char *text = NULL;
 	bool oom = false;
-	if (!req) {
-		a = invalid(NULL, NULL, p, "malformed JSON at column %d: %s", je.column, je.text);
-	} else if (!json_is_object(req)) {
-		a = invalid(NULL, NULL, p, "a request is a JSON object");
-	} else {
-		json_t *id = json_object_get(req, "id");
-		if (id && !json_is_string(id) && !json_is_integer(id) && !json_is_null(id))
-			a = invalid(NULL, NULL, p, "\"id\" must be a string, an integer or null");
-		else
-			a = do_request(p, req, id, &text, &oom);
-	}
+	_cleanup_json_ json_t *a = do_request(p, r->req, json_object_get(r->req, "id"), &text, &oom);
 	if (oom)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "serve: out of memory");
 	if (text) {
@@ -560,6 +622,18 @@ int dsh_serve_answer(const struct dsh_policy *p, const char *line, size_t len, c
 		return 0;
 	}
 	return dump(a, ret, err);
+}
+
+int dsh_serve_answer(const struct dsh_policy *p, const char *line, size_t len, char **ret,
+		     struct dsh_error **err)
+{
+	struct dsh_serve_request *r = NULL;
+	int rc = dsh_serve_parse(p, line, len, &r, err);
+	if (rc < 0)
+		return rc;
+	rc = dsh_serve_request_answer(p, r, ret, err);
+	dsh_serve_request_free(r);
+	return rc;
 }
 
 char *dsh_serve_answer_too_long(size_t limit)

@@ -21,6 +21,19 @@
  */
 int dsh_serve_answer(const struct dsh_policy *p, const char *line, size_t len, char **ret,
 		     struct dsh_error **err);
+/*
+ * The same in two steps, for a server answering requests in parallel: parse (a malformed line
+ * becomes a request whose answer is its error), the key that orders it (the path it names, made
+ * absolute and normalised lexically; NULL when it names none: it touches no file), then answer.
+ */
+struct dsh_serve_request;
+int dsh_serve_parse(const struct dsh_policy *p, const char *line, size_t len, struct dsh_serve_request **ret,
+		    struct dsh_error **err);
+const char *dsh_serve_request_key(const struct dsh_serve_request *r);
+int dsh_serve_request_answer(const struct dsh_policy *p, struct dsh_serve_request *r, char **ret,
+			     struct dsh_error **err);
+void dsh_serve_request_free(struct dsh_serve_request *r);
+
 /* The error answer for a line that was too long (it was not parsed; its id is unknown). */
 char *dsh_serve_answer_too_long(size_t limit);
 

@@ -58,7 +58,13 @@ int dsh_fence_resolve_for_write(struct ctx *c, const char *path, struct target *
 
 int dsh_fence_read_all(int fd, uint64_t offset, size_t want, char **ret, size_t *ret_len);
 bool dsh_fence_same_file(const struct stat *a, const struct stat *b);
+
+/* ---- versions (fence/version.c) ---- */
+
+/* fstat, once the coarse clock has passed the mtime: a later change moves it (a read's version). */
 int dsh_fence_fstat_settled(int fd, struct stat *st);
+/* Stamp a file the fence wrote so that any later change moves its version; prev: what it replaces. */
+int dsh_fence_stamp(int fd, const struct stat *prev, struct stat *st);
 bool dsh_fence_version_well_formed(const char *v);
 int dsh_fence_check_version(struct ctx *c, const char *path, const struct stat *st, const char *expect);
 

@@ -583,8 +583,10 @@ Test(fence_contract, reads_carry_a_version_and_stale_writes_conflict)
 /*
  * Coarse timestamps: a filesystem that stamps changes with the kernel's coarse clock (every
  * filesystem before 6.13; ramfs still) must not let a same-size change made right after the
- * fence's answer keep the version.  ramfs, mounted in a private user and mount namespace, shows
- * it on any kernel.  In a child: unshare needs a single-threaded process.
+ * fence's answer keep the version: in place, by this or another process, by a rename, after two
+ * quick writes of the fence.  ramfs, mounted in a private user and mount namespace, shows it on
+ * any kernel (it has no fine-grained timestamps, Linux 6.13).  No sleep: the fence's own stamp
+ * (fence/version.c) must make the version move however soon the other writer comes.  In a child: unshare needs a single-threaded process.
  */
 static bool write_proc(const char *path, const char *text)
 {
@@ -594,6 +596,18 @@ static bool write_proc(const char *path, const char *text)
 	bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
 	close(fd);
 	return ok;
+}
+
+/* Another writer's replacement: a same-size file renamed over path. */
+static bool write_proc_new(const char *path, const char *text)
+{
+	_cleanup_free_ char *tmp = dsh_test_pathf("%s.other", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return false;
+	bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok && rename(tmp, path) == 0;
 }
 
 static int coarse_child(void)
@@ -639,6 +653,54 @@ static int coarse_child(void)
 		_cleanup_free_ char *c = dsh_test_read_file(f);
 		if (strcmp(c, "CCCC\n") != 0)
 			return 24;
+		/* Another process, in place, at once after the fence's write. */
+		if (write_v(p, f, "dddd\n", NULL, &r, &k) < 0)
+			return 20;
+		snprintf(v, sizeof(v), "%s", r.version);
+		dsh_fence_write_result_clear(&r);
+		pid_t pid = fork();
+		if (pid == 0) {
+			int cfd = open(f, O_WRONLY | O_CLOEXEC);
+			_exit(cfd >= 0 && pwrite(cfd, "EEEE", 4, 0) == 4 ? 0 : 1);
+		}
+		int status;
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			return 21;
+		if (write_v(p, f, "mine\n", v, &r, &k) == 0 || k != DSH_ERR_CONFLICT)
+			return 25;
+		/* A same-size file renamed over it, at once after the fence's write. */
+		if (write_v(p, f, "ffff\n", NULL, &r, &k) < 0)
+			return 20;
+		snprintf(v, sizeof(v), "%s", r.version);
+		dsh_fence_write_result_clear(&r);
+		if (!write_proc_new(f, "GGGG\n"))
+			return 21;
+		if (write_v(p, f, "mine\n", v, &r, &k) == 0 || k != DSH_ERR_CONFLICT)
+			return 26;
+		/* Two fence writes of one file within one tick, then another writer: both versions differ,
+		   and the second is stale after the change. */
+		char v1[DSH_FENCE_VERSION_MAX];
+		if (write_v(p, f, "hhhh\n", NULL, &r, &k) < 0)
+			return 20;
+		snprintf(v1, sizeof(v1), "%s", r.version);
+		dsh_fence_write_result_clear(&r);
+		if (write_v(p, f, "iiii\n", v1, &r, &k) < 0)
+			return 20;
+		snprintf(v, sizeof(v), "%s", r.version);
+		dsh_fence_write_result_clear(&r);
+		if (strcmp(v, v1) == 0)
+			return 27;
+		fd = open(f, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || pwrite(fd, "JJJJ", 4, 0) != 4)
+			return 21;
+		close(fd);
+		if (write_v(p, f, "mine\n", v, &r, &k) == 0 || k != DSH_ERR_CONFLICT)
+			return 28;
+		if (write_v(p, f, "mine\n", v1, &r, &k) == 0 || k != DSH_ERR_CONFLICT)
+			return 28;
+		_cleanup_free_ char *c2 = dsh_test_read_file(f);
+		if (strcmp(c2, "JJJJ\n") != 0)
+			return 24;
 	}
 	dsh_policy_free(p);
 	return 0;
@@ -658,6 +720,10 @@ Test(fence_contract, versions_hold_on_a_filesystem_with_coarse_timestamps)
 		DSH_SKIP("no private user and mount namespace with ramfs here (step %d): cannot make coarse timestamps", rc);
 	cr_assert_neq(rc, 22, "a write with the version of the fence's own write passed after a same-size change");
 	cr_assert_neq(rc, 23, "a write with the version of a read passed after a same-size change");
+	cr_assert_neq(rc, 25, "a write with the fence's version passed after another process wrote in place");
+	cr_assert_neq(rc, 26, "a write with the fence's version passed after a same-size file was renamed over");
+	cr_assert_neq(rc, 27, "two writes of one file within a tick answered the same version");
+	cr_assert_neq(rc, 28, "a write with the version of the second of two quick writes passed after a change");
 	cr_assert_eq(rc, 0, "coarse-timestamp check failed at step %d", rc);
 }
 

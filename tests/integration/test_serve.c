@@ -431,3 +431,71 @@ Test(serve, read_answers_carry_the_exact_bytes)
 	}
 	free_answers(a, n);
 }
+
+/* ---- --jobs: different files in parallel, one file in order ---- */
+
+/*
+ * 400 writes in one stream, to 50 files (8 writes each, interleaved), plus reads of a file written
+ * just before them: with --jobs 8 every request is answered once, by its id, and every file holds
+ * its last write (one path is done in order); the read sees the write sent before it.
+ */
+Test(serve, jobs_answer_writes_to_different_files_in_parallel_and_one_file_in_order)
+{
+	const int files = 50, rounds = 8;
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *f = open_memstream(&text, &tlen);
+	cr_assert_not_null(f);
+	for (int r = 0; r < rounds; r++)
+		for (int i = 0; i < files; i++)
+			fprintf(f, "{\"id\":%d,\"op\":\"write\",\"path\":\"d%d/f%02d.txt\",\"content\":\"file %d round %d\\n\"}\n",
+				r * files + i, i % 3, i, i, r);
+	fprintf(f, "{\"id\":\"read\",\"op\":\"read\",\"path\":\"d0/f00.txt\"}\n");
+	fprintf(f, "not json\n");
+	fclose(f);
+	_cleanup_free_ char *in = write_requests(text);
+	free(text);
+	char *argv[] = { (char *)dsh_test_dshbox(), (char *)"serve", (char *)"--stdio", (char *)"--jobs", (char *)"8",
+			 (char *)"--workspace", ws, (char *)"--cwd", ws, NULL };
+	_cleanup_free_ char *out = NULL, *err = NULL;
+	int code = run_files(argv, in, &out, &err);
+	cr_expect_eq(code, 0, "exit %d: %s", code, err);
+	cr_expect_str_eq(err, "", "%s", err);
+	json_t **a;
+	size_t n = parse_answers(out, &a);
+	cr_assert_eq(n, (size_t)(files * rounds + 2), "answers %zu", n);
+	_cleanup_free_ bool *seen = calloc((size_t)(files * rounds), sizeof(bool));
+	bool read_seen = false, invalid_seen = false;
+	for (size_t i = 0; i < n; i++) {
+		json_t *id = json_object_get(a[i], "id");
+		if (json_is_null(id)) {
+			cr_expect_str_eq(err_kind(a[i]), "invalid");
+			invalid_seen = true;
+			continue;
+		}
+		if (json_is_string(id)) {
+			cr_expect_str_eq(json_string_value(id), "read");
+			cr_expect_str_eq(json_string_value(json_object_get(a[i], "content")), "file 0 round 7\n",
+					 "the read sees the write of its path sent before it");
+			read_seen = true;
+			continue;
+		}
+		json_int_t k = json_integer_value(id);
+		cr_assert(k >= 0 && k < files * rounds && !seen[k], "answer %zu: id %lld unexpected or twice", i, (long long)k);
+		seen[k] = true;
+		cr_expect(json_is_true(json_object_get(a[i], "ok")), "id %lld: %s", (long long)k,
+			  json_string_value(json_object_get(json_object_get(a[i], "error"), "message")));
+		_cleanup_free_ char *want = NULL;
+		cr_assert(asprintf(&want, "%s/d%d/f%02d.txt", ws, (int)(k % files) % 3, (int)(k % files)) > 0);
+		cr_expect_str_eq(json_string_value(json_object_get(a[i], "path")), want, "id %lld", (long long)k);
+	}
+	cr_expect(read_seen && invalid_seen);
+	for (int i = 0; i < files; i++) {
+		_cleanup_free_ char *p = NULL, *want = NULL;
+		cr_assert(asprintf(&p, "%s/d%d/f%02d.txt", ws, i % 3, i) > 0);
+		cr_assert(asprintf(&want, "file %d round %d\n", i, rounds - 1) > 0);
+		_cleanup_free_ char *c = dsh_test_read_file(p);
+		cr_expect_str_eq(c, want, "%s holds its last write", p);
+	}
+	free_answers(a, n);
+}
