@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "common/cleanup.h"
@@ -141,6 +142,8 @@ int dsh_path_canonicalize_cached(const char *path, struct dsh_canon_cache *cache
 		int r = dsh_path_canonicalize(dir, &canon, err);
 		if (r < 0)
 			return r;
+		struct stat st;
+		e->exists = stat(canon, &st) == 0 && S_ISDIR(st.st_mode);
 		e->dir = TAKE_PTR(dir);
 		e->canon = TAKE_PTR(canon);
 		cache->n++;
@@ -148,8 +151,9 @@ int dsh_path_canonicalize_cached(const char *path, struct dsh_canon_cache *cache
 	_cleanup_free_ char *joined = NULL;
 	if (asprintf(&joined, "%s%s", strcmp(e->canon, "/") == 0 ? "" : e->canon, slash) < 0)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
-	/* Only a symlink as the last component needs the full resolution. */
-	if (dsh_path_is_link(joined))
+	/* Only a symlink as the last component needs the full resolution; in a directory that does
+	   not exist there is none to look for. */
+	if (e->exists && dsh_path_is_link(joined))
 		return dsh_path_canonicalize(path, ret, err);
 	*ret = TAKE_PTR(joined);
 	return 0;

@@ -34,6 +34,7 @@ int dsh_path_resolve_physical(const char *base, const char *path, char **ret, st
 struct dsh_canon_slot {
 	char *dir;   /* a normalised parent asked for, or NULL: empty */
 	char *canon; /* its canonical form */
+	bool exists; /* it is a directory now: a name in it may be a symlink to resolve */
 };
 struct dsh_canon_cache {
 	struct dsh_canon_slot *slots; /* open addressing, a power of two; NULL until first used */
