@@ -247,6 +247,7 @@ static const char held_script[] =
 
 Test(bwrap_escape, absent_names_are_held_absent)
 {
+	dsh_test_require_backend();
 	const char *const argv[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-user",
 				     "--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP", "--proc", "/proc", "--bind", "WS",
 				     "WS", "--ro-bind", "/dev/null", "WS/.gitconfig", "--tmpfs", "WS/made-by-bwrap",
@@ -299,6 +300,7 @@ Test(bwrap_escape, absent_names_are_held_absent)
  */
 Test(bwrap_escape, a_held_name_that_appears_before_the_run_fails_it)
 {
+	dsh_test_require_backend();
 	_cleanup_free_ char *d = at(".gitconfig");
 	char *args[] = { "/bin/sh", "-c",
 			 "{ sleep 1; echo keep > \"$1/.gitconfig\"; echo go; } | \"$2\" bwrap --block-fd 0 --ro-bind / / "

@@ -71,6 +71,7 @@ Test(cli_seams, a_configuration_from_standard_input_decides_the_run)
 
 Test(cli_seams, a_configuration_on_another_descriptor_and_its_errors)
 {
+	dsh_test_require_backend(); /* the --dry-run below plans for a backend */
 	_cleanup_free_ char *ws = dsh_test_mkdtemp(), *script = NULL;
 	struct dsh_proc r;
 	/* /dev/fd/3 from a here-document: a pipe or a deleted file, never a name on disk to clean up. */
