@@ -560,8 +560,7 @@ int dsh_probe_backend_landlock(const struct dsh_policy *p, const struct dsh_run_
 				 err);
 }
 
-/* Whether this process may still install a seccomp filter with a listener: tried in a child. */
-static bool listener_possible(void)
+bool dsh_probe_listener_possible(void)
 {
 	pid_t pid = fork();
 	if (pid < 0)
@@ -582,7 +581,7 @@ static bool listener_possible(void)
 
 void dsh_run_options_probe_broker(struct dsh_run_options *o)
 {
-	if (!o->runtime_broker || !seccomp_filtered() || listener_possible())
+	if (!o->runtime_broker || !seccomp_filtered() || dsh_probe_listener_possible())
 		return;
 	o->runtime_broker = false;
 	o->broker_unavailable = true;

@@ -41,6 +41,9 @@ int dsh_probe_fail(struct dsh_probe_ctx *ctx, const char *step);
  * Only for a hint: a nested sandbox is refused there unless the outer one says nestedSandbox: true.
  */
 bool dsh_probe_inside_dshbox(void);
+/* Whether this process may still install a seccomp filter with a listener (none serves it yet:
+   the kernel allows one per process), tried in a forked child. */
+bool dsh_probe_listener_possible(void);
 
 /*
  * Run entries idx[0..n) of table (table_len entries) in one child, in order, stopping at the first

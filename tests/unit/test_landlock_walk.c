@@ -3,42 +3,19 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 
 #include "common/cleanup.h"
 #include "landlock/landlock.h"
+#include "supervisor/probe.h"
 #include "tests/unit/child_check.h"
 
 struct tree {
 	char *top, *secret, *ok, *other, *link, *a;
 	bool brokered; /* this suite runs inside a dshbox sandbox whose broker carries out creations */
 };
-
-/*
- * Whether a seccomp listener already serves this process (the suite run inside `dshbox run`, as
- * run_workloads does): then a creation is carried out by that broker, which a Landlock layer the
- * process adds itself does not bind (docs/security.md, "Known limits").
- */
-static bool under_a_broker(void)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-		struct sock_fprog prog = { 1, &allow };
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-			_exit(0);
-		long fd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-		_exit(fd < 0 && errno == EBUSY ? 1 : 0);
-	}
-	int st = 0;
-	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 1;
-}
 
 static char *cat(const char *a, const char *b)
 {
@@ -181,7 +158,10 @@ Test(landlock_walk, lists_the_way_without_reading_the_target)
 		DSH_SKIP("Landlock is not available on this kernel");
 	struct tree t;
 	make_tree(&t);
-	if ((t.brokered = under_a_broker()))
+	/* A seccomp listener already serves this suite (run inside `dshbox run`, as run_workloads does):
+	   creations are carried out by that broker, which a Landlock layer the process adds itself does
+	   not bind (docs/security.md, "Known limits"). */
+	if ((t.brokered = !dsh_probe_listener_possible()))
 		fprintf(stderr, "landlock_walk: under a runtime broker: the creation check is left out (the broker carries "
 				"it out)\n");
 	in_child(way_child, &t);
