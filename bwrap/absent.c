@@ -47,6 +47,16 @@ bool dsh_bwrap_absent_held(const struct dsh_bwrap_op *ops, size_t from, size_t i
 	return held[last] || writable_self_bind(&ops[last]);
 }
 
+bool dsh_bwrap_absent_remount(const struct dsh_bwrap_op *ops, size_t from, size_t i, const bool *skip,
+			      const bool *held)
+{
+	size_t last = i;
+	for (size_t k = from; k < i; k++)
+		if (!skip[k] && has_dest(ops[k].kind) && dsh_path_is_beneath(ops[i].dest, ops[k].dest))
+			last = k;
+	return last != i && held[last] && strcmp(ops[last].dest, ops[i].dest) == 0;
+}
+
 char *dsh_bwrap_absent_canonical(const char *dest)
 {
 	/* "." and ".." would make the spelled rest name another path than the one held. */

@@ -24,6 +24,14 @@
 bool dsh_bwrap_absent_held(const struct dsh_bwrap_op *ops, size_t from, size_t i, const bool *skip,
 			   const bool *held);
 
+/*
+ * Whether ops[i], a --remount-ro, acts on a name held absent: the last earlier operation (from on,
+ * skip[k] false) at or above its destination has that very destination and is held (held[k]).
+ * Nothing is mounted there, so nothing is remounted; the name stays held absent.
+ */
+bool dsh_bwrap_absent_remount(const struct dsh_bwrap_op *ops, size_t from, size_t i, const bool *skip,
+			      const bool *held);
+
 /* The canonical path of an absent dest: its deepest existing ancestor resolved, the rest as
    spelled ("." and ".." are not followed: NULL, as for any failure, errno set). */
 char *dsh_bwrap_absent_canonical(const char *dest);

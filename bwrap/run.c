@@ -74,8 +74,6 @@ static int check_options(const struct dsh_bwrap_args *a, bool strict, struct dsh
 {
 	if (a->unsupported)
 		return cannot(err, "%s: not supported by dshbox bwrap", a->unsupported[0]);
-	if (a->as_pid_1)
-		return cannot(err, "--as-pid-1: dshbox runs its own init as pid 1 (it reaps and forwards signals)");
 	/* New user namespaces inside are refused by dshbox's seccomp list: the ask is met only with it. */
 	if (strict && (a->disable_userns || a->assert_userns_disabled))
 		return cannot(err, "%s: needs dshbox's seccomp list, which --dshbox-compat=strict turns off",
@@ -331,6 +329,14 @@ static int translate_new_root(const struct dsh_bwrap_args *a, struct dsh_bwrap_p
 			return dsh_err_sys(err, ENOMEM, "bwrap plan");
 		if (op->dest[0] != '/')
 			return cannot(err, "%s: a relative destination is not applied by dshbox bwrap", why);
+		/* Codex's probe starts with --tmpfs /: first, with bubblewrap's mode and no size, it is
+		   the new root itself (a fresh tmpfs of mode 0755), which is already there. */
+		if (i == 0 && op->kind == DSH_BWRAP_TMPFS && strcmp(op->dest, "/") == 0 && op->perms == 0755 &&
+		    !op->size) {
+			if (dsh_mount_plan_note(m, "--tmpfs / first: the new root is that tmpfs") < 0)
+				return dsh_err_sys(err, ENOMEM, "bwrap plan");
+			continue;
+		}
 		/* A mount stacked on the new root would not be seen (lookups start below it). */
 		if (strcmp(op->dest, "/") == 0)
 			return cannot(err, "%s: a mount on / itself is not applied by dshbox bwrap yet (only --ro-bind / / "
@@ -464,6 +470,13 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 			if (asprintf(&n, "skipped %s: the source does not exist", why) < 0 || dsh_mount_plan_note(m, n) < 0)
 				return dsh_err_sys(err, ENOMEM, "bwrap plan");
 			skip[i] = true;
+			continue;
+		}
+		/* Codex's --perms 555 --tmpfs X --remount-ro X: X held absent is no mount to remount. */
+		if (op->kind == DSH_BWRAP_REMOUNT_RO && dsh_bwrap_absent_remount(a->ops, first + 1, i, skip, held)) {
+			_cleanup_free_ char *n = NULL;
+			if (asprintf(&n, "%s: held absent, nothing to remount", why) < 0 || dsh_mount_plan_note(m, n) < 0)
+				return dsh_err_sys(err, ENOMEM, "bwrap plan");
 			continue;
 		}
 		if (dsh_bwrap_absent_held(a->ops, first + 1, i, skip, held)) {
@@ -714,6 +727,7 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	sb->ids.inner = sb->ids.inner_uid != getuid() || sb->ids.inner_gid != getgid();
 	sb->proc.cwd_fallback = a->chdir == NULL;
 	sb->proc.keep_caps = bp->caps;
+	sb->proc.as_pid_1 = a->as_pid_1;
 
 	/* bubblewrap lets the command make user namespaces unless the argv says --disable-userns
 	   (sandbox-runtime's seccomp helper makes one): the list then allows them and the mount calls a

@@ -70,6 +70,9 @@ struct dsh_sandbox_plan {
 		bool cwd_fallback;
 		/* The program looked up and run when it is not argv[0] (argv[0] being what it is told). */
 		const char *exec_name;
+		/* dshbox bwrap --as-pid-1: the command is pid 1 of a pid namespace of its own, nested in
+		   the sandbox's, with init (the broker) its parent outside it. */
+		bool as_pid_1;
 	} proc;
 	const struct dsh_landlock_spec *landlock; /* built before fork; NULL: no Landlock stage */
 	const struct dsh_seccomp_prog *seccomp;   /* compiled before fork; NULL: no seccomp stage */

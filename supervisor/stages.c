@@ -176,6 +176,19 @@ static int st_keeper(struct dsh_stage_ctx *c, struct dsh_error **err)
 	return 0;
 }
 
+/*
+ * dshbox bwrap --as-pid-1: the next process init makes, the command, is pid 1 of a pid namespace
+ * nested in the sandbox's, owned by the locked user namespace; init stays outside it, its parent,
+ * with the command's rights once the stages below are taken.  After the keeper, which must not be
+ * that first process; before the capability drop, since a new pid namespace needs CAP_SYS_ADMIN.
+ */
+static int st_pid_1(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	if (c->plan->proc.as_pid_1 && unshare(CLONE_NEWPID) < 0)
+		return dsh_err_sys(err, errno, "unshare(CLONE_NEWPID) for --as-pid-1");
+	return 0;
+}
+
 /* ---- COMMAND stages: the forked command, before exec ---- */
 
 static int st_chdir(struct dsh_stage_ctx *c, struct dsh_error **err)
@@ -348,6 +361,7 @@ const struct dsh_stage dsh_stages[] = {
 	{ "lock", DSH_STAGE_INIT, true, st_lock },
 	{ "info", DSH_STAGE_INIT, true, st_on_locked },
 	{ "keeper", DSH_STAGE_INIT, true, st_keeper },
+	{ "pid 1", DSH_STAGE_INIT, true, st_pid_1 },
 	/* Taken by init, which the command inherits them from: init is the broker, and the broker has
 	   exactly the command's rights (SPEC 3.12) — no capability, the same Landlock domain. */
 	{ "caps", DSH_STAGE_INIT, false, st_caps },
