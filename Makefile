@@ -105,7 +105,7 @@ UNIT := $(BUILD)/tests/unit.run
 INTEG := $(BUILD)/tests/integration.run
 ESCAPE := $(BUILD)/tests/escape.run
 
-.PHONY: all test test-unit test-integration test-escape test-srt check-asan lint bench install clean windows tests
+.PHONY: all test test-unit test-integration test-escape test-srt test-codex check-asan lint bench install clean windows tests
 all: $(DSHBOX) $(LIBA) $(LIBSO)
 
 $(BUILD)/tests/%.o $(BUILD)/tools/%.o: Q_CFLAGS = $(TEST_CFLAGS)
@@ -171,7 +171,7 @@ tests: $(DSHBOX) $(HELPERS) $(if $(UNIT_SRCS),$(UNIT)) $(if $(INTEG_SRCS),$(INTE
 
 # Criterion runs each test in its own process; -j2 matches the 2-core machines.
 CRITERION_ARGS ?= -j2
-test: test-unit test-integration test-escape test-srt
+test: test-unit test-integration test-escape test-srt test-codex
 test-unit: tests
 	$(if $(UNIT_SRCS),$(UNIT) $(CRITERION_ARGS),@echo "no unit tests")
 test-integration: tests
@@ -181,6 +181,9 @@ test-escape: tests
 # Anthropic's sandbox-runtime from npm, its bwrap being dshbox (a printed skip without the registry).
 test-srt: $(DSHBOX)
 	tests/srt/run.sh $(BUILD)
+# The Codex CLI from npm, `codex sandbox` with dshbox as its bwrap (a printed skip without the registry).
+test-codex: $(DSHBOX)
+	tests/codex/run.sh $(BUILD)
 
 # The sanitizer build runs every unit and integration test except the two stress suites (200 kill
 # trials, 30,000 racing writes): they exercise no code the others do not, and under ASan they take
