@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -863,4 +864,56 @@ Test(bwrap_vs_bubblewrap, hooks_symlink_to_a_tracked_directory)
 	cr_expect(lstat(made, &st) < 0 && errno == ENOENT, "dshbox made %s on the host", made);
 	dsh_proc_clear(&theirs);
 	dsh_proc_clear(&ours);
+}
+
+/*
+ * --as-pid-1 (Codex passes it on every run): the command is pid 1 of its pid namespace, so a
+ * signal it sends itself without a handler is dropped, as for any init; its exit status passes
+ * through; a fault kills it (128+N).  The same under both.
+ */
+Test(bwrap_vs_bubblewrap, as_pid_1)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	char *self[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--as-pid-1",
+			 "--", "/bin/sh", "-c", "echo $$; kill -TERM $$; sh -c 'sleep 0.1 &'; echo survived; exit 7",
+			 NULL };
+	same_as_bubblewrap(bw, self, "1\nsurvived\n");
+	if (access("/usr/bin/python3", X_OK) != 0)
+		DSH_SKIP("python3 is not installed (tools/install-deps.sh installs it): no fault to compare");
+	char *fault[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--as-pid-1",
+			  "--", "/usr/bin/python3", "-c", "import ctypes; ctypes.string_at(0)", NULL };
+	struct dsh_proc ours;
+	run_args(NULL, fault, &ours);
+	cr_expect_eq(ours.exit_code, 128 + SIGSEGV, "%s", ours.err);
+	dsh_proc_clear(&ours);
+	same_as_bubblewrap(bw, fault, NULL);
+}
+
+/*
+ * Codex 0.171.0's probe (tests/codex/run.sh prints it): a root built from nothing that starts with
+ * --tmpfs /, the system directories bound read-only, every namespace, pid 1, no capabilities.
+ */
+Test(bwrap_vs_bubblewrap, codex_probe_new_root_with_tmpfs_first)
+{
+	const char *argv[] = { "--as-pid-1", "--new-session", "--die-with-parent", "--tmpfs", "/", "--dev", "/dev",
+			       "--ro-bind", "/bin", "/bin", "--ro-bind", "/etc", "/etc", "--ro-bind", "/lib", "/lib",
+			       "--ro-bind", "/usr", "/usr", "--unshare-user", "--unshare-pid", "--unshare-ipc",
+			       "--unshare-net", "--proc", "/proc", "--cap-drop", "ALL", "--chdir", "/", NULL };
+	compare_argv(argv);
+}
+
+/*
+ * Codex's workspace-write run: --perms before --tmpfs (a mode-000 mask on an existing directory
+ * outside, an empty mode-555 tmpfs on one inside), --remount-ro on each, every namespace, pid 1,
+ * --cap-drop ALL, a new session.  (Its absent names held absent differ by design: docs/bwrap.md.)
+ */
+Test(bwrap_vs_bubblewrap, codex_workspace_write)
+{
+	const char *argv[] = { "--as-pid-1", "--new-session", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev",
+			       "--perms", "000", "--tmpfs", "OUT", "--remount-ro", "OUT", "--bind", "WS", "WS",
+			       "--perms", "555", "--tmpfs", "WS/sub", "--remount-ro", "WS/sub", "--unshare-user",
+			       "--unshare-pid", "--unshare-ipc", "--unshare-net", "--proc", "/proc", "--cap-drop", "ALL",
+			       NULL };
+	compare_argv(argv);
 }
