@@ -245,15 +245,9 @@ static const char held_script[] =
 	"done; echo nested-done' - \"$1\"\n"
 	"echo all-done\n";
 
-Test(bwrap_escape, absent_names_are_held_absent)
+static void expect_held_absent(const char *const *argv)
 {
 	dsh_test_require_backend();
-	const char *const argv[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-user",
-				     "--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP", "--proc", "/proc", "--bind", "WS",
-				     "WS", "--ro-bind", "/dev/null", "WS/.gitconfig", "--tmpfs", "WS/made-by-bwrap",
-				     "--dir", "WS/dir-by-bwrap", "--ro-bind", "WS/ro", "WS/.claude", "--ro-bind",
-				     "/dev/null", "WS/.claude/commands", "--dev-bind", "/dev/null", "WS/.devnull",
-				     "--ro-bind-data", "0", "WS/data-by-bwrap", NULL };
 	_cleanup_strv_ char **args = NULL;
 	dsh_strv_push(&args, dsh_test_dshbox());
 	dsh_strv_push(&args, "bwrap");
@@ -291,6 +285,31 @@ Test(bwrap_escape, absent_names_are_held_absent)
 		cr_expect(lstat(p, &st) < 0 && errno == ENOENT, "%s is on the host after the run", p);
 	}
 	host_unchanged();
+}
+
+Test(bwrap_escape, absent_names_are_held_absent)
+{
+	const char *const argv[] = { "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-user",
+				     "--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP", "--proc", "/proc", "--bind", "WS",
+				     "WS", "--ro-bind", "/dev/null", "WS/.gitconfig", "--tmpfs", "WS/made-by-bwrap",
+				     "--dir", "WS/dir-by-bwrap", "--ro-bind", "WS/ro", "WS/.claude", "--ro-bind",
+				     "/dev/null", "WS/.claude/commands", "--dev-bind", "/dev/null", "WS/.devnull",
+				     "--ro-bind-data", "0", "WS/data-by-bwrap", NULL };
+	expect_held_absent(argv);
+}
+
+/* The same held by the broker when the command is pid 1 of its own pid namespace (Codex's
+   --as-pid-1), with Codex's form of a mask: --perms 555 --tmpfs X --remount-ro X. */
+Test(bwrap_escape, absent_names_are_held_absent_as_pid_1)
+{
+	const char *const argv[] = { "--as-pid-1", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
+				     "--unshare-pid", "--unshare-user", "--unshare-ipc", "--cap-drop", "ALL", "--cap-add",
+				     "CAP_SETFCAP", "--proc", "/proc", "--bind", "WS", "WS", "--ro-bind", "/dev/null",
+				     "WS/.gitconfig", "--perms", "555", "--tmpfs", "WS/made-by-bwrap", "--remount-ro",
+				     "WS/made-by-bwrap", "--dir", "WS/dir-by-bwrap", "--ro-bind", "WS/ro", "WS/.claude",
+				     "--ro-bind", "/dev/null", "WS/.claude/commands", "--dev-bind", "/dev/null",
+				     "WS/.devnull", "--ro-bind-data", "0", "WS/data-by-bwrap", NULL };
+	expect_held_absent(argv);
 }
 
 /*
