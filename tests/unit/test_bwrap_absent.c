@@ -128,3 +128,24 @@ Test(bwrap_absent, canonical_path)
 	cr_expect_eq(errno, EINVAL);
 	cr_expect_null(dsh_bwrap_absent_canonical("/tmp/x/.."));
 }
+
+/* Codex's mask: --perms 555 --tmpfs X --remount-ro X.  X held absent: its remount is of nothing
+   (held); a remount of an existing destination, or of another name, is not. */
+Test(bwrap_absent, a_remount_of_a_held_name_is_held)
+{
+	_cleanup_free_ char *ws = at("ws"), *git = at("ws/.git"), *other = at("ws/.agents");
+	struct dsh_bwrap_op ops[] = { { .kind = DSH_BWRAP_BIND, .source = ws, .dest = ws, .fd = -1 },
+				      { .kind = DSH_BWRAP_TMPFS, .dest = git, .perms = 0555, .fd = -1 },
+				      { .kind = DSH_BWRAP_REMOUNT_RO, .dest = git, .fd = -1 } };
+	bool skip[3] = { 0 }, held[3] = { 0 };
+	held[1] = dsh_bwrap_absent_held(ops, 0, 1, skip, held);
+	cr_assert(held[1]);
+	cr_expect(dsh_bwrap_absent_remount(ops, 0, 2, skip, held));
+	ops[2].dest = other;
+	cr_expect_not(dsh_bwrap_absent_remount(ops, 0, 2, skip, held), "another name: nothing held there");
+	ops[2].dest = ws;
+	cr_expect_not(dsh_bwrap_absent_remount(ops, 0, 2, skip, held), "the bind itself is remounted");
+	held[1] = false;
+	ops[2].dest = git;
+	cr_expect_not(dsh_bwrap_absent_remount(ops, 0, 2, skip, held), "a tmpfs mounted there is remounted");
+}
