@@ -401,6 +401,15 @@ static int hold_absent(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_op *op,
 		       held, err);
 }
 
+/* Codex's --perms 555 --tmpfs X --remount-ro X: X held absent is no mount to remount. */
+static int note_held_remount(struct dsh_mount_plan *m, const char *why, struct dsh_error **err)
+{
+	_cleanup_free_ char *n = NULL;
+	if (asprintf(&n, "%s: held absent, nothing to remount", why) < 0 || dsh_mount_plan_note(m, n) < 0)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	return 0;
+}
+
 /*
  * bubblewrap applies operations in argv order, a later mount covering an earlier one; dshbox's plan
  * is applied parents first.  An operation becomes a plan entry when it is one (the table in
@@ -472,11 +481,9 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 			skip[i] = true;
 			continue;
 		}
-		/* Codex's --perms 555 --tmpfs X --remount-ro X: X held absent is no mount to remount. */
 		if (op->kind == DSH_BWRAP_REMOUNT_RO && dsh_bwrap_absent_remount(a->ops, first + 1, i, skip, held)) {
-			_cleanup_free_ char *n = NULL;
-			if (asprintf(&n, "%s: held absent, nothing to remount", why) < 0 || dsh_mount_plan_note(m, n) < 0)
-				return dsh_err_sys(err, ENOMEM, "bwrap plan");
+			if ((r = note_held_remount(m, why, err)) < 0)
+				return r;
 			continue;
 		}
 		if (dsh_bwrap_absent_held(a->ops, first + 1, i, skip, held)) {
