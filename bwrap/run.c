@@ -611,6 +611,9 @@ static int list_additions(const struct dsh_bwrap_args *a, const struct dsh_bwrap
 		r |= dsh_strv_push(d, "namespace: ipc");
 	if (!a->unshare_pid)
 		r |= dsh_strv_push(d, "namespace: pid (always: dshbox's init reaps and forwards signals)");
+	if (a->as_pid_1)
+		r |= dsh_strv_push(d, "--as-pid-1: the command is pid 1 of a pid namespace nested in the sandbox's; "
+				      "dshbox's init, the broker, stays outside it as its parent");
 	if (bp->opts.protect_sockets)
 		r |= dsh_strv_push(d, "host daemon sockets masked (docker, podman, the session bus, ssh and gpg "
 				      "agents), except those the argv binds");
