@@ -208,6 +208,39 @@ static void kill_descendants(void)
 	}
 }
 
+/* The run is over with status st: everything left in the sandbox dies and is reaped, then the
+   status goes out with what the broker refused. */
+static _Noreturn void finish(struct dsh_stage_ctx *c, int st, int status_fd)
+{
+	/* Without a pid namespace kill(-1) would reach every process of the user: kill our own only. */
+	if (c->plan->ns.none) {
+		kill_descendants();
+	} else {
+		kill(-1, SIGKILL);
+		while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+			;
+	}
+	struct status_frame status = { .status = st };
+	if (c->plan->broker) {
+		status.refused = c->plan->broker->refused;
+		memcpy(status.refusal, c->plan->broker->first_refusal, DSH_REFUSAL_MAX);
+	}
+	(void)dsh_write_all(status_fd, &status, sizeof(status));
+	_exit(0);
+}
+
+/*
+ * dshbox bwrap --as-pid-1: bubblewrap's process outside the command passes no signal on; one sent
+ * to it (or to its process group) ends it, and the command with it (--die-with-parent).  So a
+ * signal from outside the sandbox — passed on by the supervisor, or sent to the sandbox's group by
+ * the terminal or a host process (no sender pid in the sandbox's namespace) — ends the run as a
+ * death by that signal.  A signal whose default is to be ignored, or sent from inside, does not.
+ */
+static bool ends_pid_1_run(const struct dsh_stage_ctx *c, const struct signalfd_siginfo *si)
+{
+	return c->plan->proc.as_pid_1 && si->ssi_signo != SIGWINCH && (dsh_child_passed_on(si) || si->ssi_pid == 0);
+}
+
 /*
  * init once the command has exec'd: confine itself, then serve the broker's listener, pass signals
  * on, reap, and when the command ends hand its status to the supervisor and exit.
@@ -254,6 +287,8 @@ static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_
 			continue;
 		if (n != (ssize_t)sizeof(si))
 			_exit(125);
+		if (si.ssi_signo != SIGCHLD && ends_pid_1_run(c, &si))
+			finish(c, (int)si.ssi_signo, status_fd); /* a wait status: killed by that signal */
 		if (si.ssi_signo != SIGCHLD) {
 			/* Only what the supervisor passes on: a signal sent to the sandbox's group, by
 			   the terminal or from inside already reached the command itself. */
@@ -272,22 +307,7 @@ static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_
 			}
 			if (w != cmd)
 				continue; /* an orphan re-parented to us (or stopped): nothing more */
-			/* Everything left in the sandbox dies and is reaped before the status goes out.  Without
-			   a pid namespace kill(-1) would reach every process of the user: kill our own only. */
-			if (c->plan->ns.none) {
-				kill_descendants();
-			} else {
-				kill(-1, SIGKILL);
-				while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
-					;
-			}
-			struct status_frame status = { .status = st };
-			if (c->plan->broker) {
-				status.refused = c->plan->broker->refused;
-				memcpy(status.refusal, c->plan->broker->first_refusal, DSH_REFUSAL_MAX);
-			}
-			(void)dsh_write_all(status_fd, &status, sizeof(status));
-			_exit(0);
+			finish(c, st, status_fd);
 		}
 	}
 }

@@ -917,3 +917,35 @@ Test(bwrap_vs_bubblewrap, codex_workspace_write)
 			       NULL };
 	compare_argv(argv);
 }
+
+/*
+ * --as-pid-1 with --die-with-parent: a signal sent to the runner ends the run as a death by it
+ * (bubblewrap passes nothing on to a pid-1 command: it dies of the signal, and the command with
+ * it), whether the command would ignore the signal or catches it.  The command says it runs
+ * through a fifo before the signal is sent.
+ */
+Test(bwrap_vs_bubblewrap, as_pid_1_signal_to_the_runner_ends_the_run)
+{
+	const char *bw = real_bwrap();
+	require_sandbox();
+	_cleanup_free_ char *fifo = NULL;
+	cr_assert(asprintf(&fifo, "%s/up", out) > 0);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	const char *scripts[] = { "echo up > \"$0\"; sleep 30; echo not-ended",
+				  "trap 'echo caught; exit 3' TERM; echo up > \"$0\"; sleep 30 & wait; echo not-ended" };
+	for (size_t i = 0; i < 2; i++) {
+		struct dsh_proc res[2];
+		for (size_t k = 0; k < 2; k++) {
+			char *argv[] = { "/bin/sh", "-c", "f=$1; shift; \"$@\" & p=$!; read x < \"$f\"; kill -TERM $p; "
+					 "wait $p; echo status $?", "sh", fifo, (char *)(k ? dsh_test_dshbox() : bw),
+					 k ? "bwrap" : "--die-with-parent", "--as-pid-1", "--die-with-parent",
+					 "--unshare-pid", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--",
+					 "/bin/sh", "-c", (char *)scripts[i], fifo, NULL };
+			cr_assert_eq(dsh_proc_run(argv, env, NULL, &res[k]), 0);
+		}
+		cr_expect_str_eq(res[1].out, "status 143\n", "case %zu: %s", i, res[1].err);
+		cr_expect_str_eq(res[1].out, res[0].out, "case %zu", i);
+		for (size_t k = 0; k < 2; k++)
+			dsh_proc_clear(&res[k]);
+	}
+}
