@@ -158,8 +158,11 @@ static int add_rule(struct dsh_rule_index *x, const struct dsh_rule *r, unsigned
 	for (size_t k = 0; k < r->n_match; k++) {
 		const struct dsh_glob *g = &r->match[k];
 		if (g->literal && g->literal_len >= 2) {
+			/* The slot is taken after add_target: a key added may move every slot. */
+			if (add_target(x, g->literal, idx) < 0)
+				return -ENOMEM;
 			struct dsh_index_slot *s = slot_for(x, g->literal, g->literal_len);
-			if (!s || add_target(x, g->literal, idx) < 0)
+			if (!s)
 				return -ENOMEM;
 			lower(&s->cover[kind_slot(r->kind)], idx);
 		} else if (dsh_glob_prefix_dir_len(g) >= 2) {
