@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,45 +32,43 @@ static json_t *strv_json(char *const *v)
 	return a;
 }
 
-/* What one backend does with each rule, or why it cannot say. */
-static json_t *describe_backend(const struct dsh_policy *p, const struct dsh_run_options *ro,
-				const struct dsh_backend *b, json_t *rules, json_t *warnings)
+/* One backend, described once; the JSON and the text are both rendered from it. */
+struct described {
+	const struct dsh_backend *b;
+	bool available;
+	char *reason; /* why not, when !available */
+	struct dsh_description d;
+};
+
+static void described_clear(struct described *x)
 {
-	json_t *o = json_pack("{s:s}", "name", b->name);
+	free(x->reason);
+	dsh_description_clear(&x->d);
+}
+
+/* What one backend does with each rule, or why it cannot say. */
+static void describe_backend(const struct dsh_policy *p, const struct dsh_run_options *ro,
+			     const struct dsh_backend *b, struct described *x)
+{
+	*x = (struct described){ .b = b };
 	if (!b->describe || !b->compile) {
-		json_object_set_new(o, "available", json_false());
-		json_object_set_new(o, "reason", json_string("not available in this build"));
-		return o;
+		x->reason = strdup("not available in this build");
+		return;
 	}
 	/* A description is of a compiled plan, the one a run would apply. */
-	struct dsh_description d = { 0 };
 	_cleanup_error_ struct dsh_error *err = NULL;
 	void *plan = NULL;
 	int r = b->compile(p, ro, &plan, &err);
 	if (r >= 0)
-		r = b->describe(p, plan, &d, &err);
+		r = b->describe(p, plan, &x->d, &err);
 	if (b->free)
 		b->free(plan);
 	if (r < 0) {
-		json_object_set_new(o, "available", json_false());
-		json_object_set_new(o, "reason", json_string(err && err->msg ? err->msg : "describe failed"));
-		return o;
+		dsh_description_clear(&x->d);
+		x->reason = strdup(err && err->msg ? err->msg : "describe failed");
+		return;
 	}
-	json_object_set_new(o, "available", json_true());
-	json_object_set_new(o, "enforcement", json_string(dsh_enforcement_to_string(d.overall)));
-	json_object_set_new(o, "notes", strv_json(d.notes));
-	json_object_set_new(o, "denialSignatures", strv_json(d.denial_signatures));
-	for (size_t i = 0; i < d.n_rules && i < json_array_size(rules); i++) {
-		json_t *per = json_object_get(json_array_get(rules, i), "backends");
-		json_object_set_new(per, b->name,
-				    json_pack("{s:s, s:s?, s:s?}", "enforcement",
-					      dsh_enforcement_to_string(d.rules[i].level), "how", d.rules[i].how,
-					      "lost", d.rules[i].lost));
-	}
-	for (size_t i = 0; d.warnings && d.warnings[i]; i++)
-		json_array_append_new(warnings, json_sprintf("%s: %s", b->name, d.warnings[i]));
-	dsh_description_clear(&d);
-	return o;
+	x->available = true;
 }
 
 static const char *rule_text(const struct dsh_rule *r)
@@ -77,13 +76,57 @@ static const char *rule_text(const struct dsh_rule *r)
 	return r ? dsh_rule_text(r) : NULL;
 }
 
-/*
- * only: the backend a run would use, described (with all: every backend is); NULL when none could be
- * chosen, and why is in unavailable.
- */
-static json_t *explain_json(const struct dsh_policy *p, const struct dsh_run_options *ro,
-			    const struct dsh_backend *only, bool all, const struct dsh_error *unavailable)
+/* The backends described: what a run would use, and (all) every backend built in. */
+struct explained {
+	const struct dsh_policy *p;
+	const struct dsh_run_options *ro;
+	const struct dsh_backend *only;      /* what a run would use, or NULL */
+	const struct dsh_error *unavailable; /* no backend could be chosen: why */
+	struct described *x;
+	size_t n;
+};
+
+static json_t *backend_json(const struct described *x)
 {
+	json_t *o = json_pack("{s:s}", "name", x->b->name);
+	if (!x->available) {
+		json_object_set_new(o, "available", json_false());
+		json_object_set_new(o, "reason", json_string(x->reason ? x->reason : ""));
+		return o;
+	}
+	json_object_set_new(o, "available", json_true());
+	json_object_set_new(o, "enforcement", json_string(dsh_enforcement_to_string(x->d.overall)));
+	json_object_set_new(o, "notes", strv_json(x->d.notes));
+	json_object_set_new(o, "denialSignatures", strv_json(x->d.denial_signatures));
+	return o;
+}
+
+static json_t *rule_json(const struct explained *ex, size_t i)
+{
+	const struct dsh_rule *r = dsh_policy_rule(ex->p, i);
+	json_t *regexes = json_array(), *per = json_object();
+	const char *rx;
+	for (size_t j = 0; (rx = dsh_rule_regex(r, j)); j++)
+		json_array_append_new(regexes, json_string(rx));
+	for (size_t k = 0; k < ex->n; k++) {
+		const struct described *x = &ex->x[k];
+		if (!x->available || i >= x->d.n_rules)
+			continue;
+		const struct dsh_rule_report *rr = &x->d.rules[i];
+		json_object_set_new(per, x->b->name,
+				    json_pack("{s:s, s:s?, s:s?}", "enforcement", dsh_enforcement_to_string(rr->level),
+					      "how", rr->how, "lost", rr->lost));
+	}
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o, s:o}", "rule", dsh_rule_text(r), "kind",
+			 dsh_rule_kind_to_string(dsh_rule_kind(r)), "origin",
+			 dsh_rule_origin_to_string(dsh_rule_origin(r)), "resolved", dsh_rule_resolved(r), "canonical",
+			 dsh_rule_canonical(r), "glob", dsh_rule_is_glob(r), "regex", regexes, "backends", per);
+}
+
+static json_t *explain_json(const struct explained *ex)
+{
+	const struct dsh_policy *p = ex->p;
+	const struct dsh_run_options *ro = ex->ro;
 	json_t *roots = json_array(), *rules = json_array(), *backends = json_array();
 	json_t *warnings = strv_json(dsh_policy_warnings(p));
 	for (size_t i = 0; i < dsh_policy_root_count(p); i++) {
@@ -93,179 +136,198 @@ static json_t *explain_json(const struct dsh_policy *p, const struct dsh_run_opt
 						       "deadBy", rule_text(dsh_root_dead_by(r)), "readOnlyBy",
 						       rule_text(dsh_root_readonly_by(r))));
 	}
-	for (size_t i = 0; i < dsh_policy_rule_count(p); i++) {
-		const struct dsh_rule *r = dsh_policy_rule(p, i);
-		json_t *regexes = json_array();
-		const char *rx;
-		for (size_t j = 0; (rx = dsh_rule_regex(r, j)); j++)
-			json_array_append_new(regexes, json_string(rx));
-		json_array_append_new(rules, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o, s:{}}", "rule", dsh_rule_text(r),
-						       "kind", dsh_rule_kind_to_string(dsh_rule_kind(r)), "origin",
-						       dsh_rule_origin_to_string(dsh_rule_origin(r)), "resolved",
-						       dsh_rule_resolved(r), "canonical", dsh_rule_canonical(r), "glob",
-						       dsh_rule_is_glob(r), "regex", regexes, "backends"));
+	for (size_t i = 0; i < dsh_policy_rule_count(p); i++)
+		json_array_append_new(rules, rule_json(ex, i));
+	for (size_t k = 0; k < ex->n; k++) {
+		json_array_append_new(backends, backend_json(&ex->x[k]));
+		for (size_t i = 0; ex->x[k].d.warnings && ex->x[k].d.warnings[i]; i++)
+			json_array_append_new(warnings, json_sprintf("%s: %s", ex->x[k].b->name, ex->x[k].d.warnings[i]));
 	}
-	const struct dsh_backend *const *list = dsh_backend_list();
-	for (size_t i = 0; list[i]; i++)
-		if (all || list[i] == only)
-			json_array_append_new(backends, describe_backend(p, ro, list[i], rules, warnings));
 	/* SPEC 1.7: the names `run` would not pass on, never their values. */
 	json_t *environment = json_pack("{s:s, s:o}", "inherit", dsh_env_inherit_to_string(ro->env_inherit), "removed",
 					strv_json(ro->env_removed));
 	/* "backend": what a run would use (null when nothing can enforce the policy here, with why). */
-	json_t *chosen = only ? json_string(only->name) : json_null();
+	json_t *chosen = ex->only ? json_string(ex->only->name) : json_null();
 	json_t *e = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
 			      dsh_mode_to_string(dsh_policy_mode(p)), "workspace", dsh_policy_workspace(p), "cwd",
 			      dsh_policy_cwd(p), "tmpdir", dsh_policy_tmpdir(p), "network", ro->network ? "on" : "off",
 			      "environment", environment, "backend", chosen, "writableRoots", roots, "rules", rules,
 			      "backends", backends, "warnings", warnings);
-	if (e && unavailable)
+	if (e && ex->unavailable)
 		json_object_set_new(e, "backendUnavailable",
-				    json_pack("{s:s, s:s?}", "reason", unavailable->msg ? unavailable->msg : "",
-					      "hint", unavailable->hint));
+				    json_pack("{s:s, s:s?}", "reason", ex->unavailable->msg ? ex->unavailable->msg : "",
+					      "hint", ex->unavailable->hint));
 	return e;
 }
 
-static const char *str(json_t *o, const char *key)
+static const char *or_empty(const char *s)
 {
-	const char *s = json_string_value(json_object_get(o, key));
 	return s ? s : "";
 }
 
-static void print_rule(size_t i, json_t *v)
+/*
+ * The text is written straight from the policy and the descriptions, a rule at a time: built as a
+ * JSON tree first, 200,000 rules took seconds and most of a gigabyte to print (issue 24).
+ */
+static void print_rule(const struct explained *ex, size_t shown, size_t i)
 {
-	printf("  %zu. %s%s%s%s\n     resolved:  %s\n", i + 1, str(v, "rule"),
-	       strcmp(str(v, "origin"), "user") ? "  (" : "", strcmp(str(v, "origin"), "user") ? str(v, "origin") : "",
-	       strcmp(str(v, "origin"), "user") ? ")" : "", str(v, "resolved"));
-	if (strcmp(str(v, "resolved"), str(v, "canonical")) != 0)
-		printf("     canonical: %s (both spellings are covered)\n", str(v, "canonical"));
-	size_t j;
-	json_t *rx;
-	json_array_foreach(json_object_get(v, "regex"), j, rx) printf("     regex:     %s\n", json_string_value(rx));
-	const char *name;
-	json_t *per;
-	json_object_foreach(json_object_get(v, "backends"), name, per) {
-		printf("     %-9s  %-7s %s", name, str(per, "enforcement"), str(per, "how"));
-		if (json_is_string(json_object_get(per, "lost")))
-			printf(" (lost: %s)", str(per, "lost"));
+	const struct dsh_rule *r = dsh_policy_rule(ex->p, i);
+	bool user = dsh_rule_origin(r) == DSH_ORIGIN_USER;
+	const char *resolved = dsh_rule_resolved(r), *canonical = dsh_rule_canonical(r);
+	printf("  %zu. %s%s%s%s\n     resolved:  %s\n", shown + 1, dsh_rule_text(r), user ? "" : "  (",
+	       user ? "" : dsh_rule_origin_to_string(dsh_rule_origin(r)), user ? "" : ")", resolved);
+	if (strcmp(resolved, canonical) != 0)
+		printf("     canonical: %s (both spellings are covered)\n", canonical);
+	const char *rx;
+	for (size_t j = 0; (rx = dsh_rule_regex(r, j)); j++)
+		printf("     regex:     %s\n", rx);
+	for (size_t k = 0; k < ex->n; k++) {
+		const struct described *x = &ex->x[k];
+		if (!x->available || i >= x->d.n_rules)
+			continue;
+		const struct dsh_rule_report *rr = &x->d.rules[i];
+		printf("     %-9s  %-7s %s", x->b->name, dsh_enforcement_to_string(rr->level), or_empty(rr->how));
+		if (rr->lost)
+			printf(" (lost: %s)", rr->lost);
 		printf("\n");
 	}
 }
 
 /*
- * The writable root (its "path" string in e) whose default-protected name rule v is, when every
- * backend described enforces it in full and it is spelled canonically; else NULL.
+ * The index of the writable root whose default-protected name rule i is, when every backend
+ * described enforces it in full and it is spelled canonically; else SIZE_MAX.
  */
-static const char *default_root(json_t *e, json_t *v)
+static size_t default_root(const struct explained *ex, size_t i)
 {
-	if (strcmp(str(v, "origin"), "protected by default") != 0 || strcmp(str(v, "resolved"), str(v, "canonical")) != 0)
-		return NULL;
-	const char *name;
-	json_t *per;
-	json_object_foreach(json_object_get(v, "backends"), name, per) if (strcmp(str(per, "enforcement"), "full") != 0)
-		return NULL;
-	const char *best = NULL;
-	size_t i;
-	json_t *r;
-	json_array_foreach(json_object_get(e, "writableRoots"), i, r) {
-		const char *root = str(r, "path");
+	const struct dsh_rule *rule = dsh_policy_rule(ex->p, i);
+	const char *path = dsh_rule_resolved(rule);
+	if (dsh_rule_origin(rule) != DSH_ORIGIN_DEFAULT || strcmp(path, dsh_rule_canonical(rule)) != 0)
+		return SIZE_MAX;
+	for (size_t k = 0; k < ex->n; k++)
+		if (ex->x[k].available && i < ex->x[k].d.n_rules && ex->x[k].d.rules[i].level != DSH_ENFORCE_FULL)
+			return SIZE_MAX;
+	size_t best = SIZE_MAX, best_len = 0;
+	for (size_t j = 0; j < dsh_policy_root_count(ex->p); j++) {
+		const char *root = dsh_root_path(dsh_policy_root(ex->p, j));
 		size_t n = strlen(root);
-		const char *path = str(v, "resolved");
 		bool beneath = strcmp(root, "/") == 0 ? path[0] == '/' && path[1]
 						       : strncmp(path, root, n) == 0 && path[n] == '/';
-		if (beneath && (!best || strlen(best) < n))
-			best = root;
+		if (beneath && (best == SIZE_MAX || best_len < n)) {
+			best = j;
+			best_len = n;
+		}
 	}
 	return best;
 }
 
-static void print_text(json_t *e)
+static void print_roots(const struct dsh_policy *p)
 {
-	size_t i;
-	json_t *v;
-	printf("mode:       %s\nworkspace:  %s\ncwd:        %s\nnetwork:    %s\n", str(e, "mode"),
-	       str(e, "workspace"), str(e, "cwd"), str(e, "network"));
-	if (json_is_string(json_object_get(e, "tmpdir")))
-		printf("TMPDIR:     %s\n", str(e, "tmpdir"));
-	json_t *env = json_object_get(e, "environment");
-	printf("env:        inherit %s", str(env, "inherit"));
-	if (json_array_size(json_object_get(env, "removed")) > 0) {
-		printf("; not passed on:");
-		json_array_foreach(json_object_get(env, "removed"), i, v) printf(" %s", json_string_value(v));
-	}
-	printf("\n");
 	printf("\nwritable roots:\n");
-	if (json_array_size(json_object_get(e, "writableRoots")) == 0)
+	if (dsh_policy_root_count(p) == 0)
 		printf("  (none)\n");
-	json_array_foreach(json_object_get(e, "writableRoots"), i, v) {
-		printf("  %s  (%s%s%s)", str(v, "path"), str(v, "origin"), json_is_string(json_object_get(v, "rule")) ? " " : "",
-		       json_is_string(json_object_get(v, "rule")) ? str(v, "rule") : "");
-		if (json_is_string(json_object_get(v, "deadBy")))
-			printf("  dead: inside \"%s\"", str(v, "deadBy"));
-		else if (json_is_string(json_object_get(v, "readOnlyBy")))
-			printf("  read-only: inside \"%s\"", str(v, "readOnlyBy"));
+	for (size_t i = 0; i < dsh_policy_root_count(p); i++) {
+		const struct dsh_root *v = dsh_policy_root(p, i);
+		const struct dsh_rule *rule = dsh_root_rule(v);
+		printf("  %s  (%s%s%s)", dsh_root_path(v), dsh_root_origin_name(v), rule ? " " : "",
+		       rule ? dsh_rule_text(rule) : "");
+		if (dsh_root_dead_by(v))
+			printf("  dead: inside \"%s\"", dsh_rule_text(dsh_root_dead_by(v)));
+		else if (dsh_root_readonly_by(v))
+			printf("  read-only: inside \"%s\"", dsh_rule_text(dsh_root_readonly_by(v)));
 		printf("\n");
 	}
+}
+
+/*
+ * SPEC 1.6's defaults are a dozen names in every writable root: one line per root when what is
+ * described enforces them in full (print_rule otherwise, as any rule).  The JSON has each.
+ */
+static int print_rules(const struct explained *ex)
+{
+	const struct dsh_policy *p = ex->p;
+	size_t n_rules = dsh_policy_rule_count(p), n_roots = dsh_policy_root_count(p);
+	_cleanup_free_ size_t *root_of = calloc(n_rules + 1, sizeof(*root_of));
+	if (!root_of)
+		return -1;
 	printf("\nrules:\n");
-	if (json_array_size(json_object_get(e, "rules")) == 0)
+	if (n_rules == 0)
 		printf("  (none: the mode's own semantics)\n");
 	bool folded = false;
 	size_t shown = 0; /* numbered as printed: the folded defaults leave no gap (1-4, then 5) */
-	json_array_foreach(json_object_get(e, "rules"), i, v) {
-		if (default_root(e, v)) {
+	for (size_t i = 0; i < n_rules; i++) {
+		root_of[i] = default_root(ex, i);
+		if (root_of[i] != SIZE_MAX)
 			folded = true;
-			continue;
-		}
-		print_rule(shown++, v);
-	}
-	/*
-	 * SPEC 1.6's defaults are a dozen names in every writable root: one line per root when what is
-	 * described enforces them in full (print_rule otherwise, as any rule).  The JSON has each.
-	 */
-	if (folded) {
-		printf("  protected by default (r-; protectDefaults: false turns them off), enforced in full:\n");
-		json_array_foreach(json_object_get(e, "writableRoots"), i, v) {
-			const char *root = str(v, "path");
-			size_t j, n = 0;
-			json_t *r;
-			json_array_foreach(json_object_get(e, "rules"), j, r) {
-				if (default_root(e, r) != root)
-					continue;
-				const char *name = str(r, "resolved") + strlen(root) + (strcmp(root, "/") != 0);
-				if (n++ == 0)
-					printf("     %s: %s", root, name);
-				else
-					printf(" %s", name);
-			}
-			if (n)
-				printf("\n");
-		}
-	}
-	json_t *none = json_object_get(e, "backendUnavailable");
-	if (json_array_size(json_object_get(e, "backends")) > 1)
-		printf("\nbackends:\n");
-	else
-		printf("\nbackend:\n");
-	if (none) {
-		printf("  none can enforce this policy here: %s\n", str(none, "reason"));
-		if (json_is_string(json_object_get(none, "hint")))
-			printf("  hint: %s\n", str(none, "hint"));
-	}
-	json_array_foreach(json_object_get(e, "backends"), i, v) {
-		if (json_is_true(json_object_get(v, "available")))
-			printf("  %-9s  enforcement %s\n", str(v, "name"), str(v, "enforcement"));
 		else
-			printf("  %-9s  %s\n", str(v, "name"), str(v, "reason"));
-		size_t j;
-		json_t *n;
-		json_array_foreach(json_object_get(v, "notes"), j, n) printf("             note: %s\n", json_string_value(n));
+			print_rule(ex, shown++, i);
+	}
+	if (!folded)
+		return 0;
+	printf("  protected by default (r-; protectDefaults: false turns them off), enforced in full:\n");
+	for (size_t j = 0; j < n_roots; j++) {
+		const char *root = dsh_root_path(dsh_policy_root(p, j));
+		size_t n = 0, skip = strlen(root) + (strcmp(root, "/") != 0);
+		for (size_t i = 0; i < n_rules; i++) {
+			if (root_of[i] != j)
+				continue;
+			const char *name = dsh_rule_resolved(dsh_policy_rule(p, i)) + skip;
+			if (n++ == 0)
+				printf("     %s: %s", root, name);
+			else
+				printf(" %s", name);
+		}
+		if (n)
+			printf("\n");
+	}
+	return 0;
+}
+
+static int print_text(const struct explained *ex)
+{
+	const struct dsh_policy *p = ex->p;
+	const struct dsh_run_options *ro = ex->ro;
+	printf("mode:       %s\nworkspace:  %s\ncwd:        %s\nnetwork:    %s\n", dsh_mode_to_string(dsh_policy_mode(p)),
+	       dsh_policy_workspace(p), dsh_policy_cwd(p), ro->network ? "on" : "off");
+	if (dsh_policy_tmpdir(p))
+		printf("TMPDIR:     %s\n", dsh_policy_tmpdir(p));
+	printf("env:        inherit %s", dsh_env_inherit_to_string(ro->env_inherit));
+	if (ro->env_removed && ro->env_removed[0]) {
+		printf("; not passed on:");
+		for (size_t i = 0; ro->env_removed[i]; i++)
+			printf(" %s", ro->env_removed[i]);
+	}
+	printf("\n");
+	print_roots(p);
+	if (print_rules(ex) < 0)
+		return -1;
+	printf(ex->n > 1 ? "\nbackends:\n" : "\nbackend:\n");
+	if (ex->unavailable) {
+		printf("  none can enforce this policy here: %s\n", or_empty(ex->unavailable->msg));
+		if (ex->unavailable->hint)
+			printf("  hint: %s\n", ex->unavailable->hint);
+	}
+	for (size_t k = 0; k < ex->n; k++) {
+		const struct described *x = &ex->x[k];
+		if (x->available)
+			printf("  %-9s  enforcement %s\n", x->b->name, dsh_enforcement_to_string(x->d.overall));
+		else
+			printf("  %-9s  %s\n", x->b->name, or_empty(x->reason));
+		for (size_t j = 0; x->available && x->d.notes && x->d.notes[j]; j++)
+			printf("             note: %s\n", x->d.notes[j]);
 	}
 	printf("\nwarnings:\n");
-	if (json_array_size(json_object_get(e, "warnings")) == 0)
+	char *const *w = dsh_policy_warnings(p);
+	bool any = w[0] != NULL;
+	for (size_t i = 0; w[i]; i++)
+		printf("  %s\n", w[i]);
+	for (size_t k = 0; k < ex->n; k++)
+		for (size_t i = 0; ex->x[k].d.warnings && ex->x[k].d.warnings[i]; i++, any = true)
+			printf("  %s: %s\n", ex->x[k].b->name, ex->x[k].d.warnings[i]);
+	if (!any)
 		printf("  (none)\n");
-	json_array_foreach(json_object_get(e, "warnings"), i, v) printf("  %s\n", json_string_value(v));
-	if (json_array_size(json_object_get(e, "backends")) <= 1)
+	if (ex->n <= 1)
 		printf("\n(what a run would use; --all-backends describes every backend)\n");
+	return 0;
 }
 
 static int print_profile(const struct dsh_policy *p, const struct dsh_run_options *ro, const struct dsh_backend *b)
@@ -285,6 +347,43 @@ static int print_profile(const struct dsh_policy *p, const struct dsh_run_option
 	if (r < 0)
 		return cli_fail(err);
 	fputs(text, stdout);
+	return 0;
+}
+
+/* only: the backend a run would use, described (with all: every backend is); NULL when none could be
+   chosen, and why is in unavailable. */
+static int explain(const struct dsh_policy *p, const struct dsh_run_options *ro, const struct dsh_backend *only,
+		   bool all, const struct dsh_error *unavailable, bool json)
+{
+	const struct dsh_backend *const *list = dsh_backend_list();
+	size_t n = 0;
+	while (list[n])
+		n++;
+	struct explained ex = { .p = p, .ro = ro, .only = only, .unavailable = unavailable,
+				.x = calloc(n + 1, sizeof(*ex.x)) };
+	if (!ex.x) {
+		fputs("dshbox: error: out of memory\n", stderr);
+		return DSH_EXIT_FAILURE;
+	}
+	for (size_t i = 0; list[i]; i++)
+		if (all || list[i] == only)
+			describe_backend(p, ro, list[i], &ex.x[ex.n++]);
+	int r = 0;
+	if (json) {
+		json_t *e = explain_json(&ex);
+		r = e ? json_dumpf(e, stdout, JSON_INDENT(2)) : -1;
+		fputc('\n', stdout);
+		json_decref(e);
+	} else {
+		r = print_text(&ex);
+	}
+	for (size_t i = 0; i < ex.n; i++)
+		described_clear(&ex.x[i]);
+	free(ex.x);
+	if (r < 0) {
+		fputs("dshbox: error: out of memory\n", stderr);
+		return DSH_EXIT_FAILURE;
+	}
 	return 0;
 }
 
@@ -360,15 +459,7 @@ int cmd_explain(int argc, char **argv, char **envp)
 	if (profile) {
 		ret = print_profile(p, &ro, only);
 	} else {
-		json_t *e = explain_json(p, &ro, only, all, unavailable);
-		if (json) {
-			json_dumpf(e, stdout, JSON_INDENT(2));
-			fputc('\n', stdout);
-		} else {
-			print_text(e);
-		}
-		json_decref(e);
-		ret = 0;
+		ret = explain(p, &ro, only, all, unavailable, json);
 	}
 	dsh_policy_free(p);
 	dsh_run_options_clear(&ro);

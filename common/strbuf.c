@@ -39,9 +39,13 @@ void dsh_buf_add(struct dsh_buf *b, const char *s)
 	dsh_buf_addn(b, s, strlen(s));
 }
 
+/* Called per byte by the glob compiler and the path normaliser: no memcpy for one byte. */
 void dsh_buf_addc(struct dsh_buf *b, char c)
 {
-	dsh_buf_addn(b, &c, 1);
+	if (!grow(b, 1))
+		return;
+	b->s[b->len++] = c;
+	b->s[b->len] = '\0';
 }
 
 void dsh_buf_addf(struct dsh_buf *b, const char *fmt, ...)

@@ -299,6 +299,9 @@ int dsh_glob_to_regex(const char *pattern, char **ret, struct dsh_error **err)
 
 char *dsh_glob_unescape(const char *s)
 {
+	/* Most names hold nothing to undo: one copy, not a byte at a time (200,000 rules load). */
+	if (!strchr(s, '\\'))
+		return strdup(s);
 	struct dsh_buf b = { 0 };
 	for (; *s; s++) {
 		if (*s == '\\' && s[1])
@@ -310,6 +313,8 @@ char *dsh_glob_unescape(const char *s)
 
 char *dsh_glob_escape(const char *s)
 {
+	if (!s[strcspn(s, "*?[\\]")])
+		return strdup(s);
 	struct dsh_buf b = { 0 };
 	for (; *s; s++) {
 		if (is_magic(*s) || *s == '\\' || *s == ']')

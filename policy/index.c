@@ -73,20 +73,57 @@ static const struct dsh_index_slot *lookup(const struct dsh_rule_index *x, const
 	}
 }
 
-static struct dsh_index_slot *slot_for(struct dsh_rule_index *x, const char *key, size_t len)
+/* Twice the room, every slot re-filed by its kept hash: amortized O(1) per key. */
+static int grow(struct dsh_rule_index *x)
 {
-	uint64_t hash = fnv(key, len);
+	size_t cap = 2 * (x->mask + 1);
+	struct dsh_index_slot *slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i <= x->mask; i++) {
+		const struct dsh_index_slot *s = &x->slots[i];
+		if (!s->key)
+			continue;
+		size_t j = (size_t)s->hash & (cap - 1);
+		while (slots[j].key)
+			j = (j + 1) & (cap - 1);
+		slots[j] = *s;
+	}
+	free(x->slots);
+	x->slots = slots;
+	x->mask = cap - 1;
+	return 0;
+}
+
+/*
+ * The slot of key, made if new; NULL only when out of memory.  The table grows with the keys
+ * actually there (at most half full): sized for every prefix of every rule it held mostly copies
+ * of the workspace's own prefixes, hundreds of megabytes for 200,000 rules.
+ */
+static struct dsh_index_slot *slot_hashed(struct dsh_rule_index *x, const char *key, size_t len, uint64_t hash)
+{
 	for (size_t i = (size_t)hash & x->mask;; i = (i + 1) & x->mask) {
 		struct dsh_index_slot *s = &x->slots[i];
-		if (!s->key) {
-			*s = (struct dsh_index_slot){ .key = key, .len = len, .hash = hash,
-						      .cover = { NO_RULE, NO_RULE }, .below = NO_RULE };
-			x->n_slots++;
-			return s;
+		if (s->key) {
+			if (s->hash == hash && s->len == len && memcmp(s->key, key, len) == 0)
+				return s;
+			continue;
 		}
-		if (s->hash == hash && s->len == len && memcmp(s->key, key, len) == 0)
-			return s;
+		if (2 * (x->n_slots + 1) > x->mask + 1) {
+			if (grow(x) < 0)
+				return NULL;
+			return slot_hashed(x, key, len, hash);
+		}
+		*s = (struct dsh_index_slot){ .key = key, .len = len, .hash = hash,
+					      .cover = { NO_RULE, NO_RULE }, .below = NO_RULE };
+		x->n_slots++;
+		return s;
 	}
+}
+
+static struct dsh_index_slot *slot_for(struct dsh_rule_index *x, const char *key, size_t len)
+{
+	return slot_hashed(x, key, len, fnv(key, len));
 }
 
 static void lower(unsigned *at, unsigned v)
@@ -96,75 +133,55 @@ static void lower(unsigned *at, unsigned v)
 }
 
 /* Every prefix of target that ends before a '/' or at its end: the paths target lies at or below. */
-static void add_target(struct dsh_rule_index *x, const char *target, unsigned rule)
+static int add_target(struct dsh_rule_index *x, const char *target, unsigned rule)
 {
 	if (!target[0])
-		return;
-	for (size_t k = 1;; k++)
+		return 0;
+	/* FNV-1a extends a prefix's hash: one pass over target, not one per prefix. */
+	uint64_t h = fnv_step(FNV_OFFSET, (unsigned char)target[0]);
+	for (size_t k = 1;; h = fnv_step(h, (unsigned char)target[k]), k++)
 		if (target[k] == '/' || target[k] == '\0') {
-			lower(&slot_for(x, target, k)->below, rule);
+			struct dsh_index_slot *s = slot_hashed(x, target, k, h);
+			if (!s)
+				return -ENOMEM;
+			lower(&s->below, rule);
 			if (target[k] == '\0')
-				return;
+				return 0;
 		}
 }
 
-static size_t count_keys(const struct dsh_rule *rules, size_t n)
+/* A rule's keys: its targets' prefixes, its literal spellings, its patterns' directories. */
+static int add_rule(struct dsh_rule_index *x, const struct dsh_rule *r, unsigned idx, size_t *n_filed)
 {
-	size_t keys = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct dsh_rule *r = &rules[i];
-		if (r->kind == DSH_RULE_RW)
-			continue;
-		const char *t[3] = { r->literal_dir, r->match[0].literal, r->n_match > 1 ? r->match[1].literal : NULL };
-		for (size_t j = 0; j < 3; j++)
-			for (const char *c = t[j]; c && *c; c++)
-				keys += *c == '/';
-		keys += 5;
-	}
-	return keys;
-}
-
-int dsh_rule_index_build(struct dsh_rule_index *x, const struct dsh_rule *rules, size_t n)
-{
-	memset(x, 0, sizeof(*x));
-	size_t keys = count_keys(rules, n), cap = 16;
-	while (cap < 2 * keys)
-		cap *= 2;
-	x->slots = calloc(cap, sizeof(*x->slots));
-	x->slow = calloc(2 * n + 1, sizeof(*x->slow));
-	x->filed = calloc(2 * n + 1, sizeof(*x->filed));
-	size_t *slot_of = calloc(2 * n + 1, sizeof(*slot_of)); /* per x->filed entry, while building */
-	if (!x->slots || !x->slow || !x->filed || !slot_of) {
-		free(slot_of);
-		dsh_rule_index_clear(x);
+	if (r->literal_dir && add_target(x, r->literal_dir, idx) < 0)
 		return -ENOMEM;
-	}
-	x->mask = cap - 1;
-	size_t n_filed = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct dsh_rule *r = &rules[i];
-		if (r->kind == DSH_RULE_RW)
-			continue;
-		unsigned idx = (unsigned)i;
-		if (r->literal_dir)
-			add_target(x, r->literal_dir, idx);
-		for (size_t k = 0; k < r->n_match; k++) {
-			const struct dsh_glob *g = &r->match[k];
-			if (g->literal && g->literal_len >= 2) {
-				lower(&slot_for(x, g->literal, g->literal_len)->cover[kind_slot(r->kind)], idx);
-				add_target(x, g->literal, idx);
-			} else if (dsh_glob_prefix_dir_len(g) >= 2) {
-				/* Filed under its literal directory: tried only for the paths below it. */
-				struct dsh_index_slot *d = slot_for(x, dsh_glob_prefix(g), dsh_glob_prefix_dir_len(g));
-				d->n_globs++;
-				slot_of[n_filed] = (size_t)(d - x->slots);
-				x->filed[n_filed++] = (struct dsh_index_slow){ .rule = idx, .g = g };
-			} else {
-				x->slow[x->n_slow++] = (struct dsh_index_slow){ .rule = idx, .g = g };
-			}
+	for (size_t k = 0; k < r->n_match; k++) {
+		const struct dsh_glob *g = &r->match[k];
+		if (g->literal && g->literal_len >= 2) {
+			/* The slot is taken after add_target: a key added may move every slot. */
+			if (add_target(x, g->literal, idx) < 0)
+				return -ENOMEM;
+			struct dsh_index_slot *s = slot_for(x, g->literal, g->literal_len);
+			if (!s)
+				return -ENOMEM;
+			lower(&s->cover[kind_slot(r->kind)], idx);
+		} else if (dsh_glob_prefix_dir_len(g) >= 2) {
+			/* Filed under its literal directory: tried only for the paths below it. */
+			struct dsh_index_slot *d = slot_for(x, dsh_glob_prefix(g), dsh_glob_prefix_dir_len(g));
+			if (!d)
+				return -ENOMEM;
+			d->n_globs++;
+			x->filed[(*n_filed)++] = (struct dsh_index_slow){ .rule = idx, .g = g };
+		} else {
+			x->slow[x->n_slow++] = (struct dsh_index_slow){ .rule = idx, .g = g };
 		}
 	}
-	/* Group the filed patterns by directory, each group in rule order (a stable counting sort). */
+	return 0;
+}
+
+/* Group the filed patterns by directory, each group in rule order (a stable counting sort). */
+static int group_filed(struct dsh_rule_index *x, size_t n_filed)
+{
 	unsigned at = 0;
 	for (size_t i = 0; i <= x->mask; i++) {
 		x->slots[i].globs = at;
@@ -172,18 +189,40 @@ int dsh_rule_index_build(struct dsh_rule_index *x, const struct dsh_rule *rules,
 		x->slots[i].n_globs = 0;
 	}
 	struct dsh_index_slow *sorted = calloc(n_filed + 1, sizeof(*sorted));
-	if (!sorted) {
-		free(slot_of);
+	if (!sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_filed; i++) {
+		const struct dsh_glob *g = x->filed[i].g;
+		/* Its directory was made a key above: the lookup finds it, slots no longer move. */
+		struct dsh_index_slot *d = slot_for(x, dsh_glob_prefix(g), dsh_glob_prefix_dir_len(g));
+		sorted[d->globs + d->n_globs++] = x->filed[i];
+	}
+	free(x->filed);
+	x->filed = sorted;
+	return 0;
+}
+
+int dsh_rule_index_build(struct dsh_rule_index *x, const struct dsh_rule *rules, size_t n)
+{
+	memset(x, 0, sizeof(*x));
+	x->slots = calloc(16, sizeof(*x->slots));
+	x->mask = 15;
+	x->slow = calloc(2 * n + 1, sizeof(*x->slow));
+	x->filed = calloc(2 * n + 1, sizeof(*x->filed));
+	if (!x->slots || !x->slow || !x->filed) {
 		dsh_rule_index_clear(x);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n_filed; i++) {
-		struct dsh_index_slot *d = &x->slots[slot_of[i]];
-		sorted[d->globs + d->n_globs++] = x->filed[i];
+	size_t n_filed = 0;
+	for (size_t i = 0; i < n; i++)
+		if (rules[i].kind != DSH_RULE_RW && add_rule(x, &rules[i], (unsigned)i, &n_filed) < 0) {
+			dsh_rule_index_clear(x);
+			return -ENOMEM;
+		}
+	if (group_filed(x, n_filed) < 0) {
+		dsh_rule_index_clear(x);
+		return -ENOMEM;
 	}
-	free(slot_of);
-	free(x->filed);
-	x->filed = sorted;
 	return 0;
 }
 

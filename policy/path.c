@@ -16,17 +16,9 @@
 #define NAME_MAX 255
 #endif
 
-char *dsh_path_normalize(const char *base, const char *path)
+/* Append path's components to b ("/" or a normalised path), '.' dropped and '..' applied. */
+static void normalize_into(struct dsh_buf *b, const char *path)
 {
-	struct dsh_buf b = { 0 };
-	_cleanup_free_ char *joined = NULL;
-
-	if (path[0] != '/') {
-		if (!base || asprintf(&joined, "%s/%s", base, path) < 0)
-			return NULL;
-		path = joined;
-	}
-	dsh_buf_addc(&b, '/');
 	for (const char *p = path; *p;) {
 		while (*p == '/')
 			p++;
@@ -35,20 +27,32 @@ char *dsh_path_normalize(const char *base, const char *path)
 		if (n == 0 || (n == 1 && p[0] == '.')) {
 			/* nothing */
 		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
-			if (b.len > 1) {
-				while (b.len > 1 && b.s[b.len - 1] != '/')
-					b.len--;
-				if (b.len > 1)
-					b.len--;
-				b.s[b.len] = '\0';
+			if (b->len > 1) {
+				while (b->len > 1 && b->s[b->len - 1] != '/')
+					b->len--;
+				if (b->len > 1)
+					b->len--;
+				b->s[b->len] = '\0';
 			}
 		} else {
-			if (b.len > 1)
-				dsh_buf_addc(&b, '/');
-			dsh_buf_addn(&b, p, n);
+			if (b->len > 1)
+				dsh_buf_addc(b, '/');
+			dsh_buf_addn(b, p, n);
 		}
 		p = end;
 	}
+}
+
+char *dsh_path_normalize(const char *base, const char *path)
+{
+	struct dsh_buf b = { 0 };
+	if (path[0] != '/' && !base)
+		return NULL;
+	dsh_buf_addc(&b, '/');
+	/* A relative path continues its base: the same walk over both, no joined copy. */
+	if (path[0] != '/')
+		normalize_into(&b, base);
+	normalize_into(&b, path);
 	return dsh_buf_steal(&b);
 }
 
@@ -86,6 +90,17 @@ int dsh_path_canonicalize(const char *path, char **ret, struct dsh_error **err)
 			cut = (size_t)(slash - prefix);
 		}
 	}
+}
+
+char *dsh_str_cat(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	char *s = malloc(na + nb + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, a, na);
+	memcpy(s + na, b, nb + 1);
+	return s;
 }
 
 static size_t dir_hash(const char *dir, size_t len)
@@ -148,8 +163,8 @@ int dsh_path_canonicalize_cached(const char *path, struct dsh_canon_cache *cache
 		e->canon = TAKE_PTR(canon);
 		cache->n++;
 	}
-	_cleanup_free_ char *joined = NULL;
-	if (asprintf(&joined, "%s%s", strcmp(e->canon, "/") == 0 ? "" : e->canon, slash) < 0)
+	_cleanup_free_ char *joined = dsh_str_cat(strcmp(e->canon, "/") == 0 ? "" : e->canon, slash);
+	if (!joined)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	/* Only a symlink as the last component needs the full resolution; in a directory that does
 	   not exist there is none to look for. */

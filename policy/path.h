@@ -52,6 +52,9 @@ void dsh_canon_cache_clear(struct dsh_canon_cache *cache);
  * a symbolic link (or on Windows any reparse point), so that the cache must not be trusted for it.
  */
 int dsh_path_real(const char *path, char **ret);
+
+/* a then b in one new string, NULL when out of memory: the loader's joins, without a printf each. */
+char *dsh_str_cat(const char *a, const char *b);
 bool dsh_path_is_link(const char *path);
 
 #endif

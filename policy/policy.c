@@ -32,7 +32,7 @@ static int oom(struct dsh_error **err)
 
 /* Split every access entry into lines and parse each non-blank one. */
 static int parse_rules(struct dsh_policy *p, const struct dsh_config *c, char *const *envp,
-		       struct dsh_canon_cache *cache, struct dsh_error **err)
+		       struct dsh_canon_cache *cache, size_t *cap, struct dsh_error **err)
 {
 	for (size_t i = 0; c->access && c->access[i]; i++) {
 		const char *s = c->access[i];
@@ -45,10 +45,15 @@ static int parse_rules(struct dsh_policy *p, const struct dsh_config *c, char *c
 			s = nl ? nl + 1 : NULL;
 			if (strspn(line, " \t\r\v\f") == strlen(line))
 				continue;
-			struct dsh_rule *rules = realloc(p->rules, (p->n_rules + 1) * sizeof(*rules));
-			if (!rules)
-				return oom(err);
-			p->rules = rules;
+			if (p->n_rules == *cap) {
+				/* Doubling: one more each time was a copy (an mremap) per rule. */
+				size_t more = *cap ? 2 * *cap : 16;
+				struct dsh_rule *rules = realloc(p->rules, more * sizeof(*rules));
+				if (!rules)
+					return oom(err);
+				p->rules = rules;
+				*cap = more;
+			}
 			int r = dsh_rule_parse(line, p->workspace, envp, (unsigned)p->n_rules, c->refuse_shell_variables,
 					       cache, &p->rules[p->n_rules], err);
 			if (r < 0) {
@@ -322,7 +327,8 @@ int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cw
 		goto fail;
 
 	struct dsh_canon_cache cache = { 0 };
-	r = parse_rules(p, c, envp, &cache, err);
+	size_t cap = 0;
+	r = parse_rules(p, c, envp, &cache, &cap, err);
 	dsh_canon_cache_clear(&cache);
 	if (r < 0)
 		goto fail;

@@ -66,14 +66,14 @@ static int canonical_pattern(const char *resolved, bool glob, struct dsh_canon_c
 	const char *rest = resolved + (dl ? dl : 1);
 	if (dl == 0)
 		rest = resolved + 1; /* the wildcard starts in the first component: keep "/" */
-	char *out = NULL;
+	char *out;
 	if (strcmp(esc, "/") == 0 && *rest != '/' && *rest)
-		r = asprintf(&out, "/%s", rest);
+		out = dsh_str_cat("/", rest);
 	else if (strcmp(esc, "/") == 0 && *rest == '/')
-		r = asprintf(&out, "%s", rest);
+		out = strdup(rest);
 	else
-		r = asprintf(&out, "%s%s", esc, rest);
-	if (r < 0)
+		out = dsh_str_cat(esc, rest);
+	if (!out)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	*ret = out;
 	*ret_dir = TAKE_PTR(canon);
