@@ -627,6 +627,7 @@ int dsh_landlock_confine(const struct dsh_policy *p, void *plan_, const struct d
 		.opts = plan->opts,
 		.ns.none = true,
 		.ids = { .uid = getuid(), .gid = getgid() },
+		.proc.keep_caps = dsh_root_keep_caps(false), /* supervisor/root_caps.c */
 		.landlock = &plan->spec,
 		.seccomp = &plan->seccomp,
 		.notify = plan->notify.insns ? &plan->notify : NULL,

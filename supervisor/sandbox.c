@@ -21,6 +21,7 @@
 #include "common/fdpass.h"
 #include "common/strbuf.h"
 #include "ns/remask.h"
+#include "ns/userns.h"
 #include "common/strv.h"
 #include "common/write_all.h"
 #include "supervisor/child.h"
@@ -489,7 +490,7 @@ static int report_ready(void *data, int fd)
 
 struct init_arg {
 	struct dsh_stage_ctx *ctx;
-	int report_r, status_r, status_w;
+	int report_r, status_r, status_w, ids_w;
 };
 
 static int init_fn(void *p)
@@ -497,6 +498,8 @@ static int init_fn(void *p)
 	struct init_arg *a = p;
 	close(a->report_r);
 	close(a->status_r);
+	if (a->ids_w >= 0)
+		close(a->ids_w);
 	init_main(a->ctx, a->status_w);
 }
 
@@ -516,6 +519,30 @@ char *dsh_sandbox_plan_render(const struct dsh_sandbox_plan *plan, char *const *
 	}
 	dsh_buf_add(&b, m);
 	return dsh_buf_steal(&b);
+}
+
+/*
+ * ids.range: the maps of init's user namespace, written from here (a map of more than one id needs
+ * CAP_SETUID in the namespace above it, which init, inside, does not have), then the errno, 0 for
+ * done, on the pipe init waits on before its first stage.
+ */
+static void map_ranges(pid_t pid, int ids_w)
+{
+	char uid_map[1024], gid_map[1024], dir[32];
+	struct dsh_error *e = NULL;
+	int r = dsh_userns_range_map("uid_map", false, uid_map, sizeof(uid_map), &e);
+	if (r >= 0)
+		r = dsh_userns_range_map("gid_map", false, gid_map, sizeof(gid_map), &e);
+	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
+	/* Our unreaped child: the pid names it until we wait for it. */
+	_cleanup_close_ int fd = r >= 0 ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (r >= 0 && fd < 0)
+		r = -errno;
+	if (r >= 0)
+		r = dsh_userns_write_maps(fd, uid_map, gid_map, true, &e);
+	int code = r < 0 ? (e && e->code ? e->code : -r) : 0;
+	dsh_error_free(e);
+	(void)dsh_write_all(ids_w, &code, sizeof(code));
 }
 
 static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run_request *req, struct dsh_run_result *ret,
@@ -547,11 +574,12 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	if (r < 0)
 		goto out_pipes;
 
+	int ids[2] = { -1, -1 }; /* ids.range: the supervisor's word to init (map_ranges) */
 	struct dsh_terminal term;
 	dsh_terminal_begin(&term);
 	struct gathered g = { .timing = timing_of(plan), .term = &term };
 	struct dsh_stage_ctx ctx = { .plan = plan, .req = req, .caller_mask = ch.caller_mask, .caller_core = core,
-				     .report_fd = report[1], .keeper_fds = { -1, -1 },
+				     .report_fd = report[1], .keeper_fds = { -1, -1 }, .ids_fd = -1,
 				     .fg_tty = term.handed ? term.fd : -1 };
 	/* SPEC 3.14: the keeper inside re-mounts what the host replaces; we watch, it acts. */
 	struct remask_state rm = { .w = { .fd = -1 } };
@@ -575,7 +603,14 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	/* One filter for the command where the two join (issue 10): an open then runs one program. */
 	if (plan->seccomp && plan->notify && (r = dsh_seccomp_join(plan->seccomp, plan->notify, &ctx.joined, err)) < 0)
 		goto out;
-	struct init_arg arg = { &ctx, report[0], status[0], status[1] };
+	if (plan->ids.range && !plan->ns.none) {
+		if (pipe2(ids, O_CLOEXEC) < 0) {
+			r = dsh_err_sys(err, errno, "pipe");
+			goto out;
+		}
+		ctx.ids_fd = ids[0];
+	}
+	struct init_arg arg = { &ctx, report[0], status[0], status[1], ids[1] };
 	unsigned long flags = plan->ns.none ? 0
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (plan->ns.share_ipc ? 0 : CLONE_NEWIPC) |
 				(plan->ns.net ? CLONE_NEWNET : 0);
@@ -590,6 +625,11 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 		if (flags && *err && refused_by_host(NULL, (*err)->code))
 			(*err)->kind = DSH_ERR_UNSUPPORTED;
 		goto out;
+	}
+	if (ids[1] >= 0) {
+		map_ranges(ch.pid, ids[1]);
+		close(ids[1]);
+		ids[1] = -1;
 	}
 	term.pgid = ch.pid; /* init makes its group before it clones the command */
 	ch.own_group = true;
@@ -649,6 +689,9 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	}
 	r = 0;
 out:
+	for (int i = 0; i < 2; i++)
+		if (ids[i] >= 0)
+			close(ids[i]);
 	dsh_seccomp_prog_clear(&ctx.joined);
 	dsh_seccomp_prog_clear(&ctx.broker_filter);
 	dsh_remask_watch_clear(&rm.w);
