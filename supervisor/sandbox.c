@@ -437,6 +437,7 @@ static int remask_ready(void *data, int fd)
 /* What the supervisor gathers from init's two pipes while it waits. */
 struct gathered {
 	struct dsh_terminal *term;
+	struct dsh_child *ch;      /* its deadline (auto's unprobed start) ends when the command runs */
 	struct status_frame frame; /* the last one init sent: the command's status, what the broker refused */
 	bool have_status;
 	struct record rec;
@@ -474,8 +475,10 @@ static int report_ready(void *data, int fd)
 	ssize_t n = read(fd, &tmp, sizeof(tmp));
 	if (n < 0 && errno == EINTR)
 		return DSH_CHILD_GO_ON;
-	if (n != (ssize_t)sizeof(tmp))
+	if (n != (ssize_t)sizeof(tmp)) {
+		g->ch->deadline_ms = 0; /* EOF: the command exec'd (or init failed): the start is over */
 		return DSH_CHILD_CLOSE;
+	}
 	if (tmp.kind == REC_WARN) {
 		tmp.msg[sizeof(tmp.msg) - 1] = '\0';
 		(void)dsh_strv_push(&g->warnings, tmp.msg);
@@ -577,7 +580,7 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	int ids[2] = { -1, -1 }; /* ids.range: the supervisor's word to init (map_ranges) */
 	struct dsh_terminal term;
 	dsh_terminal_begin(&term);
-	struct gathered g = { .timing = timing_of(plan), .term = &term };
+	struct gathered g = { .timing = timing_of(plan), .term = &term, .ch = &ch };
 	struct dsh_stage_ctx ctx = { .plan = plan, .req = req, .caller_mask = ch.caller_mask, .caller_core = core,
 				     .report_fd = report[1], .keeper_fds = { -1, -1 }, .ids_fd = -1,
 				     .fg_tty = term.handed ? term.fd : -1 };
@@ -631,6 +634,11 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 		close(ids[1]);
 		ids[1] = -1;
 	}
+	/* auto's linux-ns chosen unprobed (issue 14): the start is its probe, bounded as one (issue 24). */
+	const struct dsh_run_options *o = plan->opts;
+	long long bound = o && o->start_decides && o->backend == DSH_BACKEND_AUTO && !plan->ns.none ? o->probe_timeout_ms : 0;
+	if (bound > 0)
+		ch.deadline_ms = dsh_child_deadline(bound);
 	term.pgid = ch.pid; /* init makes its group before it clones the command */
 	ch.own_group = true;
 	close(report[1]);
@@ -648,6 +656,15 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	struct dsh_child_watch w[] = { { status[0], status_ready, &g }, { report[0], report_ready, &g },
 				       { rm.w.fd, remask_ready, &rm } };
 	r = dsh_child_wait(&ch, w, ARRAY_SIZE(w), err);
+	if (r == -ETIMEDOUT) {
+		/* Fail closed: not DSH_ERR_UNSUPPORTED, which would let auto fall back to a weaker backend
+		   on a host whose kernel calls hang. */
+		dsh_error_free(TAKE_PTR(*err));
+		r = dsh_err(err, DSH_ERR_SYSTEM, ETIMEDOUT, "backend 'linux-ns' (auto): its start, which stands for its "
+			    "probe, gave no answer within probeTimeoutMs (%lld ms) and was killed", bound);
+		dsh_err_hint(err, "a kernel call hung or this host is slow: raise probeTimeoutMs, or choose --backend");
+		goto out;
+	}
 	if (r < 0)
 		goto out;
 	if (rm.keeper_gone) {
