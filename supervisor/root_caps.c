@@ -3,6 +3,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
+#include "ns/userns.h"
 #include "supervisor/sandbox.h"
 
 /*
@@ -33,7 +35,13 @@ static unsigned long long effective_caps(void)
 bool dsh_root_maps_range(void)
 {
 	unsigned long long need = BIT(CAP_SETUID) | BIT(CAP_SETGID) | BIT(CAP_SETFCAP);
-	return geteuid() == 0 && (effective_caps() & need) == need;
+	if (geteuid() != 0 || (effective_caps() & need) != need)
+		return false;
+	/* A namespace of one id (unshare -r) has no range to map, nor an id left over for the masks. */
+	char buf[1024];
+	_cleanup_error_ struct dsh_error *e = NULL;
+	return dsh_userns_range_map("uid_map", true, buf, sizeof(buf), &e) == 0 &&
+	       dsh_userns_range_map("gid_map", true, buf, sizeof(buf), &e) == 0;
 }
 
 unsigned long long dsh_root_keep_caps(bool namespaces)
