@@ -104,8 +104,8 @@ const char *dsh_probe_cause_name(enum dsh_probe_cause c);
 /* Whether /proc/self/mountinfo text shows /proc masked (a mount over /proc/kcore, /proc/sys, ...). */
 bool dsh_probe_proc_masked(const char *mountinfo);
 /* The container runtime from its traces (/run/.containerenv, /.dockerenv, container= of pid 1, the
-   cgroup path, KUBERNETES_SERVICE_HOST), or NULL outside any. */
+   cgroup path, a pod's /var/run/secrets/kubernetes.io), or NULL outside any. */
 const char *dsh_probe_container_kind(bool containerenv, bool dockerenv, const char *pid1_container,
-				     const char *cgroup, const char *kubernetes_host);
+				     const char *cgroup, bool kubernetes_secrets);
 
 #endif

@@ -42,9 +42,9 @@ bool dsh_probe_proc_masked(const char *mountinfo)
 }
 
 const char *dsh_probe_container_kind(bool containerenv, bool dockerenv, const char *pid1_container,
-				     const char *cgroup, const char *kubernetes_host)
+				     const char *cgroup, bool kubernetes_secrets)
 {
-	if (kubernetes_host && *kubernetes_host)
+	if (kubernetes_secrets)
 		return "kubernetes";
 	if (cgroup && strstr(cgroup, "kubepods"))
 		return "kubernetes";
@@ -61,14 +61,15 @@ const char *dsh_probe_container_kind(bool containerenv, bool dockerenv, const ch
 
 static char *read_all(const char *path, size_t max)
 {
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	FILE *f = fopen(path, "re");
 	if (!f)
 		return NULL;
 	char *buf = malloc(max + 1);
-	if (!buf)
-		return NULL;
-	size_t n = fread(buf, 1, max, f);
-	buf[n] = '\0';
+	if (buf) {
+		size_t n = fread(buf, 1, max, f);
+		buf[n] = '\0';
+	}
+	fclose(f);
 	return buf;
 }
 
@@ -115,7 +116,7 @@ void dsh_probe_env_read(struct dsh_probe_env *e)
 	_cleanup_free_ char *cgroup = read_all("/proc/self/cgroup", 4096);
 	const char *kind = dsh_probe_container_kind(access("/run/.containerenv", F_OK) == 0,
 						    access("/.dockerenv", F_OK) == 0, p1, cgroup,
-						    getenv("KUBERNETES_SERVICE_HOST"));
+						    access("/var/run/secrets/kubernetes.io", F_OK) == 0);
 	if (kind)
 		snprintf(e->container, sizeof(e->container), "%s", kind);
 	_cleanup_free_ char *mountinfo = read_all("/proc/self/mountinfo", 1 << 20);

@@ -548,6 +548,61 @@ static void map_ranges(pid_t pid, int ids_w)
 	(void)dsh_write_all(ids_w, &code, sizeof(code));
 }
 
+/* What the run came to, from what init sent (a setup failure, the command's status) and how it ended. */
+static int decode_outcome(struct gathered *g, struct dsh_child *ch, struct dsh_run_result *ret, struct dsh_error **err)
+{
+	int r;
+	if (g->have_rec && g->rec.kind == REC_SETUP) {
+		g->rec.msg[sizeof(g->rec.msg) - 1] = '\0';
+		g->rec.hint[sizeof(g->rec.hint) - 1] = '\0';
+		r = dsh_err(err, refused_by_host(g->rec.msg, g->rec.code) ? DSH_ERR_UNSUPPORTED : DSH_ERR_SYSTEM,
+			    g->rec.code, "%s", g->rec.msg);
+		if (g->rec.hint[0])
+			dsh_err_hint(err, "%s", g->rec.hint);
+		return r;
+	}
+	if (!g->have_status) {
+		dsh_child_reap(ch);
+		if (WIFSIGNALED(ch->status))
+			r = dsh_err(err, DSH_ERR_SYSTEM, EIO, "the sandbox's init was killed by signal %d",
+				    WTERMSIG(ch->status));
+		else
+			r = dsh_err(err, DSH_ERR_SYSTEM, EIO, "the sandbox's init exited with %d before the command ended",
+				    WEXITSTATUS(ch->status));
+		return r;
+	}
+	memset(ret, 0, sizeof(*ret));
+	dsh_child_decode(g->frame.status, ret);
+	ret->refused = g->frame.refused;
+	memcpy(ret->refusal, g->frame.refusal, DSH_REFUSAL_MAX);
+	ret->refusal[DSH_REFUSAL_MAX - 1] = '\0';
+	ret->warnings = TAKE_PTR(g->warnings);
+	if (g->have_rec && g->rec.kind == REC_EXEC) {
+		g->rec.msg[sizeof(g->rec.msg) - 1] = '\0';
+		ret->message = strdup(g->rec.msg);
+	}
+	return 0;
+}
+
+static int ids_pipe(int ids[2], struct dsh_stage_ctx *ctx, struct dsh_error **err)
+{
+	if (pipe2(ids, O_CLOEXEC) < 0)
+		return dsh_err_sys(err, errno, "pipe");
+	ctx->ids_fd = ids[0];
+	return 0;
+}
+
+/* auto's unprobed start past probeTimeoutMs.  Fails closed: not DSH_ERR_UNSUPPORTED, which would let
+   auto fall back to a weaker backend on a host whose kernel calls hang. */
+static int start_timed_out(long long bound, struct dsh_error **err)
+{
+	dsh_error_free(TAKE_PTR(*err));
+	int r = dsh_err(err, DSH_ERR_SYSTEM, ETIMEDOUT, "backend 'linux-ns' (auto): its start, which stands for its "
+			"probe, gave no answer within probeTimeoutMs (%lld ms) and was killed", bound);
+	dsh_err_hint(err, "a kernel call hung or this host is slow: raise probeTimeoutMs, or choose --backend");
+	return r;
+}
+
 static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run_request *req, struct dsh_run_result *ret,
 		       struct dsh_error **err)
 {
@@ -606,13 +661,8 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	/* One filter for the command where the two join (issue 10): an open then runs one program. */
 	if (plan->seccomp && plan->notify && (r = dsh_seccomp_join(plan->seccomp, plan->notify, &ctx.joined, err)) < 0)
 		goto out;
-	if (plan->ids.range && !plan->ns.none) {
-		if (pipe2(ids, O_CLOEXEC) < 0) {
-			r = dsh_err_sys(err, errno, "pipe");
-			goto out;
-		}
-		ctx.ids_fd = ids[0];
-	}
+	if (plan->ids.range && !plan->ns.none && (r = ids_pipe(ids, &ctx, err)) < 0)
+		goto out;
 	struct init_arg arg = { &ctx, report[0], status[0], status[1], ids[1] };
 	unsigned long flags = plan->ns.none ? 0
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (plan->ns.share_ipc ? 0 : CLONE_NEWIPC) |
@@ -656,15 +706,8 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	struct dsh_child_watch w[] = { { status[0], status_ready, &g }, { report[0], report_ready, &g },
 				       { rm.w.fd, remask_ready, &rm } };
 	r = dsh_child_wait(&ch, w, ARRAY_SIZE(w), err);
-	if (r == -ETIMEDOUT) {
-		/* Fail closed: not DSH_ERR_UNSUPPORTED, which would let auto fall back to a weaker backend
-		   on a host whose kernel calls hang. */
-		dsh_error_free(TAKE_PTR(*err));
-		r = dsh_err(err, DSH_ERR_SYSTEM, ETIMEDOUT, "backend 'linux-ns' (auto): its start, which stands for its "
-			    "probe, gave no answer within probeTimeoutMs (%lld ms) and was killed", bound);
-		dsh_err_hint(err, "a kernel call hung or this host is slow: raise probeTimeoutMs, or choose --backend");
-		goto out;
-	}
+	if (r == -ETIMEDOUT)
+		r = start_timed_out(bound, err);
 	if (r < 0)
 		goto out;
 	if (rm.keeper_gone) {
@@ -675,35 +718,9 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	if (g.status_ns)
 		dsh_timing_mark(g.timing, "command", g.status_ns);
 
-	if (g.have_rec && g.rec.kind == REC_SETUP) {
-		g.rec.msg[sizeof(g.rec.msg) - 1] = '\0';
-		g.rec.hint[sizeof(g.rec.hint) - 1] = '\0';
-		r = dsh_err(err, refused_by_host(g.rec.msg, g.rec.code) ? DSH_ERR_UNSUPPORTED : DSH_ERR_SYSTEM,
-			    g.rec.code, "%s", g.rec.msg);
-		if (g.rec.hint[0])
-			dsh_err_hint(err, "%s", g.rec.hint);
+	r = decode_outcome(&g, &ch, ret, err);
+	if (r < 0)
 		goto out;
-	}
-	if (!g.have_status) {
-		dsh_child_reap(&ch);
-		if (WIFSIGNALED(ch.status))
-			r = dsh_err(err, DSH_ERR_SYSTEM, EIO, "the sandbox's init was killed by signal %d",
-				    WTERMSIG(ch.status));
-		else
-			r = dsh_err(err, DSH_ERR_SYSTEM, EIO, "the sandbox's init exited with %d before the command ended",
-				    WEXITSTATUS(ch.status));
-		goto out;
-	}
-	memset(ret, 0, sizeof(*ret));
-	dsh_child_decode(g.frame.status, ret);
-	ret->refused = g.frame.refused;
-	memcpy(ret->refusal, g.frame.refusal, DSH_REFUSAL_MAX);
-	ret->refusal[DSH_REFUSAL_MAX - 1] = '\0';
-	ret->warnings = TAKE_PTR(g.warnings);
-	if (g.have_rec && g.rec.kind == REC_EXEC) {
-		g.rec.msg[sizeof(g.rec.msg) - 1] = '\0';
-		ret->message = strdup(g.rec.msg);
-	}
 	r = 0;
 out:
 	for (int i = 0; i < 2; i++)

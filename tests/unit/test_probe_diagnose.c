@@ -149,11 +149,11 @@ Test(probe_diagnose, the_detection_inputs)
 	cr_expect(!dsh_probe_proc_masked(host_mi), "an ordinary host's binfmt_misc taken for a mask");
 	cr_expect(dsh_probe_proc_masked(docker_mi));
 	cr_expect(!dsh_probe_proc_masked(""));
-	cr_expect_str_eq(dsh_probe_container_kind(true, false, "", "0::/", NULL), "podman");
-	cr_expect_str_eq(dsh_probe_container_kind(false, true, "", "0::/", NULL), "docker");
-	cr_expect_str_eq(dsh_probe_container_kind(false, false, "", "0::/kubepods/besteffort/pod1/abc", NULL),
+	cr_expect_str_eq(dsh_probe_container_kind(true, false, "", "0::/", false), "podman");
+	cr_expect_str_eq(dsh_probe_container_kind(false, true, "", "0::/", false), "docker");
+	cr_expect_str_eq(dsh_probe_container_kind(false, false, "", "0::/kubepods/besteffort/pod1/abc", false),
 			 "kubernetes");
-	cr_expect_str_eq(dsh_probe_container_kind(false, false, "", "0::/", "10.0.0.1"), "kubernetes");
-	cr_expect_str_eq(dsh_probe_container_kind(false, false, "lxc", "0::/", NULL), "container");
-	cr_expect_null(dsh_probe_container_kind(false, false, "", "0::/user.slice/user-1000.slice", NULL));
+	cr_expect_str_eq(dsh_probe_container_kind(false, false, "", "0::/", true), "kubernetes");
+	cr_expect_str_eq(dsh_probe_container_kind(false, false, "lxc", "0::/", false), "container");
+	cr_expect_null(dsh_probe_container_kind(false, false, "", "0::/user.slice/user-1000.slice", false));
 }
