@@ -5,8 +5,10 @@
  * writes there as root does; `run` must give the same answer, under linux-ns and landlock, while
  * a file of that user outside the writable roots, under r- or under -- stays refused, and the
  * command gets nothing that reaches around the mount tree (open_by_handle_at, mount, unshare).
- * Every assertion is the host's view or what the command printed; these tests are about root and
- * skip, saying so, for anyone else.
+ * Every assertion is the host's view or what the command printed.  These tests are about root: run
+ * by anyone else they make a root of their own, in a user namespace mapping the user's subordinate
+ * ids (unshare --map-auto --map-root-user, /etc/subuid), where root has a range of ids and the
+ * capabilities over it as a dev container's root has; without subordinate ids they skip, saying so.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +24,38 @@
 #define SECRET "foreign-secret-5d1e"
 
 static char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "LC_ALL=C", NULL };
+
+/* argv run as root: as it is for root, else in a user namespace of the user's subordinate ids. */
+static void as_root(struct dsh_proc *r, char *const *argv, const char *stdin_data)
+{
+	char *full[48];
+	int n = 0;
+	if (geteuid() != 0) {
+		full[n++] = "unshare";
+		full[n++] = "--map-auto";
+		full[n++] = "--map-root-user";
+		full[n++] = "--";
+	}
+	for (int i = 0; argv[i] && n < 47; i++)
+		full[n++] = argv[i];
+	full[n] = NULL;
+	cr_assert_eq(dsh_proc_run(full, env, stdin_data, r), 0);
+}
+
+/* sh -c SCRIPT as root; its exit status (0 for success). */
+static int root_sh(const char *script, char **out)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)script, NULL };
+	struct dsh_proc r;
+	as_root(&r, argv, NULL);
+	int rc = r.exit_code;
+	if (out)
+		*out = strdup(r.out);
+	if (rc != 0)
+		cr_log_info("as root: %s: exit %d: %s", script, rc, r.err);
+	dsh_proc_clear(&r);
+	return rc;
+}
 
 struct fx {
 	char *top;     /* root's, 0755 */
@@ -46,17 +80,12 @@ static char *fmt(const char *f, ...)
 	return s;
 }
 
-static void own(const char *path, mode_t mode)
-{
-	cr_assert_eq(chown(path, OWNER, OWNER), 0, "chown %s", path);
-	cr_assert_eq(chmod(path, mode), 0, "chmod %s", path);
-}
-
 static void fx_init(struct fx *f, const char *backend)
 {
-	if (geteuid() != 0)
-		DSH_SKIP("about root with a workspace another user owns: run as root (a dev container's root)");
 	dsh_test_require_backend();
+	if (geteuid() != 0 && root_sh("test \"$(id -u)\" = 0 && test \"$(wc -l < /proc/self/uid_map)\" -gt 1", NULL) != 0)
+		DSH_SKIP("about root: run as root, or give this user subordinate ids (/etc/subuid, newuidmap from "
+			 "uidmap) for a user namespace where it is root over a range of ids");
 	f->top = dsh_test_mkdtemp();
 	f->ws = fmt("%s/ws", f->top);
 	f->file = fmt("%s/f.txt", f->ws);
@@ -69,8 +98,11 @@ static void fx_init(struct fx *f, const char *backend)
 	dsh_test_write_file(f->hidden, SECRET "\n");
 	dsh_test_write_file(f->outside, "outside\n");
 	_cleanup_free_ char *ro_dir = fmt("%s/ro", base), *out_dir = fmt("%s/out", f->top);
-	own(f->ws, 0755), own(f->file, 0644), own(ro_dir, 0755), own(f->ro, 0644), own(f->hidden, 0600);
-	own(out_dir, 0755), own(f->outside, 0644);
+	_cleanup_free_ char *script = fmt("chown %d:%d '%s' '%s' '%s' '%s' '%s' '%s' '%s' && chmod 755 '%s' '%s' '%s' && "
+					  "chmod 644 '%s' '%s' '%s' && chmod 600 '%s'",
+					  OWNER, OWNER, f->ws, f->file, ro_dir, f->ro, f->hidden, out_dir, f->outside,
+					  f->ws, ro_dir, out_dir, f->file, f->ro, f->outside, f->hidden);
+	cr_assert_eq(root_sh(script, NULL), 0, "the workspace could not be given to uid %d", OWNER);
 	f->rule_ro = fmt("r- %s", ro_dir);
 	f->rule_hidden = fmt("-- %s", f->hidden);
 }
@@ -80,12 +112,16 @@ static void fx_free(struct fx *f)
 	if (!f->top)
 		return;
 	/* The host's oracle for every test: what the policy protects is as it was. */
-	char *ro = dsh_test_read_file(f->ro), *hidden = dsh_test_read_file(f->hidden), *out = dsh_test_read_file(f->outside);
+	/* Read as root: the -- file is mode 0600 of uid OWNER. */
+	char *ro = NULL, *hidden = NULL, *out = NULL;
+	_cleanup_free_ char *c1 = fmt("cat '%s'", f->ro), *c2 = fmt("cat '%s'", f->hidden), *c3 = fmt("cat '%s'", f->outside),
+			    *rm = fmt("rm -rf '%s'", f->top);
+	root_sh(c1, &ro), root_sh(c2, &hidden), root_sh(c3, &out);
 	cr_expect(ro && strcmp(ro, "read-only\n") == 0, "the r- file changed on the host: %s", ro ? ro : "(gone)");
 	cr_expect(hidden && strcmp(hidden, SECRET "\n") == 0, "the -- file changed on the host");
 	cr_expect(out && strcmp(out, "outside\n") == 0, "the file outside the writable roots changed on the host");
 	free(ro), free(hidden), free(out);
-	dsh_test_rmtree(f->top);
+	cr_expect_eq(root_sh(rm, NULL), 0, "cleanup of %s", f->top);
 	free(f->top), free(f->ws), free(f->file), free(f->ro), free(f->hidden), free(f->outside);
 	free(f->rule_ro), free(f->rule_hidden);
 }
@@ -106,7 +142,7 @@ static void dshbox(struct dsh_proc *r, const struct fx *f, const char *sub, cons
 		argv[n++] = a;
 	va_end(ap);
 	argv[n] = NULL;
-	cr_assert_eq(dsh_proc_run(argv, env, NULL, r), 0);
+	as_root(r, argv, NULL);
 }
 
 static void check_says(const struct fx *f, const char *how, const char *path, int want_exit)
