@@ -34,7 +34,8 @@ static int timed_out(const char *name, const struct dsh_error *e, long long boun
 {
 	int r;
 	if (e)
-		r = dsh_err(err, DSH_ERR_SYSTEM, ETIMEDOUT, "auto: %s", e->msg ? e->msg : name);
+		r = dsh_err(err, DSH_ERR_SYSTEM, ETIMEDOUT, "auto: %s (probeTimeoutMs, %lld ms, bounds each probe and "
+			    "auto's probing as a whole)", e->msg ? e->msg : name, bound);
 	else
 		r = dsh_err(err, DSH_ERR_SYSTEM, ETIMEDOUT,
 			    "auto: its probes took all of probeTimeoutMs (%lld ms) before backend '%s' was probed", bound, name);
