@@ -9,14 +9,18 @@
 #include "common/cleanup.h"
 #include "dshbox/backend.h"
 #include "dshbox/probe.h"
+#include "supervisor/probe.h"
 
 static const char usage[] =
 	"Usage: dshbox probe [--json] [POLICY OPTIONS]\n"
 	"\n"
 	"Report what this kernel can enforce, each feature found by trying it (never by version):\n"
 	"user namespaces (and why not), the mount API, the Landlock ABI, seccomp and its user\n"
-	"notification, pidfd, clone3, a network namespace's loopback; each missing piece with a\n"
-	"one-line remedy; then which backends can run and what --backend auto would choose for the\n"
+	"notification, pidfd, clone3, a network namespace's loopback, the broker's process_vm_readv\n"
+	"and pidfd_getfd, a fresh procfs.  Each refusal with its cause where the machine tells it (a\n"
+	"container runtime's seccomp profile, a masked /proc, a sysctl, AppArmor) and the fix, naming\n"
+	"the container runtime's setting when the cause is a container's; then which backends can run\n"
+	"and what --backend auto would choose for the\n"
 	"policy options given (--network off adds the network namespace to linux-ns's needs).\n"
 	"The backends and auto are decided by the same probes and selection code as `dshbox run`.\n"
 	"Each probe runs in a child killed after probeTimeoutMs (5000 ms).\n"
@@ -52,7 +56,7 @@ static bool step_only(const struct dsh_probe_result *r)
 	return r->code == ETIMEDOUT || r->code == ECHILD;
 }
 
-static json_t *probe_json(const struct dsh_probe_result *r)
+static json_t *probe_json(const struct dsh_probe_result *r, const struct dsh_probe_env *env)
 {
 	json_t *p = json_pack("{s:s, s:s, s:b}", "name", dsh_probe_name(r->id), "checks", dsh_probe_checks(r->id),
 			      "ok", r->ok);
@@ -67,6 +71,11 @@ static json_t *probe_json(const struct dsh_probe_result *r)
 			json_object_set_new(p, "reason", json_string(r->reason));
 		if (r->remedy)
 			json_object_set_new(p, "remedy", json_string(r->remedy));
+		struct dsh_probe_diagnosis d;
+		dsh_probe_diagnose(r, env, &d);
+		json_object_set_new(p, "cause", json_string(dsh_probe_cause_name(d.cause)));
+		if (d.fix[0])
+			json_object_set_new(p, "fix", json_string(d.fix));
 	}
 	return p;
 }
@@ -128,6 +137,9 @@ int cmd_probe(int argc, char **argv, char **envp)
 	ro.backend = DSH_BACKEND_AUTO;
 	long long timeout = ro.probe_timeout_ms;
 
+	/* Read once: what the causes are decided from (a container, a filter, a masked /proc). */
+	struct dsh_probe_env env;
+	dsh_probe_env_read(&env);
 	struct dsh_probe_result r[DSH_PROBE__MAX];
 	for (int i = 0; i < DSH_PROBE__MAX; i++)
 		dsh_probe_run((enum dsh_probe_id)i, timeout, &r[i]);
@@ -146,8 +158,11 @@ int cmd_probe(int argc, char **argv, char **envp)
 	if (json) {
 		json_t *o = json_object(), *a = json_array(), *bo = json_object(), *why = json_object();
 		for (int i = 0; i < DSH_PROBE__MAX; i++)
-			json_array_append_new(a, probe_json(&r[i]));
+			json_array_append_new(a, probe_json(&r[i], &env));
 		json_object_set_new(o, "probes", a);
+		json_object_set_new(o, "environment",
+				    json_pack("{s:s?, s:b, s:b}", "container", env.container[0] ? env.container : NULL,
+					      "seccompFilter", env.seccomp_mode == 2, "procMasked", env.proc_masked));
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 			json_object_set_new(bo, dsh_backend_id_to_string(rows[i].id), json_boolean(rows[i].ok));
 			if (rows[i].why)
@@ -164,6 +179,9 @@ int cmd_probe(int argc, char **argv, char **envp)
 		fputc('\n', stdout);
 		json_decref(o);
 	} else {
+		printf("%-26s %s%s%s, seccomp filter %s, /proc %s\n", "environment",
+		       env.container[0] ? "a " : "not a container", env.container, env.container[0] ? " container" : "",
+		       env.seccomp_mode == 2 ? "on" : "off", env.proc_masked ? "masked" : "not masked");
 		for (int i = 0; i < DSH_PROBE__MAX; i++) {
 			const struct dsh_probe_result *p = &r[i];
 			if (p->ok && p->id == DSH_PROBE_LANDLOCK)
@@ -173,9 +191,15 @@ int cmd_probe(int argc, char **argv, char **envp)
 			else {
 				printf("%-26s no: %s%s%s\n", dsh_probe_name(p->id), p->step, step_only(p) ? "" : ": ",
 				       step_only(p) ? "" : strerror(p->code));
-				if (p->reason[0])
+				struct dsh_probe_diagnosis d;
+				dsh_probe_diagnose(p, &env, &d);
+				if (d.cause != DSH_CAUSE_UNKNOWN)
+					printf("%-26s   why: %s\n", "", d.why);
+				else if (p->reason[0])
 					printf("%-26s   why: %s\n", "", p->reason);
-				if (p->remedy)
+				if (d.fix[0])
+					printf("%-26s   fix: %s\n", "", d.fix);
+				else if (p->remedy)
 					printf("%-26s   remedy: %s\n", "", p->remedy);
 			}
 		}

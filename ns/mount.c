@@ -14,6 +14,7 @@
 #include "common/strv.h"
 #include "ns/mount.h"
 #include "ns/mount_internal.h"
+#include "ns/userns.h"
 #include "ns/sys.h"
 
 /*
@@ -386,7 +387,7 @@ static int apply_bind_ro(const struct dsh_mount_entry *e, struct dsh_error **err
  * the kernel refuses it detached, the tmpfs is attached for that one call, over "/" (where no path
  * lookup reaches it), and detached again.
  */
-static int mask_file_source(struct dsh_error **err)
+static int mask_file_source(const struct applier *a, struct dsh_error **err)
 {
 	static const char *const fopts[] = { "mode=0700", "size=4k", "nr_inodes=4", NULL };
 	_cleanup_close_ int src = dsh_m_fsmount("tmpfs", fopts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err);
@@ -398,6 +399,8 @@ static int mask_file_source(struct dsh_error **err)
 	close(f);
 	if (fchmodat(src, "mask", 0, 0) < 0)
 		return dsh_err_sys(err, errno, "chmod");
+	if (a->mask_owned && fchownat(src, "mask", a->mask_uid, a->mask_gid, 0) < 0)
+		return dsh_err_sys(err, errno, "chown");
 	/* Probe what the kernel does, not its version: Linux 6.15 clones a detached mount. */
 	_cleanup_close_ int c = open_tree(src, "mask", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (c < 0 && errno == EINVAL) {
@@ -424,7 +427,10 @@ static int mask_file_source(struct dsh_error **err)
 
 static int apply_mask(struct applier *a, const struct dsh_mount_entry *e, struct dsh_error **err)
 {
-	static const char *const opts[] = { "mode=000", "size=4k", "nr_inodes=2", NULL };
+	char uid[32], gid[32];
+	snprintf(uid, sizeof(uid), "uid=%u", (unsigned)a->mask_uid);
+	snprintf(gid, sizeof(gid), "gid=%u", (unsigned)a->mask_gid);
+	const char *const opts[] = { "mode=000", "size=4k", "nr_inodes=2", a->mask_owned ? uid : NULL, gid, NULL };
 	const unsigned attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
 	struct stat st;
 	_cleanup_close_ int t = open_target_st(e, &st, err);
@@ -434,7 +440,7 @@ static int apply_mask(struct applier *a, const struct dsh_mount_entry *e, struct
 		return t;
 	int *source = S_ISDIR(st.st_mode) ? &a->mask_dir : &a->mask_file;
 	if (*source < 0) {
-		int m = S_ISDIR(st.st_mode) ? dsh_m_fsmount("tmpfs", opts, attrs, err) : mask_file_source(err);
+		int m = S_ISDIR(st.st_mode) ? dsh_m_fsmount("tmpfs", opts, attrs, err) : mask_file_source(a, err);
 		if (m < 0)
 			return dsh_err_prefix(err, S_ISDIR(st.st_mode) ? "mask source" : "file mask source");
 		*source = m;
@@ -546,6 +552,12 @@ int dsh_mount_plan_apply(const struct dsh_mount_plan *plan, struct dsh_mount_out
 	size_t n_clones = plan->n + plan->n_ordered;
 	for (size_t k = 0; k < ARRAY_SIZE(a.dev_nodes); k++)
 		a.dev_nodes[k] = -1;
+	if (plan->masks_unmapped) {
+		int r = dsh_userns_range_last(&a.mask_uid, &a.mask_gid, err);
+		if (r < 0)
+			return dsh_err_prefix(err, "the masks' owner");
+		a.mask_owned = true;
+	}
 	a.clones = malloc((n_clones ? n_clones : 1) * sizeof(int));
 	if (!a.clones)
 		return dsh_err_sys(err, ENOMEM, "mount");

@@ -23,6 +23,9 @@ struct applier {
 	int proc_clone;       /* the host's /proc, for the fallback */
 	int mask_file;        /* the first file mask: the one empty mode-000 file, attached */
 	int mask_dir;         /* the first directory mask: a read-only tmpfs of mode 000, attached */
+	bool mask_owned;      /* plan->masks_unmapped: the masks belong to mask_uid/mask_gid */
+	uid_t mask_uid;
+	gid_t mask_gid;
 	char **roots;         /* ordered: tmpfs mounted by this run, where names may be made */
 	char **binds;         /* ordered: host trees bound by this run, where no name is made */
 	struct dsh_mount_outcome *out;

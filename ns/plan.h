@@ -78,6 +78,10 @@ struct dsh_mount_plan {
 	bool proc_fallback;  /* allowDegraded: a refused fresh procfs binds the host's /proc (its
 				processes visible inside); otherwise the run refuses */
 	bool dev;            /* a minimal /dev replaces the host's */
+	/* Root keeping CAP_DAC_OVERRIDE (supervisor/root_caps.c): the masks are owned by the highest
+	   ids of the range, which the locked namespace leaves unmapped (ns/userns.h), so that mode 000
+	   still refuses the command. */
+	bool masks_unmapped;
 	size_t glob_matches; /* masks and read-only binds that came from glob matches */
 	size_t dirs_read;    /* directories the glob walker read */
 	/*

@@ -617,6 +617,27 @@ static int ll_render(const struct dsh_policy *p, const void *plan_, char **ret, 
 	return 0;
 }
 
+/*
+ * Root keeps CAP_DAC_OVERRIDE (supervisor/root_caps.c) only where Landlock holds every rule: a rule
+ * lost (accepted with allowDegraded) was at least still kept by the permission bits from another
+ * user's files, and a capability must not take that last wall away.
+ */
+static unsigned long long root_caps(const struct dsh_policy *p, const struct dsh_landlock_plan *plan)
+{
+	unsigned long long keep = dsh_root_keep_caps(false);
+	if (!keep)
+		return 0;
+	struct dsh_description d;
+	_cleanup_error_ struct dsh_error *e = NULL;
+	if (ll_describe(p, plan, &d, &e) < 0)
+		return 0;
+	for (size_t i = 0; i < d.n_rules && keep; i++)
+		if (d.rules[i].lost)
+			keep = 0;
+	dsh_description_clear(&d);
+	return keep;
+}
+
 /* The run lifecycle is the linux-ns backend's (supervisor/sandbox.c) without its namespaces. */
 int dsh_landlock_confine(const struct dsh_policy *p, void *plan_, const struct dsh_run_request *req,
 			 struct dsh_run_result *ret, struct dsh_error **err)
@@ -627,6 +648,7 @@ int dsh_landlock_confine(const struct dsh_policy *p, void *plan_, const struct d
 		.opts = plan->opts,
 		.ns.none = true,
 		.ids = { .uid = getuid(), .gid = getgid() },
+		.proc.keep_caps = root_caps(p, plan),
 		.landlock = &plan->spec,
 		.seccomp = &plan->seccomp,
 		.notify = plan->notify.insns ? &plan->notify : NULL,

@@ -103,6 +103,8 @@ static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *
 		return dsh_err_sys(err, ENOMEM, "linux-ns plan");
 	lp->opts = o;
 	int r = dsh_mount_plan_build(p, o, &lp->mounts, err);
+	if (r >= 0)
+		lp->mounts->masks_unmapped = dsh_root_maps_range();
 	if (r < 0) {
 		free(lp);
 		return r;
@@ -140,7 +142,10 @@ static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *
 		.policy = p,
 		.opts = o,
 		.ns.net = lp->new_net,
-		.ids = { .uid = getuid(), .gid = getgid() },
+		.ids = { .uid = getuid(), .gid = getgid(), .range = dsh_root_maps_range() },
+		/* Root writes as check and serve say it may (supervisor/root_caps.c); without the whole
+		   id range mapped no capability would count for another user's file. */
+		.proc.keep_caps = dsh_root_maps_range() ? dsh_root_keep_caps(true) : 0,
 		.mounts = lp->mounts,
 		.landlock = lp->landlock ? &lp->ll : NULL,
 		.seccomp = &lp->seccomp,

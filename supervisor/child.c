@@ -119,6 +119,18 @@ int dsh_child_spawn(struct dsh_child *c, unsigned long clone_flags, int (*fn)(vo
 	return 0;
 }
 
+static long long monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+long long dsh_child_deadline(long long ms)
+{
+	return monotonic_ms() + ms;
+}
+
 static void reap_if_ended(struct dsh_child *c)
 {
 	if (c->reaped || c->pid < 0)
@@ -193,7 +205,17 @@ int dsh_child_wait(struct dsh_child *c, struct dsh_child_watch *watches, size_t 
 				pf[npf] = (struct pollfd){ watches[i].fd, POLLIN, 0 };
 				which[npf++] = i;
 			}
-		if (poll(pf, npf, -1) < 0) {
+		int timeout = -1;
+		if (c->deadline_ms) {
+			long long left = c->deadline_ms - monotonic_ms();
+			if (left <= 0) {
+				r = dsh_err(err, DSH_ERR_SYSTEM, ETIMEDOUT, "no answer by the deadline: killed");
+				dsh_child_kill(c);
+				break;
+			}
+			timeout = left > 60000 ? 60000 : (int)left;
+		}
+		if (poll(pf, npf, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			r = dsh_err_sys(err, errno, "poll");

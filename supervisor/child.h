@@ -41,6 +41,9 @@ struct dsh_child {
 	 * within 100 ms is passed on once: GNU timeout sends it to our pid and then to our group.
 	 */
 	bool own_group;
+	/* CLOCK_MONOTONIC milliseconds after which dsh_child_wait kills the child and fails with
+	   ETIMEDOUT; 0: none.  A watch may clear it (the sandbox's start, once the command runs). */
+	long long deadline_ms;
 	struct {
 		uint32_t signo, pid;
 		struct timespec at;
@@ -118,5 +121,8 @@ struct dsh_child_relay {
 	void *tap_data;
 };
 int dsh_child_relay_ready(void *relay, int fd);
+
+/* The deadline_ms value for ms milliseconds from now. */
+long long dsh_child_deadline(long long ms);
 
 #endif

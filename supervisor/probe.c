@@ -198,6 +198,41 @@ static int probe_pidfd_getfd(struct dsh_probe_ctx *c)
 	return 0;
 }
 
+/*
+ * A fresh procfs, as a run mounts one on /proc (ns/mount.c): in a user + mount + pid namespace, by
+ * the pid namespace's first process.  Where /proc has mounts over its entries (a container's masked
+ * /proc) the kernel refuses it with EPERM, as one more revealing than the procfs it sees.
+ */
+static int probe_procfs(struct dsh_probe_ctx *c)
+{
+	if (enter_userns(c) < 0)
+		return -c->code;
+	if (unshare(CLONE_NEWPID) < 0)
+		return dsh_probe_fail(c, "unshare(CLONE_NEWPID)");
+	pid_t pid = fork();
+	if (pid < 0)
+		return dsh_probe_fail(c, "fork into the new pid namespace");
+	if (pid == 0) {
+		int fs = fsopen("proc", FSOPEN_CLOEXEC);
+		if (fs < 0)
+			_exit(1);
+		if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+			_exit(2);
+		int m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+		_exit(m < 0 ? (errno == EPERM ? 3 : 4) : 0);
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	static const char *const steps[] = { "the probe's child died", "fsopen(proc)", "fsconfig(proc, CMD_CREATE)",
+					     "fsmount(proc)", "fsmount(proc)" };
+	int k = WIFEXITED(st) && WEXITSTATUS(st) <= 4 ? WEXITSTATUS(st) : 0;
+	errno = k == 4 ? EINVAL : k == 0 ? ECHILD : EPERM;
+	return dsh_probe_fail(c, steps[k]);
+}
+
 /* network: off, as a run does it (supervisor/stages.c): a new network namespace owned by the user
    namespace, its loopback brought up by ns/net.c (rtnetlink through libnl); then a TCP connection
    over it, which is what a command inside expects of "loopback only". */
@@ -262,6 +297,11 @@ static const struct dsh_probe_entry probe_table[DSH_PROBE__MAX] = {
 				    "the runtime broker reopens through /proc/PID/fd, and protectSockets cannot be served; "
 				    "allow pidfd_getfd in the profile (or --cap-add SYS_PTRACE)",
 				    probe_pidfd_getfd },
+	[DSH_PROBE_PROCFS] = { "fresh procfs",
+			       "in a user + pid namespace: fsopen/fsmount(proc), the /proc a run mounts",
+			       "a masked /proc (a container's) makes the kernel refuse it: runs refuse, or with "
+			       "allowDegraded bind the container's /proc (its processes visible)",
+			       probe_procfs },
 };
 
 const char *dsh_probe_name(enum dsh_probe_id id)
@@ -345,18 +385,6 @@ static bool wait_exit(int pidfd, int rfd, long long timeout_ms)
 	}
 }
 
-static long read_sysctl(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	long v;
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 /* Whether a seccomp filter applies to this process (/proc/self/status says mode 2). */
 static bool seccomp_filtered(void)
 {
@@ -396,29 +424,15 @@ bool dsh_probe_inside_dshbox(void)
 	return false;
 }
 
-/* Why user namespaces are refused: the well-known switches, read (not guessed from versions). */
-static void userns_reason(struct dsh_probe_result *r)
+/* Why it was refused, when the machine says (supervisor/probe_diagnose.c): into r->reason. */
+static void refusal_reason(struct dsh_probe_result *r)
 {
-	if (!(strncmp(r->step, "unshare(CLONE_NEWUSER", 21) == 0 || strstr(r->step, "_map") ||
-	      strstr(r->step, "setgroups") || strstr(r->step, "new namespace")))
-		return;
-	if (read_sysctl("/proc/sys/user/max_user_namespaces") == 0)
-		snprintf(r->reason, sizeof(r->reason),
-			 "sysctl user.max_user_namespaces is 0 (fix: sysctl -w user.max_user_namespaces=10000)");
-	else if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == 0)
-		snprintf(r->reason, sizeof(r->reason),
-			 "sysctl kernel.unprivileged_userns_clone is 0 (fix: sysctl -w kernel.unprivileged_userns_clone=1)");
-	else if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
-		snprintf(r->reason, sizeof(r->reason),
-			 "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1): "
-			 "give dshbox a profile with 'userns,' or use --backend landlock");
-	else if (r->code == EPERM && dsh_probe_inside_dshbox())
-		snprintf(r->reason, sizeof(r->reason),
-			 "inside a dshbox sandbox, which refuses new user namespaces unless its configuration says "
-			 "nestedSandbox: true");
-	else if (r->code == EPERM)
-		snprintf(r->reason, sizeof(r->reason),
-			 "refused with EPERM, no sysctl says why: a container runtime's seccomp profile or an LSM");
+	struct dsh_probe_env e;
+	struct dsh_probe_diagnosis d;
+	dsh_probe_env_read(&e);
+	dsh_probe_diagnose(r, &e, &d);
+	if (d.cause != DSH_CAUSE_UNKNOWN)
+		snprintf(r->reason, sizeof(r->reason), "%.*s", (int)sizeof(r->reason) - 1, d.why);
 }
 
 int dsh_probe_run_entries(const struct dsh_probe_entry *table, size_t table_len, const size_t *idx, size_t n,
@@ -483,7 +497,7 @@ int dsh_probe_run_entries(const struct dsh_probe_entry *table, size_t table_len,
 			memcpy(ret->step, m.step, sizeof(ret->step));
 			ret->step[sizeof(ret->step) - 1] = '\0';
 			ret->remedy = table[idx[got - 1]].remedy;
-			userns_reason(ret);
+			refusal_reason(ret);
 			return -ret->code;
 		}
 		ret->value = m.value;
@@ -536,7 +550,15 @@ int dsh_probe_require(const struct dsh_probe_entry *table, size_t table_len, con
 	else
 		ret = dsh_err(err, DSH_ERR_UNSUPPORTED, r.code, "backend '%s': %s unavailable: %s: %s%s%s", backend, name,
 			      r.step, strerror(r.code), r.reason[0] ? "; " : "", r.reason);
-	if (r.remedy)
+	/* The fix for this machine's cause when one is known (a container's profile, a sysctl), else
+	   the entry's general remedy. */
+	struct dsh_probe_env e;
+	struct dsh_probe_diagnosis d;
+	dsh_probe_env_read(&e);
+	dsh_probe_diagnose(&r, &e, &d);
+	if (d.cause != DSH_CAUSE_UNKNOWN && d.fix[0])
+		dsh_err_hint(err, "%s", d.fix);
+	else if (r.remedy)
 		dsh_err_hint(err, "%s", r.remedy);
 	return ret;
 }

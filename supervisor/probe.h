@@ -65,4 +65,47 @@ int dsh_probe_require(const struct dsh_probe_entry *table, size_t table_len, con
 int dsh_probe_backend_linux_ns(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err);
 int dsh_probe_backend_landlock(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_error **err);
 
+/* ---- why a probe failed, and the fix (supervisor/probe_diagnose.c) ---- */
+
+/* What the machine says about the refusals' possible causes, read once (dsh_probe_env_read);
+   tests fill it by hand. */
+struct dsh_probe_env {
+	int seccomp_mode;               /* /proc/self/status Seccomp: (2: a filter) */
+	char container[16];             /* "docker", "podman", "kubernetes", "container", or "" */
+	bool proc_masked;               /* mounts over /proc/kcore and the like (/proc/self/mountinfo) */
+	long max_user_namespaces;       /* the sysctls, -1 when absent */
+	long unprivileged_userns_clone;
+	long apparmor_restrict_userns;
+	bool inside_dshbox;             /* dsh_probe_inside_dshbox() */
+};
+
+enum dsh_probe_cause {
+	DSH_CAUSE_UNKNOWN,
+	DSH_CAUSE_KERNEL,       /* ENOSYS: the kernel lacks the call */
+	DSH_CAUSE_SYSCTL,       /* user namespaces switched off */
+	DSH_CAUSE_APPARMOR,     /* Ubuntu's restriction of unprivileged user namespaces */
+	DSH_CAUSE_SECCOMP,      /* a seccomp filter (a container runtime's profile, named when it is one) */
+	DSH_CAUSE_MASKED_PROC,  /* a fresh procfs refused because /proc is masked */
+	DSH_CAUSE_NESTED,       /* inside a dshbox sandbox */
+	DSH_CAUSE_LSM,          /* EPERM without a filter or a switch: an LSM, Yama, capabilities */
+};
+
+struct dsh_probe_diagnosis {
+	enum dsh_probe_cause cause; /* DSH_CAUSE_UNKNOWN: nothing to add to the entry's remedy */
+	char why[256];
+	char fix[512];              /* what to change, naming the container runtime's setting when the
+				       cause is a container's */
+};
+
+void dsh_probe_env_read(struct dsh_probe_env *e);
+/* The cause of r's failure on a machine described by e, and its fix.  Pure. */
+void dsh_probe_diagnose(const struct dsh_probe_result *r, const struct dsh_probe_env *e, struct dsh_probe_diagnosis *d);
+const char *dsh_probe_cause_name(enum dsh_probe_cause c);
+/* Whether /proc/self/mountinfo text shows /proc masked (a mount over /proc/kcore, /proc/sys, ...). */
+bool dsh_probe_proc_masked(const char *mountinfo);
+/* The container runtime from its traces (/run/.containerenv, /.dockerenv, container= of pid 1, the
+   cgroup path, a pod's /var/run/secrets/kubernetes.io), or NULL outside any. */
+const char *dsh_probe_container_kind(bool containerenv, bool dockerenv, const char *pid1_container,
+				     const char *cgroup, bool kubernetes_secrets);
+
 #endif

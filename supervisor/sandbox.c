@@ -21,6 +21,7 @@
 #include "common/fdpass.h"
 #include "common/strbuf.h"
 #include "ns/remask.h"
+#include "ns/userns.h"
 #include "common/strv.h"
 #include "common/write_all.h"
 #include "supervisor/child.h"
@@ -456,6 +457,7 @@ static int remask_ready(void *data, int fd)
 /* What the supervisor gathers from init's two pipes while it waits. */
 struct gathered {
 	struct dsh_terminal *term;
+	struct dsh_child *ch;      /* its deadline (auto's unprobed start) ends when the command runs */
 	struct status_frame frame; /* the last one init sent: the command's status, what the broker refused */
 	bool have_status;
 	struct record rec;
@@ -493,8 +495,10 @@ static int report_ready(void *data, int fd)
 	ssize_t n = read(fd, &tmp, sizeof(tmp));
 	if (n < 0 && errno == EINTR)
 		return DSH_CHILD_GO_ON;
-	if (n != (ssize_t)sizeof(tmp))
+	if (n != (ssize_t)sizeof(tmp)) {
+		g->ch->deadline_ms = 0; /* EOF: the command exec'd (or init failed): the start is over */
 		return DSH_CHILD_CLOSE;
+	}
 	if (tmp.kind == REC_WARN) {
 		tmp.msg[sizeof(tmp.msg) - 1] = '\0';
 		(void)dsh_strv_push(&g->warnings, tmp.msg);
@@ -509,7 +513,7 @@ static int report_ready(void *data, int fd)
 
 struct init_arg {
 	struct dsh_stage_ctx *ctx;
-	int report_r, status_r, status_w;
+	int report_r, status_r, status_w, ids_w;
 };
 
 static int init_fn(void *p)
@@ -517,6 +521,8 @@ static int init_fn(void *p)
 	struct init_arg *a = p;
 	close(a->report_r);
 	close(a->status_r);
+	if (a->ids_w >= 0)
+		close(a->ids_w);
 	init_main(a->ctx, a->status_w);
 }
 
@@ -536,6 +542,85 @@ char *dsh_sandbox_plan_render(const struct dsh_sandbox_plan *plan, char *const *
 	}
 	dsh_buf_add(&b, m);
 	return dsh_buf_steal(&b);
+}
+
+/*
+ * ids.range: the maps of init's user namespace, written from here (a map of more than one id needs
+ * CAP_SETUID in the namespace above it, which init, inside, does not have), then the errno, 0 for
+ * done, on the pipe init waits on before its first stage.
+ */
+static void map_ranges(pid_t pid, int ids_w)
+{
+	char uid_map[1024], gid_map[1024], dir[32];
+	struct dsh_error *e = NULL;
+	int r = dsh_userns_range_map("uid_map", false, uid_map, sizeof(uid_map), &e);
+	if (r >= 0)
+		r = dsh_userns_range_map("gid_map", false, gid_map, sizeof(gid_map), &e);
+	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
+	/* Our unreaped child: the pid names it until we wait for it. */
+	_cleanup_close_ int fd = r >= 0 ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (r >= 0 && fd < 0)
+		r = -errno;
+	if (r >= 0)
+		r = dsh_userns_write_maps(fd, uid_map, gid_map, true, &e);
+	int code = r < 0 ? (e && e->code ? e->code : -r) : 0;
+	dsh_error_free(e);
+	(void)dsh_write_all(ids_w, &code, sizeof(code));
+}
+
+/* What the run came to, from what init sent (a setup failure, the command's status) and how it ended. */
+static int decode_outcome(struct gathered *g, struct dsh_child *ch, struct dsh_run_result *ret, struct dsh_error **err)
+{
+	int r;
+	if (g->have_rec && g->rec.kind == REC_SETUP) {
+		g->rec.msg[sizeof(g->rec.msg) - 1] = '\0';
+		g->rec.hint[sizeof(g->rec.hint) - 1] = '\0';
+		r = dsh_err(err, refused_by_host(g->rec.msg, g->rec.code) ? DSH_ERR_UNSUPPORTED : DSH_ERR_SYSTEM,
+			    g->rec.code, "%s", g->rec.msg);
+		if (g->rec.hint[0])
+			dsh_err_hint(err, "%s", g->rec.hint);
+		return r;
+	}
+	if (!g->have_status) {
+		dsh_child_reap(ch);
+		if (WIFSIGNALED(ch->status))
+			r = dsh_err(err, DSH_ERR_SYSTEM, EIO, "the sandbox's init was killed by signal %d",
+				    WTERMSIG(ch->status));
+		else
+			r = dsh_err(err, DSH_ERR_SYSTEM, EIO, "the sandbox's init exited with %d before the command ended",
+				    WEXITSTATUS(ch->status));
+		return r;
+	}
+	memset(ret, 0, sizeof(*ret));
+	dsh_child_decode(g->frame.status, ret);
+	ret->refused = g->frame.refused;
+	memcpy(ret->refusal, g->frame.refusal, DSH_REFUSAL_MAX);
+	ret->refusal[DSH_REFUSAL_MAX - 1] = '\0';
+	ret->warnings = TAKE_PTR(g->warnings);
+	if (g->have_rec && g->rec.kind == REC_EXEC) {
+		g->rec.msg[sizeof(g->rec.msg) - 1] = '\0';
+		ret->message = strdup(g->rec.msg);
+	}
+	return 0;
+}
+
+static int ids_pipe(int ids[2], struct dsh_stage_ctx *ctx, struct dsh_error **err)
+{
+	if (pipe2(ids, O_CLOEXEC) < 0)
+		return dsh_err_sys(err, errno, "pipe");
+	ctx->ids_fd = ids[0];
+	return 0;
+}
+
+/* auto's unprobed start past probeTimeoutMs.  Fails closed: not DSH_ERR_UNSUPPORTED, which would let
+   auto fall back to a weaker backend on a host whose kernel calls hang. */
+static int start_timed_out(long long bound, struct dsh_error **err)
+{
+	dsh_error_free(TAKE_PTR(*err));
+	int r = dsh_err(err, DSH_ERR_SYSTEM, ETIMEDOUT, "backend 'linux-ns' (auto): its start, which stands for its "
+			"probe, gave no answer within probeTimeoutMs (%lld ms) and was killed", bound);
+	dsh_err_hint(err, "a kernel call hung or this host is slow: raise probeTimeoutMs, or choose --backend");
+	return r;
 }
 
 static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run_request *req, struct dsh_run_result *ret,
@@ -567,11 +652,12 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	if (r < 0)
 		goto out_pipes;
 
+	int ids[2] = { -1, -1 }; /* ids.range: the supervisor's word to init (map_ranges) */
 	struct dsh_terminal term;
 	dsh_terminal_begin(&term);
-	struct gathered g = { .timing = timing_of(plan), .term = &term };
+	struct gathered g = { .timing = timing_of(plan), .term = &term, .ch = &ch };
 	struct dsh_stage_ctx ctx = { .plan = plan, .req = req, .caller_mask = ch.caller_mask, .caller_core = core,
-				     .report_fd = report[1], .keeper_fds = { -1, -1 },
+				     .report_fd = report[1], .keeper_fds = { -1, -1 }, .ids_fd = -1,
 				     .fg_tty = term.handed ? term.fd : -1 };
 	/* SPEC 3.14: the keeper inside re-mounts what the host replaces; we watch, it acts. */
 	struct remask_state rm = { .w = { .fd = -1 } };
@@ -595,7 +681,9 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	/* One filter for the command where the two join (issue 10): an open then runs one program. */
 	if (plan->seccomp && plan->notify && (r = dsh_seccomp_join(plan->seccomp, plan->notify, &ctx.joined, err)) < 0)
 		goto out;
-	struct init_arg arg = { &ctx, report[0], status[0], status[1] };
+	if (plan->ids.range && !plan->ns.none && (r = ids_pipe(ids, &ctx, err)) < 0)
+		goto out;
+	struct init_arg arg = { &ctx, report[0], status[0], status[1], ids[1] };
 	unsigned long flags = plan->ns.none ? 0
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (plan->ns.share_ipc ? 0 : CLONE_NEWIPC) |
 				(plan->ns.net ? CLONE_NEWNET : 0);
@@ -611,6 +699,16 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 			(*err)->kind = DSH_ERR_UNSUPPORTED;
 		goto out;
 	}
+	if (ids[1] >= 0) {
+		map_ranges(ch.pid, ids[1]);
+		close(ids[1]);
+		ids[1] = -1;
+	}
+	/* auto's linux-ns chosen unprobed (issue 14): the start is its probe, bounded as one (issue 24). */
+	const struct dsh_run_options *o = plan->opts;
+	long long bound = o && o->start_decides && o->backend == DSH_BACKEND_AUTO && !plan->ns.none ? o->probe_timeout_ms : 0;
+	if (bound > 0)
+		ch.deadline_ms = dsh_child_deadline(bound);
 	term.pgid = ch.pid; /* init makes its group before it clones the command */
 	ch.own_group = true;
 	close(report[1]);
@@ -628,6 +726,8 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	struct dsh_child_watch w[] = { { status[0], status_ready, &g }, { report[0], report_ready, &g },
 				       { rm.w.fd, remask_ready, &rm } };
 	r = dsh_child_wait(&ch, w, ARRAY_SIZE(w), err);
+	if (r == -ETIMEDOUT)
+		r = start_timed_out(bound, err);
 	if (r < 0)
 		goto out;
 	if (rm.keeper_gone) {
@@ -638,37 +738,14 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	if (g.status_ns)
 		dsh_timing_mark(g.timing, "command", g.status_ns);
 
-	if (g.have_rec && g.rec.kind == REC_SETUP) {
-		g.rec.msg[sizeof(g.rec.msg) - 1] = '\0';
-		g.rec.hint[sizeof(g.rec.hint) - 1] = '\0';
-		r = dsh_err(err, refused_by_host(g.rec.msg, g.rec.code) ? DSH_ERR_UNSUPPORTED : DSH_ERR_SYSTEM,
-			    g.rec.code, "%s", g.rec.msg);
-		if (g.rec.hint[0])
-			dsh_err_hint(err, "%s", g.rec.hint);
+	r = decode_outcome(&g, &ch, ret, err);
+	if (r < 0)
 		goto out;
-	}
-	if (!g.have_status) {
-		dsh_child_reap(&ch);
-		if (WIFSIGNALED(ch.status))
-			r = dsh_err(err, DSH_ERR_SYSTEM, EIO, "the sandbox's init was killed by signal %d",
-				    WTERMSIG(ch.status));
-		else
-			r = dsh_err(err, DSH_ERR_SYSTEM, EIO, "the sandbox's init exited with %d before the command ended",
-				    WEXITSTATUS(ch.status));
-		goto out;
-	}
-	memset(ret, 0, sizeof(*ret));
-	dsh_child_decode(g.frame.status, ret);
-	ret->refused = g.frame.refused;
-	memcpy(ret->refusal, g.frame.refusal, DSH_REFUSAL_MAX);
-	ret->refusal[DSH_REFUSAL_MAX - 1] = '\0';
-	ret->warnings = TAKE_PTR(g.warnings);
-	if (g.have_rec && g.rec.kind == REC_EXEC) {
-		g.rec.msg[sizeof(g.rec.msg) - 1] = '\0';
-		ret->message = strdup(g.rec.msg);
-	}
 	r = 0;
 out:
+	for (int i = 0; i < 2; i++)
+		if (ids[i] >= 0)
+			close(ids[i]);
 	dsh_seccomp_prog_clear(&ctx.joined);
 	dsh_seccomp_prog_clear(&ctx.broker_filter);
 	dsh_remask_watch_clear(&rm.w);

@@ -59,6 +59,10 @@ struct dsh_sandbox_plan {
 		bool inner;
 		uid_t inner_uid;
 		gid_t inner_gid;
+		/* Root (CAP_SETUID and CAP_SETGID): every id range of the caller's namespace mapped to
+		   itself instead of the one id, in both user namespaces (ns/userns.h), the supervisor
+		   writing the first map.  Files of other users keep their owners inside. */
+		bool range;
 	} ids;
 	const struct dsh_mount_plan *mounts; /* sorted entries, then operations in order (ns/plan.h) */
 	struct {
@@ -123,6 +127,7 @@ struct dsh_stage_ctx {
 		const char *stage;
 		long long end_ns;
 	} clock[32];
+	int ids_fd;                 /* ids.range: the supervisor's word that it wrote the maps, or -1 */
 	int fg_tty;                 /* the terminal whose foreground init takes for the sandbox, or -1 */
 	pid_t outer_pid;            /* init's pid in the caller's pid namespace (plan->hooks.on_locked only) */
 	/* plan->seccomp and plan->notify as one program (dsh_seccomp_join), loaded by the broker stage
@@ -155,5 +160,14 @@ int dsh_exec_command_as(const char *name, char *const *argv, char *const *envp, 
 
 /* Mark every descriptor above 2 close-on-exec, except those listed (which lose the flag). */
 int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err);
+
+/*
+ * Root's command (supervisor/root_caps.c): whether the caller may map its whole id ranges (root
+ * with CAP_SETUID, CAP_SETGID, CAP_SETFCAP), and the capabilities the command keeps so that it
+ * writes where `check` and `serve` say root may: CAP_DAC_OVERRIDE, with namespaces CAP_FOWNER too,
+ * each only if the caller has it.  0 for anyone but root.
+ */
+bool dsh_root_maps_range(void);
+unsigned long long dsh_root_keep_caps(bool namespaces);
 
 #endif

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -21,14 +22,37 @@ bool dsh_policy_has_deny_rules(const struct dsh_policy *p)
 
 static const enum dsh_backend_id auto_order[] = { DSH_BACKEND_LINUX_NS, DSH_BACKEND_LANDLOCK };
 
-/*
- * auto from auto_order[from] on, each probed; prior, when set, is the refusal of an earlier backend
- * (the unprobed start of linux-ns), counted as its probe's.
- */
-static int select_auto(const struct dsh_policy *p, const struct dsh_run_options *o, size_t from,
-		       const struct dsh_error *prior, const struct dsh_backend **ret, struct dsh_error **err)
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A probe that hung (dsh_probe_require's ETIMEDOUT), or auto's budget spent: fail closed. */
+static int timed_out(const char *name, const struct dsh_error *e, long long bound, struct dsh_error **err)
+{
+	int r;
+	if (e)
+		r = dsh_err(err, DSH_ERR_SYSTEM, ETIMEDOUT, "auto: %s (probeTimeoutMs, %lld ms, bounds each probe and "
+			    "auto's probing as a whole)", e->msg ? e->msg : name, bound);
+	else
+		r = dsh_err(err, DSH_ERR_SYSTEM, ETIMEDOUT,
+			    "auto: its probes took all of probeTimeoutMs (%lld ms) before backend '%s' was probed", bound, name);
+	dsh_err_hint(err, "auto fails closed rather than choose a weaker backend on a host whose kernel calls hang: "
+			  "raise probeTimeoutMs if this host is slow, or choose --backend");
+	return r;
+}
+
+int dsh_backend_select_among(const struct dsh_policy *p, const struct dsh_run_options *o,
+			     const struct dsh_backend *const *order, size_t n, const struct dsh_error *prior,
+			     const struct dsh_backend **ret, struct dsh_error **err)
 {
 	bool danger = p->mode == DSH_MODE_DANGER_FULL_ACCESS;
+	/* probeTimeoutMs bounds each probe and auto's probing as a whole (issue 24): each backend gets
+	   what is left of one bound. */
+	long long bound = o->probe_timeout_ms > 0 ? o->probe_timeout_ms : 5000;
+	long long deadline = now_ms() + bound;
 	/* Every backend's refusal goes into the one error: on a host that refuses both, the user needs
 	   to see both reasons to choose a remedy.  The hint is the first backend's, the preferred one. */
 	_cleanup_error_ struct dsh_error *first = NULL;
@@ -36,15 +60,27 @@ static int select_auto(const struct dsh_policy *p, const struct dsh_run_options 
 	const char *first_hint = prior ? prior->hint : NULL;
 	if (prior)
 		dsh_buf_addf(&why, ": backend 'linux-ns': %s", prior->msg ? prior->msg : "refused");
-	for (size_t i = from; i < ARRAY_SIZE(auto_order); i++) {
-		const struct dsh_backend *b = dsh_backend_get(auto_order[i]);
+	for (size_t i = 0; i < n; i++) {
+		const struct dsh_backend *b = order[i];
 		if (!b || !b->probe || !b->confine)
 			continue;
+		struct dsh_run_options left = *o; /* read by the probe only: a shallow copy */
+		left.probe_timeout_ms = deadline - now_ms();
+		if (left.probe_timeout_ms <= 0) {
+			dsh_buf_free(&why);
+			return timed_out(b->name, NULL, bound, err);
+		}
 		struct dsh_error *e = NULL;
-		if (b->probe(p, o, &e) == 0) {
+		if (b->probe(p, &left, &e) == 0) {
 			dsh_buf_free(&why);
 			*ret = b;
 			return 0;
+		}
+		if (e && e->code == ETIMEDOUT) {
+			dsh_buf_free(&why);
+			int r = timed_out(b->name, e, bound, err);
+			dsh_error_free(e);
+			return r;
 		}
 		dsh_buf_addf(&why, "%s%s", why.len ? "; " : ": ", e && e->msg ? e->msg : b->name);
 		if (!first)
@@ -67,6 +103,20 @@ static int select_auto(const struct dsh_policy *p, const struct dsh_run_options 
 				  "the landlock backend Linux 5.13+ with Landlock enabled; or choose --mode "
 				  "danger-full-access");
 	return r;
+}
+
+/*
+ * auto from auto_order[from] on, each probed; prior, when set, is the refusal of an earlier backend
+ * (the unprobed start of linux-ns), counted as its probe's.
+ */
+static int select_auto(const struct dsh_policy *p, const struct dsh_run_options *o, size_t from,
+		       const struct dsh_error *prior, const struct dsh_backend **ret, struct dsh_error **err)
+{
+	const struct dsh_backend *order[ARRAY_SIZE(auto_order)];
+	size_t n = 0;
+	for (size_t i = from; i < ARRAY_SIZE(auto_order); i++)
+		order[n++] = dsh_backend_get(auto_order[i]);
+	return dsh_backend_select_among(p, o, order, n, prior, ret, err);
 }
 
 int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options *o,

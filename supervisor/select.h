@@ -8,4 +8,15 @@
 /* Whether the policy has any r- or -- rule. */
 bool dsh_policy_has_deny_rules(const struct dsh_policy *p);
 
+/*
+ * auto's choice among order[0..n) (NULL entries skipped), each probed with what is left of one
+ * probeTimeoutMs; prior: an earlier backend's refusal, counted as its probe's.  A probe that gives no
+ * answer in time, or a budget spent before the last backend, fails closed (ETIMEDOUT, kind
+ * DSH_ERR_SYSTEM) naming the probe and the bound: never a fall back to the next backend.  Tests
+ * pass backends of their own here (a probe that hangs).
+ */
+int dsh_backend_select_among(const struct dsh_policy *p, const struct dsh_run_options *o,
+			     const struct dsh_backend *const *order, size_t n, const struct dsh_error *prior,
+			     const struct dsh_backend **ret, struct dsh_error **err);
+
 #endif

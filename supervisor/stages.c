@@ -49,7 +49,20 @@ static int st_outer_pid(struct dsh_stage_ctx *c, struct dsh_error **err)
 
 static int st_id_maps(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
-	return dsh_userns_map_self(c->plan->ids.uid, c->plan->ids.gid, err);
+	if (!c->plan->ids.range)
+		return dsh_userns_map_self(c->plan->ids.uid, c->plan->ids.gid, err);
+	/* The supervisor writes these maps (a range needs CAP_SETUID where it is): its errno, 0 done. */
+	int code = EPIPE;
+	ssize_t n;
+	while ((n = read(c->ids_fd, &code, sizeof(code))) < 0 && errno == EINTR)
+		;
+	close(c->ids_fd);
+	c->ids_fd = -1;
+	if (n != (ssize_t)sizeof(code))
+		code = EPIPE;
+	if (code != 0)
+		return dsh_err_sys(err, code, "map the caller's id ranges (written by the supervisor)");
+	return 0;
 }
 
 static int st_propagation(struct dsh_stage_ctx *c, struct dsh_error **err)
@@ -105,6 +118,8 @@ static int st_lock(struct dsh_stage_ctx *c, struct dsh_error **err)
 	/* Held by the keeper, not by init, the broker (st_keeper). */
 	if (c->mount_outcome.n_held < ARRAY_SIZE(c->mount_outcome.held))
 		c->mount_outcome.held[c->mount_outcome.n_held++] = keep;
+	if (c->plan->ids.range)
+		return dsh_userns_lock_range(err);
 	if (c->plan->ids.inner)
 		return dsh_userns_lock_as(c->plan->ids.inner_uid, c->plan->ids.inner_gid, c->plan->ids.uid, c->plan->ids.gid, err);
 	return dsh_userns_lock(c->plan->ids.uid, c->plan->ids.gid, err);

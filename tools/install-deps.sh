@@ -15,7 +15,8 @@ $SUDO apt-get update -qq
 # build:      the compiler, pkg-config and the libraries libdshbox links (SPEC 7), git for .ci/run
 # test:       Criterion; libmount (the integration suite reads mount tables with it: dshbox and
 #             libdshbox do not link it); util-linux (setpriv), iproute2 and procps, which the suites
-#             run; strace and gdb, which run inside `dshbox run` (debuggers work there: SPEC 3.7)
+#             run; strace and gdb, which run inside `dshbox run` (debuggers work there: SPEC 3.7);
+#             uidmap (newuidmap: the root tests run unprivileged as root of a subordinate-id namespace)
 # compare:    bubblewrap, hyperfine, valgrind, cppcheck (make bench, make lint)
 # windows:    the mingw-w64 cross compiler (make windows)
 # vmtest:     qemu-system-x86, busybox-static, cpio, xz-utils and zstd (make vmtest boots Debian's
@@ -31,7 +32,7 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
 	build-essential pkg-config ca-certificates git \
 	libmount-dev libseccomp-dev libcap-ng-dev libnl-3-dev libnl-route-3-dev \
 	libyaml-dev libjansson-dev libcriterion-dev \
-	util-linux iproute2 procps strace gdb \
+	util-linux uidmap iproute2 procps strace gdb \
 	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 \
 	qemu-system-x86 busybox-static cpio xz-utils zstd \
 	man-db \

@@ -22,6 +22,7 @@ enum dsh_probe_id {
 	DSH_PROBE_NETNS_LOOPBACK,  /* a network namespace whose loopback, brought up as runs do, carries TCP */
 	DSH_PROBE_VM_READV,        /* process_vm_readv on itself: how the broker reads a caller's arguments */
 	DSH_PROBE_PIDFD_GETFD,     /* pidfd_getfd on itself: how the broker takes a caller's descriptors */
+	DSH_PROBE_PROCFS,          /* a fresh procfs in a user + pid namespace, as a run mounts on /proc */
 	DSH_PROBE__MAX,
 };
 

@@ -464,7 +464,9 @@ static int a_setuid(int argc, char **argv)
 	proc_field(pid, "CapEff:\t", capeff, sizeof(capeff));
 	unsigned r = 0, e = 0;
 	sscanf(uid, "%u %u", &r, &e);
-	printf("exec=%s euid=%u ruid=%u capeff=%s myuid=%u\n", name, e, r, capeff, (unsigned)getuid());
+	char mine[64] = "";
+	proc_field(getpid(), "CapEff:\t", mine, sizeof(mine));
+	printf("exec=%s euid=%u ruid=%u capeff=%s myuid=%u mycapeff=%s\n", name, e, r, capeff, (unsigned)getuid(), mine);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	return 0;
