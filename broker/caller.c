@@ -219,7 +219,9 @@ static int status_text(struct call *c, char *buf, size_t cap)
  * used.  Threads share one umask (CLONE_FS, as every thread library makes them), so a umask() of
  * one thread is every kept thread's of its group, and a thread seen later takes its group's too:
  * its /proc entry may still show the old value until the kernel has applied the continued call.
- * A caller with no pidfd (a thread before Linux 6.9) is read every time, as before.
+ * A caller with no pidfd (a thread before Linux 6.9) is read every time, as before.  Not seen:
+ * two processes made to share one umask by a bare clone(CLONE_FS) — the other's kept value lags
+ * its umask() — which only changes the mode a file gets, something chmod changes anyway.
  */
 static int read_umask(struct call *c, mode_t *um, pid_t *tgid)
 {
@@ -234,12 +236,15 @@ static int read_umask(struct call *c, mode_t *um, pid_t *tgid)
 	return 0;
 }
 
-/* A umask() already followed for the thread group tgid (another of its threads called it). */
+/* The umask kept for another live thread of the group tgid (a group gone, its number reused by a
+   new one, is not asked: its pidfd says it is gone). */
 static const struct dsh_broker_pidfd *group_umask(struct dsh_broker *b, pid_t tgid)
 {
-	for (size_t i = 0; tgid && i < ARRAY_SIZE(b->pidfds); i++)
-		if (b->pidfds[i].pid && b->pidfds[i].tgid == tgid && b->pidfds[i].has_umask)
-			return &b->pidfds[i];
+	for (size_t i = 0; tgid && i < ARRAY_SIZE(b->pidfds); i++) {
+		const struct dsh_broker_pidfd *o = &b->pidfds[i];
+		if (o->pid && o->tgid == tgid && o->has_umask && syscall(__NR_pidfd_send_signal, o->fd, 0, NULL, 0) == 0)
+			return o;
+	}
 	return NULL;
 }
 
