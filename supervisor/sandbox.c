@@ -283,9 +283,10 @@ static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_
 			}
 			struct status_frame status = { .status = st };
 			if (c->plan->broker) {
-				/* A debugging count, for measuring the broker (issue 25): never said unasked. */
-				if (getenv("DSHBOX_BROKER_STATS"))
-					dprintf(2, "dshbox: broker: %lu calls served, %lu refused\n",
+				/* With the timing view (--timing, DSHBOX_TIMING=1): how many calls the
+				   broker served, for measuring it (issue 25); never said unasked. */
+				if (c->plan->opts && c->plan->opts->timing)
+					dprintf(2, "dshbox: timing: broker calls %lu served, %lu refused\n",
 						c->plan->broker->served, c->plan->broker->refused);
 				status.refused = c->plan->broker->refused;
 				memcpy(status.refusal, c->plan->broker->first_refusal, DSH_REFUSAL_MAX);
