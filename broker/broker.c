@@ -73,9 +73,24 @@ int dsh_call_sys_result(int r)
 	return r < 0 ? -errno : r;
 }
 
+/*
+ * umask() is sent here only to be followed (caller.c): nothing is checked, the kernel applies it,
+ * with the argument it already holds.  The only notification the broker lets go on.
+ */
+static int follow_umask(struct call *c)
+{
+	dsh_caller_umask_set(c, (mode_t)(ARG(0) & 0777));
+	struct seccomp_notif_resp resp = { .id = c->req->id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+	if (ioctl(c->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
 static int dispatch(struct call *c)
 {
 	switch (c->req->data.nr) {
+	case __NR_umask:
+		return follow_umask(c);
 	case __NR_connect:
 	case __NR_bind:
 	case __NR_sendto:

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "dshbox/backend.h"
@@ -72,13 +73,24 @@ struct dsh_broker {
 	} devs[16];
 	size_t n_devs;
 	/* The callers' pidfds, kept between calls by the process that serves (pid 0: a free slot),
-	   with the caller's number in /proc where that differs (0: not read yet). */
+	   with the caller's number in /proc where that differs (0: not read yet), and what only the
+	   caller's own calls change: its umask (read once from /proc, then followed through the
+	   umask() calls the filter sends here: caller.c says why that is exact). */
 	struct dsh_broker_pidfd {
 		pid_t pid;
 		int fd;
 		pid_t proc_tid;
-	} pidfds[8];
+		pid_t tgid;          /* 0: not read yet */
+		bool has_umask;
+		mode_t umask;
+		/* The notification for which this pidfd was proven to be the caller's (proven_set). */
+		bool proven_set;
+		uint64_t proven;
+	} pidfds[32];
 	unsigned pidfd_next;
+	/* The broker's own umask while it creates for a caller (umask_set: it was set once). */
+	bool umask_set;
+	mode_t umask_now;
 };
 
 /*

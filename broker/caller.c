@@ -92,21 +92,37 @@ void dsh_caller_cache_clear(struct dsh_broker *b)
 			pidfd_drop(b, (int)i);
 }
 
+/* Mark the slot as the caller's for the notification being served. */
+static void prove(struct call *c, struct dsh_broker_pidfd *e)
+{
+	e->proven_set = true;
+	e->proven = c->req->id;
+}
+
 /*
  * The caller's pidfd, kept between calls in b->pidfds (a build's processes make many brokered calls
  * each).  A kept pidfd names its process for good; one whose process is gone (its pid maybe reused)
- * fails with ESRCH and is opened afresh.  A thread that does not lead its group gets a pidfd of its
- * own with PIDFD_THREAD (6.9+); before that, none: -EINVAL.
+ * fails with ESRCH and is opened afresh.  check: prove now that a kept one is still the caller's
+ * (one pidfd_send_signal); without it the caller's use proves it (pidfd_getfd answers ESRCH for a
+ * process that is gone, and a live caller holds its pid, so a live process of the pidfd with the
+ * caller's pid is the caller).  A thread that does not lead its group gets a pidfd of its own with
+ * PIDFD_THREAD (6.9+); before that, none: -EINVAL.
  */
-static int caller_pidfd(struct call *c, struct dsh_broker_pidfd **ret)
+static int caller_pidfd(struct call *c, bool check, struct dsh_broker_pidfd **ret)
 {
 	struct dsh_broker *b = c->b;
 	pid_t pid = (pid_t)c->req->pid;
 	int slot = pidfd_slot(b, pid);
 	if (slot >= 0) {
-		if (syscall(__NR_pidfd_send_signal, b->pidfds[slot].fd, 0, NULL, 0) == 0 || errno != ESRCH) {
-			*ret = &b->pidfds[slot];
-			return b->pidfds[slot].fd;
+		struct dsh_broker_pidfd *e = &b->pidfds[slot];
+		if (!check || (e->proven_set && e->proven == c->req->id)) {
+			*ret = e;
+			return e->fd;
+		}
+		if (syscall(__NR_pidfd_send_signal, e->fd, 0, NULL, 0) == 0 || errno != ESRCH) {
+			prove(c, e);
+			*ret = e;
+			return e->fd;
 		}
 		pidfd_drop(b, slot);
 	}
@@ -123,6 +139,7 @@ static int caller_pidfd(struct call *c, struct dsh_broker_pidfd **ret)
 	if (b->pidfds[slot].pid)
 		pidfd_drop(b, slot);
 	b->pidfds[slot] = (struct dsh_broker_pidfd){ .pid = pid, .fd = fd };
+	prove(c, &b->pidfds[slot]);
 	*ret = &b->pidfds[slot];
 	return fd;
 }
@@ -136,7 +153,7 @@ static int proc_number(struct call *c, char num[16])
 		return 0;
 	}
 	struct dsh_broker_pidfd *e = NULL;
-	int pfd = caller_pidfd(c, &e);
+	int pfd = caller_pidfd(c, true, &e);
 	if (pfd < 0)
 		return pfd == -ENOENT ? -ENOENT : -EACCES;
 	if (!e->proc_tid) {
@@ -195,16 +212,92 @@ static int status_text(struct call *c, char *buf, size_t cap)
 	return proc_number_held(c);
 }
 
-mode_t dsh_caller_umask(struct call *c)
+/*
+ * The caller's umask, read from /proc once per process and kept in its pidfd's slot.  Only the
+ * process's own umask() changes it, and the filter sends every umask() here (dsh_caller_umask_set)
+ * before the kernel applies it: the kept value is the one the caller's next create would have
+ * used.  Threads share one umask (CLONE_FS, as every thread library makes them), so a umask() of
+ * one thread is every kept thread's of its group, and a thread seen later takes its group's too:
+ * its /proc entry may still show the old value until the kernel has applied the continued call.
+ * A caller with no pidfd (a thread before Linux 6.9) is read every time, as before.  Not seen:
+ * two processes made to share one umask by a bare clone(CLONE_FS) — the other's kept value lags
+ * its umask() — which only changes the mode a file gets, something chmod changes anyway.
+ */
+static int read_umask(struct call *c, mode_t *um, pid_t *tgid)
 {
 	char text[2048];
-	unsigned m = 022;
-	if (status_text(c, text, sizeof(text)) == 0) {
-		const char *u = strstr(text, "\nUmask:");
-		if (u)
-			m = (unsigned)strtoul(u + 7, NULL, 8);
+	int r = status_text(c, text, sizeof(text));
+	if (r < 0)
+		return r;
+	const char *u = strstr(text, "\nUmask:");
+	long g = field(text, "Tgid");
+	*um = (mode_t)((u ? strtoul(u + 7, NULL, 8) : 022) & 0777);
+	*tgid = g > 0 ? (pid_t)g : 0;
+	return 0;
+}
+
+/* The umask kept for another live thread of the group tgid (a group gone, its number reused by a
+   new one, is not asked: its pidfd says it is gone). */
+static const struct dsh_broker_pidfd *group_umask(struct dsh_broker *b, pid_t tgid)
+{
+	for (size_t i = 0; tgid && i < ARRAY_SIZE(b->pidfds); i++) {
+		const struct dsh_broker_pidfd *o = &b->pidfds[i];
+		if (o->pid && o->tgid == tgid && o->has_umask && syscall(__NR_pidfd_send_signal, o->fd, 0, NULL, 0) == 0)
+			return o;
 	}
-	return (mode_t)(m & 0777);
+	return NULL;
+}
+
+mode_t dsh_caller_umask(struct call *c)
+{
+	struct dsh_broker_pidfd *e = NULL;
+	if (caller_pidfd(c, true, &e) >= 0 && e->has_umask)
+		return e->umask;
+	mode_t um = 022;
+	pid_t tgid = 0;
+	if (read_umask(c, &um, &tgid) < 0 || !e)
+		return um;
+	const struct dsh_broker_pidfd *g = group_umask(c->b, tgid);
+	e->tgid = tgid;
+	e->umask = g ? g->umask : um;
+	e->has_umask = true;
+	return e->umask;
+}
+
+void dsh_caller_umask_set(struct call *c, mode_t um)
+{
+	struct dsh_broker *b = c->b;
+	struct dsh_broker_pidfd *e = NULL;
+	mode_t old;
+	pid_t tgid = 0;
+	if (caller_pidfd(c, true, &e) >= 0 && e->tgid)
+		tgid = e->tgid;
+	else if (read_umask(c, &old, &tgid) < 0)
+		tgid = 0;
+	if (e) {
+		e->tgid = tgid;
+		e->umask = um & 0777;
+		e->has_umask = true;
+	}
+	/* Its group's other threads share it; with no group known, nothing kept is trusted. */
+	for (size_t i = 0; i < ARRAY_SIZE(b->pidfds); i++) {
+		struct dsh_broker_pidfd *o = &b->pidfds[i];
+		if (!o->pid || o == e)
+			continue;
+		if (tgid && o->tgid == tgid)
+			o->umask = um & 0777, o->has_umask = true;
+		else if (!tgid)
+			o->has_umask = false;
+	}
+}
+
+void dsh_broker_use_umask(struct dsh_broker *b, mode_t um)
+{
+	if (b->umask_set && b->umask_now == um)
+		return;
+	umask(um);
+	b->umask_set = true;
+	b->umask_now = um;
 }
 
 ino_t dsh_caller_mntns(struct call *c)
@@ -338,7 +431,7 @@ int dsh_caller_fd(struct call *c, int fd)
 	}
 	for (int fresh = 0; fresh < 2; fresh++) {
 		struct dsh_broker_pidfd *e = NULL;
-		int pfd = caller_pidfd(c, &e);
+		int pfd = caller_pidfd(c, false, &e);
 		if (pfd == -EINVAL) {
 			int r = thread_fd(c, fd);
 			return r == -ESRCH ? pfd : r;
@@ -346,8 +439,10 @@ int dsh_caller_fd(struct call *c, int fd)
 		if (pfd < 0)
 			return pfd;
 		int r = (int)syscall(__NR_pidfd_getfd, pfd, fd, 0);
-		if (r >= 0)
+		if (r >= 0) {
+			prove(c, e); /* its process is alive: the caller (see caller_pidfd) */
 			return r;
+		}
 		if (errno != ESRCH)
 			return -errno;
 		pidfd_drop(c->b, pidfd_slot(c->b, (pid_t)c->req->pid));

@@ -75,17 +75,15 @@ static int do_open(struct call *c, int dirfd, uint64_t path_addr, uint64_t flags
 	int r = read_path(c, path_addr, path);
 	if (r < 0)
 		return dsh_call_answer(c, r);
-	mode_t um = dsh_caller_umask(c);
 	if ((flags & __O_TMPFILE) == __O_TMPFILE) {
 		/* An unnamed file in a directory: nothing is named until a linkat, which comes here too. */
 		struct target t;
 		r = dsh_resolve(c, dirfd, path, true, &t);
 		int fd = -1;
 		if (r >= 0) {
-			mode_t old = umask(um);
+			dsh_broker_use_umask(c->b, dsh_caller_umask(c));
 			fd = t.obj >= 0 ? -1 : openat(t.pfd, t.name, (int)flags | O_CLOEXEC, (mode_t)mode);
 			r = t.obj >= 0 ? -EISDIR : fd < 0 ? -errno : 0;
-			umask(old);
 		}
 		dsh_target_clear(&t);
 		return r < 0 ? dsh_call_answer(c, r) : dsh_call_respond_fd(c, fd, flags & O_CLOEXEC);
@@ -118,10 +116,10 @@ static int do_open(struct call *c, int dirfd, uint64_t path_addr, uint64_t flags
 			dsh_target_clear(&t);
 			return dsh_call_answer(c, -EACCES);
 		}
-		mode_t old = umask(um);
+		/* After the resolve: its pidfd_getfd proved the caller's kept entry (caller.c). */
+		dsh_broker_use_umask(c->b, dsh_caller_umask(c));
 		int fd = dsh_openat2(t.pfd, t.name, flags | O_NOFOLLOW, t.exists ? 0 : mode, RESOLVE_NO_MAGICLINKS);
 		int e = errno;
-		umask(old);
 		dsh_target_clear(&t);
 		/* A symlink or a file raced into the name since we looked: look again. */
 		if (fd < 0 && (e == ELOOP || (e == EEXIST && !(flags & O_EXCL))))
@@ -143,7 +141,6 @@ static int do_make(struct call *c, enum make what, int dirfd, uint64_t path_addr
 		r = read_path(c, link_addr, link);
 	if (r < 0)
 		return dsh_call_answer(c, r);
-	mode_t um = dsh_caller_umask(c);
 	struct target t;
 	r = dsh_resolve(c, dirfd, path, false, &t);
 	if (r >= 0 && t.exists)
@@ -154,7 +151,8 @@ static int do_make(struct call *c, enum make what, int dirfd, uint64_t path_addr
 	    !dsh_broker_kernel_refuses_name(&t))
 		r = -EACCES;
 	if (r >= 0) {
-		mode_t old = umask(um);
+		if (what != MAKE_SYMLINK)
+			dsh_broker_use_umask(c->b, dsh_caller_umask(c));
 		switch (what) {
 		case MAKE_DIR:
 			r = dsh_call_sys_result(mkdirat(t.pfd, t.name, (mode_t)mode));
@@ -166,7 +164,6 @@ static int do_make(struct call *c, enum make what, int dirfd, uint64_t path_addr
 			r = dsh_call_sys_result(symlinkat(link, t.pfd, t.name));
 			break;
 		}
-		umask(old);
 	}
 	dsh_target_clear(&t);
 	return dsh_call_answer(c, r);
@@ -361,8 +358,9 @@ static int meta_on_name(const struct target *t, const struct meta_args *m)
  */
 static int meta_on_fd(int fd, const struct meta_args *m)
 {
-	struct stat st;
-	if (fstat(fd, &st) < 0)
+	struct stat st = { 0 };
+	/* Whether it is a symlink matters to all but chown and truncate, which take any descriptor. */
+	if (m->what != META_CHOWN && m->what != META_TRUNCATE && fstat(fd, &st) < 0)
 		return -errno;
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);

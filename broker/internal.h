@@ -45,8 +45,12 @@ int dsh_caller_cwd(struct call *c);
 int dsh_caller_root(struct call *c);
 /* The inode of the caller's mount namespace; 0 when it cannot be read. */
 ino_t dsh_caller_mntns(struct call *c);
-/* The caller's umask. */
+/* The caller's umask (kept per process: see caller.c). */
 mode_t dsh_caller_umask(struct call *c);
+/* The caller's umask(um), about to be applied by the kernel: what its creates use from now on. */
+void dsh_caller_umask_set(struct call *c, mode_t um);
+/* Create with um as the broker's umask from here on (one umask() only when it changes). */
+void dsh_broker_use_umask(struct dsh_broker *b, mode_t um);
 
 /*
  * The caller as the procfs instance at proc_root numbers it: its thread group and thread ids, as

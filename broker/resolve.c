@@ -483,8 +483,13 @@ static int own_target(struct target *t)
 	return 0;
 }
 
-/* The quick way: no "..", no symlink, no procfs on the way.  1 when it does not apply. */
-static int quick(struct call *c, int base, const char *base_path, int root, const char *path, bool follow,
+/*
+ * The quick way: no "..", no symlink, no procfs on the way.  1 when it does not apply.  A name with
+ * no directory before it (what *at calls on a dirfd mostly pass: tar, rm -r) is looked up in base
+ * itself, which t takes over (*base -1) rather than opening "." again; the lookup of the name then
+ * answers ENOTDIR where base is not a directory, as that open would have.  Given back with 1.
+ */
+static int quick(struct call *c, int *base, const char *base_path, int root, const char *path, bool follow,
 		 struct target *t)
 {
 	size_t len = strlen(path);
@@ -500,19 +505,30 @@ static int quick(struct call *c, int base, const char *base_path, int root, cons
 	_cleanup_free_ char *parent = slash ? strndup(cur, slash == cur ? 1 : (size_t)(slash - cur)) : strdup(".");
 	if (!parent)
 		return -ENOMEM;
-	int dirfd = path[0] == '/' ? root : base;
+	int dirfd = path[0] == '/' ? root : *base;
 	const char *rel = parent;
 	if (path[0] == '/' && root != AT_FDCWD)
 		rel = parent[1] ? parent + 1 : ".";
-	t->pfd = dsh_openat2(dirfd, rel, O_PATH | O_DIRECTORY, 0, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	if (t->pfd < 0)
-		return errno == ELOOP || errno == EXDEV ? 1 : -errno;
+	bool in_base = !slash && path[0] != '/';
+	if (in_base) {
+		t->pfd = *base;
+		*base = -1;
+	} else {
+		t->pfd = dsh_openat2(dirfd, rel, O_PATH | O_DIRECTORY, 0, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (t->pfd < 0)
+			return errno == ELOOP || errno == EXDEV ? 1 : -errno;
+	}
 	if (fstatat(t->pfd, name, &t->st, AT_SYMLINK_NOFOLLOW) == 0)
 		t->exists = true;
 	else if (errno != ENOENT)
 		return -errno;
-	if (t->exists && ((S_ISLNK(t->st.st_mode) && follow) || dsh_broker_is_proc(c->b, t->st.st_dev, t->pfd, name)))
+	if (t->exists && ((S_ISLNK(t->st.st_mode) && follow) || dsh_broker_is_proc(c->b, t->st.st_dev, t->pfd, name))) {
+		if (in_base) {
+			*base = t->pfd;
+			t->pfd = -1;
+		}
 		return 1;
+	}
 	if (!(t->name = strdup(name)))
 		return -ENOMEM;
 	_cleanup_free_ char *pcanon = NULL;
@@ -548,7 +564,7 @@ int dsh_resolve(struct call *c, int dirfd, const char *path, bool follow, struct
 	if (!t->spelled)
 		return -ENOMEM;
 
-	r = quick(c, base, base_path, root, path, follow, t);
+	r = quick(c, &base, base_path, root, path, follow, t);
 	if (r <= 0)
 		return r;
 	_cleanup_free_ char *spelled = TAKE_PTR(t->spelled);

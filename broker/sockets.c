@@ -495,9 +495,8 @@ static int do_bind(struct call *c)
 		memcpy(&o.ss, &un, sizeof(un));
 	}
 	if (r >= 0) {
-		mode_t old = umask(um);
+		dsh_broker_use_umask(c->b, um);
 		r = in_dir(t.pfd, op_bind, &o) < 0 ? -errno : 0;
-		umask(old);
 	}
 	if (r >= 0 && !t.own_fs)
 		r = record_bound(c->b, t.canonical);

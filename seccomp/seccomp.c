@@ -440,6 +440,9 @@ static const char *const notify_always[] = {
 	"setxattrat", "removexattrat",
 	/* A pathname socket is a new name too, with or without protectSockets (SPEC 3.12). */
 	"bind",
+	/* Not checked, only followed, and let go on: the broker keeps each process's umask rather than
+	   read it from /proc on every create (broker/caller.c). */
+	"umask",
 };
 
 const uint32_t dsh_seccomp_attr_ioctls[6] = {

@@ -182,6 +182,77 @@ Test(broker, refuses_names_a_rule_covers_and_makes_the_others)
 	dsh_policy_free(p);
 }
 
+static mode_t mode_of(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? st.st_mode & 0777 : (mode_t)-1;
+}
+
+static void *umask_027(void *arg)
+{
+	(void)arg;
+	umask(027);
+	return NULL;
+}
+
+/*
+ * The broker keeps each process's umask (read once, then followed through its umask() calls): a
+ * change is seen by the next create, a thread's change by its whole group, a child starts with its
+ * parent's, and one child's change is its own.
+ */
+static int umasks(void)
+{
+	umask(077);
+	int fd = open("u1", O_CREAT | O_WRONLY, 0666);
+	EXPECT(1, fd >= 0 && mode_of("u1") == 0600);
+	close(fd);
+	EXPECT(2, umask(022) == 077); /* the kernel still answers umask() itself */
+	fd = open("u2", O_CREAT | O_WRONLY, 0666);
+	EXPECT(3, fd >= 0 && mode_of("u2") == 0644);
+	close(fd);
+	EXPECT(4, mkdir("ud", 0777) == 0 && mode_of("ud") == 0755);
+	pthread_t t;
+	EXPECT(5, pthread_create(&t, NULL, umask_027, NULL) == 0 && pthread_join(t, NULL) == 0);
+	fd = open("u3", O_CREAT | O_WRONLY, 0666);
+	EXPECT(6, fd >= 0 && mode_of("u3") == 0640);
+	close(fd);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int cfd = open("c1", O_CREAT | O_WRONLY, 0666);
+		umask(0);
+		int cfd2 = open("c2", O_CREAT | O_WRONLY, 0666);
+		_exit(cfd >= 0 && cfd2 >= 0 && mode_of("c1") == 0640 && mode_of("c2") == 0666 ? 0 : 1);
+	}
+	int st;
+	EXPECT(7, pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	fd = open("u4", O_CREAT | O_WRONLY, 0666);
+	EXPECT(8, fd >= 0 && mode_of("u4") == 0640);
+	close(fd);
+	return 0;
+}
+
+Test(broker, follows_each_processes_umask)
+{
+	struct dsh_policy *p = dsh_test_policy(ws, (const char *const[]){ "-- **/*.pem", NULL });
+	struct dsh_broker b = { .policy = p };
+	int rc = brokered(&b, umasks, -1);
+	if (rc != 0 && !addfd_send)
+		DSH_SKIP("this kernel cannot send a descriptor with the reply (SECCOMP_ADDFD_FLAG_SEND, Linux "
+			 "5.14): the broker cannot hand over a file it created (expectation %d)", rc);
+	cr_expect_eq(rc, 0, "expectation %d in the child failed", rc);
+	/* Host oracle: the modes the kernel would have given. */
+	static const struct { const char *name; mode_t mode; } want[] = {
+		{ "u1", 0600 }, { "u2", 0644 }, { "ud", 0755 }, { "u3", 0640 }, { "c1", 0640 }, { "c2", 0666 }, { "u4", 0640 },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		_cleanup_free_ char *f = NULL;
+		cr_assert(asprintf(&f, "%s/%s", ws, want[i].name) > 0);
+		cr_expect_eq(mode_of(f), want[i].mode, "%s: mode %04o", want[i].name, (unsigned)mode_of(f));
+	}
+	dsh_broker_clear(&b);
+	dsh_policy_free(p);
+}
+
 static int moves(void)
 {
 	EXPECT(1, rename("sub", "moved") < 0 && errno == EACCES);              /* ancestor of a -- target */
