@@ -8,6 +8,7 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #   make windows         the Windows runner with mingw-w64
 #   make vmtest KERNEL=  dshbox under QEMU on another kernel (docs/vmtest.md)
+#   make test-containers dshbox in Podman: rootful, rootless, two seccomp profiles (docs/containers.md)
 # Knobs: SANITIZE=address,undefined  BUILD=dir  V=1
 
 PREFIX ?= /usr/local
@@ -181,6 +182,11 @@ test-escape: tests
 # Anthropic's sandbox-runtime from npm, its bwrap being dshbox (a printed skip without the registry).
 test-srt: $(DSHBOX)
 	tests/srt/run.sh $(BUILD)
+# dshbox in Podman with runc over a debootstrapped Debian 12, as root (docs/containers.md); rows
+# whose container cannot start here are printed skips.  Not part of `make test`.
+.PHONY: test-containers
+test-containers: tests
+	tests/containers/run.sh $(BUILD)
 
 # The sanitizer build runs every unit and integration test except the two stress suites (200 kill
 # trials, 30,000 racing writes): they exercise no code the others do not, and under ASan they take
