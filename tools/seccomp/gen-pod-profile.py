@@ -6,7 +6,7 @@ usage: gen-pod-profile.py MOBY_DEFAULT_JSON > dshbox-pod.json
 Moby's profile (Debian's golang-github-docker-docker-dev, profiles/seccomp/default.json) gives the
 namespace and mount calls only to a container holding CAP_SYS_ADMIN, process_vm_readv and
 pidfd_getfd only to one holding CAP_SYS_PTRACE, makes clone3 fail with ENOSYS and clone refuse
-namespace flags.  dshbox needs those calls, not those capabilities: the sandbox makes its own user
+namespace flags, and never allows pivot_root.  dshbox needs those calls, not those capabilities: the sandbox makes its own user
 namespace, and the broker reads a caller's path arguments and takes its descriptors.  So this drops
 the named calls from every rule of the input and allows them in one rule without conditions; every
 other rule, and the default action, stay as moby wrote them.  Generated, never edited: run it again
@@ -18,9 +18,9 @@ import sys
 DSHBOX_CALLS = [
     # the sandbox's own namespaces (user, mount, pid, ipc, uts, net, cgroup)
     "unshare", "clone", "clone3", "setns",
-    # its mount tree: the old API and the new one
+    # its mount tree: the old API and the new one; pivot_root for `dshbox bwrap`'s new root
     "mount", "umount2", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree",
-    "mount_setattr",
+    "mount_setattr", "pivot_root",
     # the broker: a caller's path arguments and descriptors
     "process_vm_readv", "pidfd_getfd",
 ]
