@@ -40,6 +40,11 @@ moby_pkg=golang-github-docker-docker-dev
 moby_rel=usr/share/gocode/src/github.com/docker/docker/profiles/seccomp/default.json
 pod_profile=$top/tools/seccomp/dshbox-pod.json
 unpriv=dshtest
+# Tests that build or debug with a compiler, make, gdb or strace: the rootfs would need a toolchain
+# and this project's -dev packages (minutes more of debootstrap) for what the host already tests.
+toolchain_tests='run_debug/gdb_runs_a_program|run_debug/strace_follows_a_command'
+toolchain_tests+='|run_debug/leak_sanitizer_reports_a_leak|run_workloads/a_parallel_build_of_this_project'
+toolchain_tests+='|run_workloads/this_projects_unit_tests_pass_inside'
 
 failures=0
 checks=0
@@ -278,18 +283,28 @@ run_row() {
 	judge_smoke
 	judge_row
 	if [ "$row" = pod ]; then
-		local suite
+		# Scratch trees (/var/tmp) on the host's filesystem, as on a host: the tests mount overlays
+		# there, which an overlay root refuses as an upper layer.  A loop device stands in for the
+		# disk the raw-device attack looks for.
+		local suite scratch dev
+		scratch=$(mktemp -d /var/tmp/dshbox-containers-scratch.XXXXXX)
+		chmod 1777 "$scratch"
+		dev=$(find /dev -maxdepth 1 -name 'loop[0-9]*' -type b -print -quit)
+		local suite_opts=(-v "$scratch:/var/tmp" -w /ws ${dev:+--device "$dev"})
+		echo "== $row: not run here, they need a toolchain the rootfs does not carry (they run on the host):"
+		echo "   ${toolchain_tests//|/ }"
 		for suite in integration escape; do
 			checks=$((checks + 1))
 			echo "== $row: $suite suite"
-			if podman_as "$user" "${base[@]}" -w /ws "${image[@]}" "$build/tests/$suite.run" -j2; then
+			if podman_as "$user" "${base[@]}" "${suite_opts[@]}" "${image[@]}" "$build/tests/$suite.run" -j2 \
+				--filter "!($toolchain_tests)"; then
 				pass "$suite suite"
 			else
 				fail "$suite suite (see above)"
 			fi
 		done
 	fi
-	rm -rf "$ws"
+	rm -rf "$ws" "${scratch:-}"
 }
 
 regenerate_pod_profile() {
