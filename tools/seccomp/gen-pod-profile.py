@@ -4,10 +4,11 @@
 usage: gen-pod-profile.py MOBY_DEFAULT_JSON > dshbox-pod.json
 
 Moby's profile (Debian's golang-github-docker-docker-dev, profiles/seccomp/default.json) gives the
-namespace and mount calls only to a container holding CAP_SYS_ADMIN, process_vm_readv and
-pidfd_getfd only to one holding CAP_SYS_PTRACE, makes clone3 fail with ENOSYS and clone refuse
-namespace flags, and never allows pivot_root.  dshbox needs those calls, not those capabilities: the sandbox makes its own user
-namespace, and the broker reads a caller's path arguments and takes its descriptors.  So this drops
+namespace and mount calls and sethostname only to a container holding CAP_SYS_ADMIN,
+process_vm_readv and pidfd_getfd only to one holding CAP_SYS_PTRACE, makes clone3 fail with ENOSYS
+and clone refuse namespace flags, and never allows pivot_root.  dshbox needs those calls, not those
+capabilities: the sandbox makes its own user namespace (where they act on nothing of the
+container's), and the broker reads a caller's path arguments and takes its descriptors.  So this drops
 the named calls from every rule of the input and allows them in one rule without conditions; every
 other rule, and the default action, stay as moby wrote them.  Generated, never edited: run it again
 when the input changes (tests/containers/run.sh compares the committed file with a fresh one).
@@ -18,6 +19,8 @@ import sys
 DSHBOX_CALLS = [
     # the sandbox's own namespaces (user, mount, pid, ipc, uts, net, cgroup)
     "unshare", "clone", "clone3", "setns",
+    # `dshbox bwrap --hostname`, in the sandbox's own UTS namespace
+    "sethostname",
     # its mount tree: the old API and the new one; pivot_root for `dshbox bwrap`'s new root
     "mount", "umount2", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree",
     "mount_setattr", "pivot_root",
