@@ -8,6 +8,7 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #   make windows         the Windows runner with mingw-w64
 #   make vmtest KERNEL=  dshbox under QEMU on another kernel (docs/vmtest.md)
+#   make test-containers dshbox in Podman: rootful, rootless, two seccomp profiles (docs/containers.md)
 # Knobs: SANITIZE=address,undefined  BUILD=dir  V=1
 
 PREFIX ?= /usr/local
@@ -184,6 +185,11 @@ test-srt: $(DSHBOX)
 # The Codex CLI from npm, `codex sandbox` with dshbox as its bwrap (a printed skip without the registry).
 test-codex: $(DSHBOX)
 	tests/codex/run.sh $(BUILD)
+# dshbox in Podman with runc over a debootstrapped Debian 12, as root (docs/containers.md); rows
+# whose container cannot start here are printed skips.  Not part of `make test`.
+.PHONY: test-containers
+test-containers: tests
+	tests/containers/run.sh $(BUILD)
 
 # The sanitizer build runs every unit and integration test except the two stress suites (200 kill
 # trials, 30,000 racing writes): they exercise no code the others do not, and under ASan they take
@@ -359,4 +365,5 @@ cross-test: cross
 clean:
 	rm -rf build build-san
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# Not beneath containers/: tests/containers/run.sh keeps a Debian rootfs there, full of /etc/*.d.
+-include $(shell find $(BUILD) -path $(BUILD)/containers -prune -o -name '*.d' -type f -print 2>/dev/null)
