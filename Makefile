@@ -349,7 +349,7 @@ cross-check-arch:
 cross: cross-check-arch
 	+$(CROSS_MAKE) all tests
 # Criterion's runner starts a thread before its first test: a qemu-user that cannot run one (Debian
-# 12's qemu 7.2 on a 6.18 host kernel, docs/HACKING.md) would hang the suite silently, so a
+# 12's qemu 7.2 on the CI machine, kernel 6.18: docs/HACKING.md) would hang the suite silently, so a
 # two-thread program runs first and its failure fails cross-test (never a skip).  The 60 s bound
 # only turns that hang into the message; it measures nothing.
 CROSS_QEMU = qemu-$(ARCH) -L /usr/$(ARCH)-linux-gnu

@@ -2,8 +2,8 @@
 /*
  * make cross-test runs this under qemu-user before the unit suite: Criterion's runner starts a
  * thread (nanomsg's worker) before its first test, and where qemu-user cannot run a thread of a
- * target program (Debian 12's qemu 7.2 on a 6.18 host: the guest spins before clone) the suite
- * hangs without a word.  This asks the same question in a second and says so.
+ * target program (Debian 12's qemu 7.2 on the CI machine, kernel 6.18: the guest spins before
+ * clone) the suite hangs without a word.  This asks the same question in a second.
  */
 #include <pthread.h>
 #include <stdio.h>
