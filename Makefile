@@ -354,7 +354,8 @@ cross: cross-check-arch
 # only turns that hang into the message; it measures nothing.
 CROSS_QEMU = qemu-$(ARCH) -L /usr/$(ARCH)-linux-gnu
 cross-test: cross
-	$(ARCH)-linux-gnu-gcc -O2 -Wall -Wextra -Werror -o build/$(ARCH)/qemu-thread-probe tools/qemu-thread-probe.c -lpthread
+	$(ARCH)-linux-gnu-gcc -O2 -Wall -Wextra -Werror -o build/$(ARCH)/qemu-thread-probe \
+		tools/qemu-thread-probe.c -lpthread
 	@timeout -s KILL 60 $(CROSS_QEMU) build/$(ARCH)/qemu-thread-probe || { \
 		echo "make cross-test: $$($(CROSS_QEMU) --version | head -n1) cannot run a thread of an $(ARCH) program on this host (kernel $$(uname -r)): Criterion's runner needs one, so the unit suite cannot run under it (docs/HACKING.md)" >&2; exit 1; }
 	@echo "cross-test: not run under qemu-user: $(CROSS_UNIT_EXCLUDE) (see the Makefile)"
