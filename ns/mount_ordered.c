@@ -157,10 +157,12 @@ static int o_bind(struct applier *o, const struct dsh_mount_entry *op, int m, st
 		return dsh_err_sys(err, errno, "stat '%s'", op->source);
 	if (!S_ISDIR(st.st_mode) && stat(op->path, &dt) == 0 && S_ISDIR(dt.st_mode)) /* a file onto a directory */
 		return dsh_err(err, DSH_ERR_USAGE, EISDIR, "Can't create file at %s: Is a directory", op->path);
+	/* Flags are only added, as bubblewrap adds them to what the source has: a read-only or nodev
+	   source stays so, and a container's locked submounts (its /dev/shm, /dev/mqueue) are not
+	   asked to drop theirs, which the kernel refuses with EPERM. */
 	unsigned long long set = MOUNT_ATTR_NOSUID | (op->readonly ? MOUNT_ATTR_RDONLY : 0) |
 				 (op->devices ? 0 : MOUNT_ATTR_NODEV);
-	unsigned long long clr = (op->readonly ? 0 : MOUNT_ATTR_RDONLY) | (op->devices ? MOUNT_ATTR_NODEV : 0);
-	int r = dsh_m_setattr(m, "", true, set, clr, err);
+	int r = dsh_m_setattr(m, "", true, set, 0, err);
 	if (r >= 0)
 		r = o_make_target(o, op, S_ISDIR(st.st_mode), err);
 	if (r >= 0)

@@ -40,11 +40,13 @@ moby_pkg=golang-github-docker-docker-dev
 moby_rel=usr/share/gocode/src/github.com/docker/docker/profiles/seccomp/default.json
 pod_profile=$top/tools/seccomp/dshbox-pod.json
 unpriv=dshtest
-# Tests that build or debug with a compiler, make, gdb or strace: the rootfs would need a toolchain
-# and this project's -dev packages (minutes more of debootstrap) for what the host already tests.
+# Tests that build or debug with a compiler, make, gdb or strace, or install with npm: the rootfs
+# would need a toolchain, node and this project's -dev packages (minutes more of debootstrap) for
+# what the host already tests.
 toolchain_tests='run_debug/gdb_runs_a_program|run_debug/strace_follows_a_command'
 toolchain_tests+='|run_debug/leak_sanitizer_reports_a_leak|run_workloads/a_parallel_build_of_this_project'
 toolchain_tests+='|run_workloads/this_projects_unit_tests_pass_inside'
+toolchain_tests+='|readme_policy/the_sample_policy_lets_npm_ci_install_a_package_shipping_a_pem'
 bubblewrap_tests='bwrap_vs_bubblewrap/*|runner_bwrap/*'
 
 failures=0
