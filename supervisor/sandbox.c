@@ -556,13 +556,17 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	/* SPEC 3.14: the keeper inside re-mounts what the host replaces; we watch, it acts. */
 	struct remask_state rm = { .w = { .fd = -1 } };
 	if (!plan->ns.none && plan->mounts) {
-		if (pipe2(ctx.keeper_fds, O_CLOEXEC) < 0) {
-			r = dsh_err_sys(err, errno, "pipe");
-			goto out;
-		}
-		r = dsh_remask_watch_init(&rm.w, plan->mounts, ctx.keeper_fds[1], err);
+		r = dsh_remask_watch_init(&rm.w, plan->mounts, -1, err);
 		if (r < 0)
 			goto out;
+		/* Without an entry to watch no keeper is forked, only a holder of the mounts (stages.c). */
+		if (rm.w.fd >= 0) {
+			if (pipe2(ctx.keeper_fds, O_CLOEXEC) < 0) {
+				r = dsh_err_sys(err, errno, "pipe");
+				goto out;
+			}
+			rm.w.keeper = ctx.keeper_fds[1];
+		}
 		if (rm.w.unwatched && dsh_strv_pushf(&g.warnings, "%zu glob matches are not watched for replacement on "
 				     "the host (the inotify watch limit, fs.inotify.max_user_watches, was reached): "
 				     "one the host replaces during this run is readable until the next", rm.w.unwatched) < 0) {
