@@ -41,6 +41,16 @@ STATIC_LIBS ?= 1
 STATIC_A := $(if $(filter 1,$(STATIC_LIBS)),$(foreach n,seccomp nl-route-3 nl-3 yaml jansson cap-ng,$(if $(filter-out lib$(n).a,$(shell $(CC) -print-file-name=lib$(n).a)),$(n))))
 STATIC_LINK := -Wl,-Bstatic $(addprefix -l,$(STATIC_A)) -Wl,-Bdynamic
 DSHBOX_LIBS := $(if $(STATIC_A),$(STATIC_LINK)) $(filter-out $(addprefix -l,$(STATIC_A)),$(PKG_LIBS))
+# With STATIC_LIBS=1 the C library goes in too, as a static PIE (still loaded at a random address):
+# mapping libc and binding its symbols in every process of a start was about a quarter of the CPU
+# time of `dshbox run -- true` (docs/performance.md).  Not under a sanitizer (its runtime is a
+# shared library) nor where libc.a or one of the archives above is missing.  glibc's link-time notes on the name-service
+# calls libnl and libcap-ng reference (dshbox calls none) are silenced where ld can.
+STATIC_LIBC := $(if $(and $(filter 1,$(STATIC_LIBS)),$(filter 6,$(words $(STATIC_A))),$(if $(SANITIZE),,1)),$(if $(filter-out libc.a,$(shell $(CC) -print-file-name=libc.a)),1))
+comma := ,
+DSHBOX_LIBS := $(if $(STATIC_LIBC),$(PKG_LIBS),$(DSHBOX_LIBS))
+DSHBOX_LDFLAGS := $(if $(STATIC_LIBC),-static-pie $(shell echo 'int main(void) { return 0; }' | \
+	$(CC) -Wl,--no-warnings -x c - -o /dev/null >/dev/null 2>&1 && echo -Wl$(comma)--no-warnings))
 CRITERION_LIBS = $(shell $(PKG_CONFIG) --libs criterion)
 
 TOP := $(abspath .)
@@ -146,7 +156,7 @@ $(LIBSO): $(LIB_OBJS) tools/libdshbox.map
 	$(Q)ln -sf $(notdir $@) $(BUILD)/$(SONAME) && ln -sf $(SONAME) $(BUILD)/libdshbox.so
 
 $(DSHBOX): $(CLI_OBJS) $(LIBA)
-	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(DSHBOX_LIBS)
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) $(DSHBOX_LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(DSHBOX_LIBS)
 
 $(UNIT): $(UNIT_OBJS) $(TESTLIB_OBJS) $(LIBA)
 	@mkdir -p $(dir $@)

@@ -459,6 +459,28 @@ static int remask_ready(void *data, int fd)
 	return r > 0 ? DSH_CHILD_GO_ON : DSH_CHILD_CLOSE;
 }
 
+/*
+ * The host-side watches of the plan's protected entries, and the keeper's request pipe when there
+ * is one to watch (without, init starts no keeper, only a holder of the mounts: stages.c).
+ */
+static int watch_begin(const struct dsh_sandbox_plan *plan, struct dsh_remask_watch *w, int keeper_fds[2],
+		       char ***warnings, struct dsh_error **err)
+{
+	int r = dsh_remask_watch_init(w, plan->mounts, -1, err);
+	if (r < 0)
+		return r;
+	if (w->fd >= 0) {
+		if (pipe2(keeper_fds, O_CLOEXEC) < 0)
+			return dsh_err_sys(err, errno, "pipe");
+		w->keeper = keeper_fds[1];
+	}
+	if (w->unwatched && dsh_strv_pushf(warnings, "%zu glob matches are not watched for replacement on the host "
+				       "(the inotify watch limit, fs.inotify.max_user_watches, was reached): one the "
+				       "host replaces during this run is readable until the next", w->unwatched) < 0)
+		return dsh_err_sys(err, ENOMEM, "run");
+	return 0;
+}
+
 /* What the supervisor gathers from init's two pipes while it waits. */
 struct gathered {
 	struct dsh_terminal *term;
@@ -666,21 +688,8 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 				     .fg_tty = term.handed ? term.fd : -1 };
 	/* SPEC 3.14: the keeper inside re-mounts what the host replaces; we watch, it acts. */
 	struct remask_state rm = { .w = { .fd = -1 } };
-	if (!plan->ns.none && plan->mounts) {
-		if (pipe2(ctx.keeper_fds, O_CLOEXEC) < 0) {
-			r = dsh_err_sys(err, errno, "pipe");
-			goto out;
-		}
-		r = dsh_remask_watch_init(&rm.w, plan->mounts, ctx.keeper_fds[1], err);
-		if (r < 0)
-			goto out;
-		if (rm.w.unwatched && dsh_strv_pushf(&g.warnings, "%zu glob matches are not watched for replacement on "
-				     "the host (the inotify watch limit, fs.inotify.max_user_watches, was reached): "
-				     "one the host replaces during this run is readable until the next", rm.w.unwatched) < 0) {
-			r = dsh_err_sys(err, ENOMEM, "run");
-			goto out;
-		}
-	}
+	if (!plan->ns.none && plan->mounts && (r = watch_begin(plan, &rm.w, ctx.keeper_fds, &g.warnings, err)) < 0)
+		goto out;
 	if (plan->broker && (r = dsh_seccomp_compile_broker(&ctx.broker_filter, err)) < 0)
 		goto out;
 	/* One filter for the command where the two join (issue 10): an open then runs one program. */

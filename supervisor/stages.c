@@ -134,8 +134,65 @@ static int st_on_locked(struct dsh_stage_ctx *c, struct dsh_error **err)
 }
 
 /*
+ * With nothing to re-mask (no r-/-- entry a host-side replacement could take away) the keeper only
+ * holds the mounts: the outer mount namespace and the detached clones, whose last reference,
+ * dropped, unmounts them and waits for an RCU grace period.  A holder does that for the run and
+ * nothing else: it shares init's memory (no page tables copied, which a fork of init costs on
+ * every start) and runs nothing but system calls that touch no memory of init's, on a stack of
+ * its own, until kill(-1) ends it with the sandbox.
+ */
+static _Noreturn void hold(const struct dsh_mount_outcome *mo)
+{
+	/* Out of the sandbox's job, as the keeper: a Ctrl-Z stops the command, never this. */
+	(void)setsid();
+	int top = -1;
+	for (size_t k = 0; k < mo->n_held; k++)
+		if (mo->held[k] > top)
+			top = mo->held[k];
+	/* close_range, never close: it fails on no descriptor, so errno (init's too) stays as it is. */
+	for (int fd = 0; fd <= top; fd++) {
+		bool held = false;
+		for (size_t k = 0; k < mo->n_held && !held; k++)
+			held = mo->held[k] == fd;
+		if (!held)
+			(void)close_range((unsigned)fd, (unsigned)fd, 0);
+	}
+	(void)close_range((unsigned)top + 1, ~0U, 0);
+	for (;;)
+		pause(); /* every signal is blocked: only SIGKILL ends it */
+}
+
+static int holder_fn(void *p)
+{
+	hold(p);
+}
+
+static int spawn_holder(struct dsh_mount_outcome *mo, struct dsh_error **err)
+{
+	/* No exit signal: init's last reaping waits for the sandbox's processes, never for this one
+	   (its end, unmounting what it held, is left to init's own exit, after the status is out). */
+#if !defined(__SANITIZE_ADDRESS__)
+	static char stack[16 * 1024] __attribute__((aligned(16)));
+	pid_t pid = clone(holder_fn, stack + sizeof(stack), CLONE_VM, mo);
+#else
+	/* Under AddressSanitizer a second process on init's memory would confuse its runtime: a fork. */
+	(void)holder_fn;
+	pid_t pid = (pid_t)syscall(__NR_clone, 0, 0, 0, 0, 0);
+	if (pid == 0)
+		hold(mo);
+#endif
+	if (pid < 0)
+		return dsh_err_sys(err, errno, "clone the holder of the mounts");
+	for (size_t k = 0; k < mo->n_held; k++)
+		close(mo->held[k]);
+	mo->n_held = 0;
+	return 0;
+}
+
+/*
  * The keeper (SPEC 3.14, ns/remask.c): forked while init still holds its capabilities in the locked
- * namespace, before the command exists; it re-mounts a protected entry the host replaced.
+ * namespace, before the command exists; it re-mounts a protected entry the host replaced.  Without
+ * an entry to watch, only a holder of the mounts (above).
  */
 static int st_keeper(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
@@ -144,10 +201,11 @@ static int st_keeper(struct dsh_stage_ctx *c, struct dsh_error **err)
 		c->keeper_fds[1] = -1;
 	}
 	if (c->keeper_fds[0] < 0)
-		return 0;
+		return c->mount_outcome.n_held ? spawn_holder(&c->mount_outcome, err) : 0;
 	int spare[2];
 	dsh_remask_take_spares(c->plan->mounts, spare);
-	pid_t pid = fork();
+	/* A fork without an exit signal, for the reason the holder has none. */
+	pid_t pid = (pid_t)syscall(__NR_clone, 0, 0, 0, 0, 0);
 	if (pid < 0) {
 		int e = errno;
 		for (int i = 0; i < 2; i++)
@@ -282,13 +340,31 @@ static int st_scope(struct dsh_stage_ctx *c, struct dsh_error **err)
  * sends the listener, and the command answers that one notification itself: our own call, whose
  * arguments nothing untrusted can touch, let through.  Any other call is refused.
  */
+struct sender {
+	int sock, listener;
+};
+
+static int sender_fn(void *p)
+{
+	const struct sender *s = p;
+	return dsh_fd_send(s->sock, s->listener) == 0 ? 0 : 1;
+}
+
 static int hand_over_served(int sock, int listener)
 {
+	/* The child shares the command's memory (which is init's): a fork would copy init's page
+	   tables for one sendmsg.  It runs on a stack of its own while the command answers it. */
+	struct sender snd = { sock, listener };
+#if !defined(__SANITIZE_ADDRESS__)
+	static char stack[32 * 1024] __attribute__((aligned(16)));
+	pid_t pid = clone(sender_fn, stack + sizeof(stack), CLONE_VM | SIGCHLD, &snd);
+#else
 	pid_t pid = (pid_t)syscall(__NR_clone, SIGCHLD, 0, 0, 0, 0);
+	if (pid == 0)
+		_exit(sender_fn(&snd));
+#endif
 	if (pid < 0)
 		return -errno;
-	if (pid == 0)
-		_exit(dsh_fd_send(sock, listener) == 0 ? 0 : 1);
 	int r = -ETIMEDOUT;
 	struct pollfd pf = { listener, POLLIN, 0 };
 	if (poll(&pf, 1, 10000) == 1 && (pf.revents & POLLIN)) {

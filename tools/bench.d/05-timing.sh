@@ -4,7 +4,7 @@
 # (their sum).  Shows where a start goes on this kernel; compare kernels or builds with it.
 set -eu
 D="$BUILD/dshbox"
-RUNS=${DSHBOX_BENCH_RUNS:-60}
+RUNS=${DSHBOX_BENCH_RUNS:-${BENCH_N:-60}}
 S=$(mktemp -d /var/tmp/dshbox-bench.XXXXXX)
 chmod 755 "$S"
 trap 'rm -rf "$S"' EXIT

@@ -3,8 +3,10 @@
  * Wall time of whole commands, alternated run by run so that a busy machine slows both sides
  * alike; prints the median and mean of each and the ratio of the medians, measured in this run.
  *
- *   bench_run RUNS LABEL_A 'CMD A ...' [LABEL_B 'CMD B ...' ...]
+ *   bench_run [-t TITLE] RUNS LABEL_A 'CMD A ...' [LABEL_B 'CMD B ...' ...]
  *
+ * With -t, the medians are also appended to the file $BENCH_TABLE as one line, TITLE then
+ * LABEL=MS for each command, tab-separated: tools/bench.sh prints those lines as the summary table.
  * Commands are split on spaces (no quoting); their stdout and stderr go to /dev/null.  A command
  * that exits non-zero is reported and ends the benchmark with exit 1.
  */
@@ -57,10 +59,29 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void table_row(const char *title, int n, char **argv, double **t, int runs)
+{
+	const char *path = getenv("BENCH_TABLE");
+	FILE *f = path && *path ? fopen(path, "a") : NULL;
+	if (!f)
+		return;
+	fprintf(f, "%s", title);
+	for (int k = 0; k < n; k++)
+		fprintf(f, "\t%s=%.3f", argv[2 + 2 * k], t[k][runs / 2]);
+	fprintf(f, "\n");
+	fclose(f);
+}
+
 int main(int argc, char **argv)
 {
+	const char *title = NULL;
+	if (argc > 2 && strcmp(argv[1], "-t") == 0) {
+		title = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 4 || (argc - 2) % 2) {
-		fprintf(stderr, "usage: bench_run RUNS LABEL 'CMD' [LABEL 'CMD']...\n");
+		fprintf(stderr, "usage: bench_run [-t TITLE] RUNS LABEL 'CMD' [LABEL 'CMD']...\n");
 		return 2;
 	}
 	int runs = atoi(argv[1]);
@@ -100,5 +121,7 @@ int main(int argc, char **argv)
 			printf("   %s / %s = %.2f", argv[2], argv[2 + 2 * k], first / med);
 		printf("\n");
 	}
+	if (title)
+		table_row(title, n, argv, t, runs);
 	return 0;
 }
