@@ -519,7 +519,10 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 		int pr = probe_entry(e);
 		if (pr == 0 && e->action == DSH_MOUNT_MASK_DIR)
 			r = dsh_pathset_add(&masked, rule->canonical);
-		e->have_id = pr == 0 ? e->have_id : false; /* absent: the pass below says why */
+		if (pr < 0) { /* absent or unreadable: the pass below says why, from this lstat's answer */
+			e->have_id = false;
+			e->probe_err = pr;
+		}
 	}
 	if (r >= 0 && o->protect_sockets && p->mode != DSH_MODE_DANGER_FULL_ACCESS)
 		r = plan_run_user(plan, p);
@@ -554,7 +557,8 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 	for (size_t i = 0; i < plan->n; i++) {
 		struct dsh_mount_entry *e = &plan->entries[i];
 		if ((e->action == DSH_MOUNT_BIND_RO || is_mask(e->action)) && !e->have_id) {
-			int pr = probe_entry(e);
+			/* A literal target was looked at above; 200,000 rules are 200,000 lstat()s fewer. */
+			int pr = e->probe_err ? e->probe_err : probe_entry(e);
 			if (pr < 0 && under_replaced(plan, e->path)) {
 				pr = 0; /* checked inside, where /proc and /dev are the sandbox's own */
 				e->have_id = false;

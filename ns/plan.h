@@ -52,6 +52,7 @@ struct dsh_mount_entry {
 	const struct dsh_rule *rule;  /* the rule that produced it, or NULL for a default */
 	char *why;                    /* rule "-- KEY", workspace, mode read-only, ... */
 	bool have_id;                 /* dev/ino as seen while planning; re-checked when applied */
+	int probe_err;                /* planning: -errno of the lstat that found no identity (0: not looked at) */
 	dev_t dev;
 	ino_t ino;
 	bool dev_mqueue;              /* dev: with an empty mqueue directory (for an mqueue mounted later) */

@@ -30,31 +30,12 @@ set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 version=${CODEX_VERSION:-0.171.0}
 dshbox=$build/dshbox
-failures=0
-checks=0
-
-skip() {
-	echo "SKIP: Codex end-to-end: $*"
-	if [ "${DSHBOX_TEST_NO_SKIP:-}" = 1 ]; then
-		echo "FAIL: skips fail under DSHBOX_TEST_NO_SKIP=1" >&2
-		exit 1
-	fi
-	exit 0
-}
-check() { # check NAME CONDITION-STATUS DETAIL
-	checks=$((checks + 1))
-	if [ "$2" = 0 ]; then
-		echo "PASS: $1"
-	else
-		echo "FAIL: $1: $3" >&2
-		failures=$((failures + 1))
-	fi
-}
+e2e_name=Codex
+# shellcheck source=tests/lib/e2e.sh
+. "$(dirname "$0")/../lib/e2e.sh"
 
 [ -x "$dshbox" ] || { echo "tests/codex/run.sh: no $dshbox: build first" >&2; exit 1; }
-for t in node npm python3 git; do
-	command -v "$t" >/dev/null || skip "$t is not installed (tools/install-deps.sh installs it)"
-done
+need_tools node npm python3 git
 
 # The package, installed once per build tree and version (its platform binary comes with it).
 pkgdir=$build/codex/$version
@@ -216,5 +197,4 @@ run_codex "$top/plain" 'python3 -c "import ctypes; ctypes.string_at(0)"  # mark-
 check "a command killed by SIGSEGV: codex ends with 139, through the bwrap on PATH" \
 	"$([ "$rc" = 139 ] && went_through_path_bwrap "mark-$$-codex-segv"; echo $?)" "exit $rc"
 
-echo "Codex end-to-end: $((checks - failures)) of $checks checks passed"
-[ "$failures" = 0 ]
+e2e_summary

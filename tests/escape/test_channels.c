@@ -35,17 +35,6 @@
 
 TestSuite(channels, .timeout = 120);
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	va_start(ap, f);
-	cr_assert(vasprintf(&s, f, ap) > 0);
-	va_end(ap);
-	return s;
-}
-
 static char **env(void)
 {
 	static char *e[] = { (char *)"PATH=/usr/local/bin:/usr/bin:/bin", (char *)"LC_ALL=C", NULL };
@@ -209,8 +198,8 @@ static void sysv_attack(const char *backend, const char *const *want)
 	char *ws = dsh_test_mkdtemp();
 	struct sysv s;
 	sysv_create(&s);
-	char *a[6] = { fmt("%d", s.shm_key), fmt("%d", s.shm), fmt("%d", s.msg_key),
-		       fmt("%d", s.msg), fmt("%d", s.sem_key), fmt("%d", s.sem) };
+	char *a[6] = { dsh_test_fmt("%d", s.shm_key), dsh_test_fmt("%d", s.shm), dsh_test_fmt("%d", s.msg_key),
+		       dsh_test_fmt("%d", s.msg), dsh_test_fmt("%d", s.sem_key), dsh_test_fmt("%d", s.sem) };
 	const char *args[] = { "sysv", a[0], a[1], a[2], a[3], a[4], a[5], NULL };
 	struct dsh_proc r;
 	run_channel(backend, ws, &r, args);
@@ -256,8 +245,8 @@ Test(channels, sysv_ipc_control_without_sandbox)
 {
 	struct sysv s;
 	sysv_create(&s);
-	char *a[6] = { fmt("%d", s.shm_key), fmt("%d", s.shm), fmt("%d", s.msg_key),
-		       fmt("%d", s.msg), fmt("%d", s.sem_key), fmt("%d", s.sem) };
+	char *a[6] = { dsh_test_fmt("%d", s.shm_key), dsh_test_fmt("%d", s.shm), dsh_test_fmt("%d", s.msg_key),
+		       dsh_test_fmt("%d", s.msg), dsh_test_fmt("%d", s.sem_key), dsh_test_fmt("%d", s.sem) };
 	const char *args[] = { "sysv", a[0], a[1], a[2], a[3], a[4], a[5], NULL };
 	struct dsh_proc r;
 	run_channel(NULL, NULL, &r, args);
@@ -276,7 +265,7 @@ Test(channels, sysv_ipc_control_without_sandbox)
 static void mqueue_attack(const char *backend, const char *const *want)
 {
 	char *ws = dsh_test_mkdtemp();
-	char *name = fmt("/dshbox-esc-%d", getpid());
+	char *name = dsh_test_fmt("/dshbox-esc-%d", getpid());
 	struct mq_attr attr = { .mq_maxmsg = 4, .mq_msgsize = 64 };
 	mode_t old = umask(0);
 	mqd_t q = mq_open(name, O_RDWR | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0666, &attr);
@@ -447,10 +436,10 @@ static void newer_attack(const char *backend)
 	/* statmount and listmount are allowed: the sandbox answers what the host answers */
 	errno = 0;
 	long sm = syscall(457, NULL, NULL, 0, 0);
-	char *want_sm = fmt("statmount=%s", sm >= 0 ? "ok" : strerrorname_np(errno));
+	char *want_sm = dsh_test_fmt("statmount=%s", sm >= 0 ? "ok" : strerrorname_np(errno));
 	errno = 0;
 	long lm = syscall(458, NULL, NULL, 0, 0);
-	char *want_lm = fmt("listmount=%s", lm >= 0 ? "ok" : strerrorname_np(errno));
+	char *want_lm = dsh_test_fmt("listmount=%s", lm >= 0 ? "ok" : strerrorname_np(errno));
 	const char *const want[] = {
 		"open_tree_attr=EPERM", "nr_468=ENOSYS", "nr_470=ENOSYS", "nr_500=ENOSYS", "nr_1000=ENOSYS",
 		"nr_3fffffff=ENOSYS", want_sm, want_lm, "getppid=ok", NULL,

@@ -46,35 +46,24 @@ struct fx {
 	char *rule_dir, *rule_file, *rule_ro;
 };
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	va_start(ap, f);
-	cr_assert(vasprintf(&s, f, ap) > 0);
-	va_end(ap);
-	return s;
-}
-
 static void fx_init(struct fx *f)
 {
 	f->top = dsh_test_mkdtemp();
-	f->ws = fmt("%s/ws", f->top);
-	f->secret_dir = fmt("%s/secret", f->top);
-	f->secret_key = fmt("%s/secret/key", f->top);
-	f->secret_file = fmt("%s/secret_file", f->top);
-	f->ro_dir = fmt("%s/ws/ro", f->top);
-	f->ro_file = fmt("%s/ws/ro/file", f->top);
-	f->ws_file = fmt("%s/ws/file", f->top);
+	f->ws = dsh_test_fmt("%s/ws", f->top);
+	f->secret_dir = dsh_test_fmt("%s/secret", f->top);
+	f->secret_key = dsh_test_fmt("%s/secret/key", f->top);
+	f->secret_file = dsh_test_fmt("%s/secret_file", f->top);
+	f->ro_dir = dsh_test_fmt("%s/ws/ro", f->top);
+	f->ro_file = dsh_test_fmt("%s/ws/ro/file", f->top);
+	f->ws_file = dsh_test_fmt("%s/ws/file", f->top);
 	dsh_test_write_file(f->secret_key, SECRET "\n");
 	dsh_test_write_file(f->secret_file, SECRET "\n");
 	dsh_test_write_file(f->ro_file, "read-only\n");
 	dsh_test_write_file(f->ws_file, "movable\n");
 	f->attack = dsh_test_helper("esc_attack");
-	f->rule_dir = fmt("-- %s", f->secret_dir);
-	f->rule_file = fmt("-- %s", f->secret_file);
-	f->rule_ro = fmt("r- %s", f->ro_dir);
+	f->rule_dir = dsh_test_fmt("-- %s", f->secret_dir);
+	f->rule_file = dsh_test_fmt("-- %s", f->secret_file);
+	f->rule_ro = dsh_test_fmt("r- %s", f->ro_dir);
 }
 
 /* Host-side oracle common to every attack: the protected files are exactly as they were. */
@@ -314,7 +303,7 @@ Test(escape, bind_parent_to_uncover_a_mask)
 {
 	struct fx f;
 	fx_init(&f);
-	char *target = fmt("%s/bindtarget", f.ws);
+	char *target = dsh_test_fmt("%s/bindtarget", f.ws);
 	cr_assert_eq(mkdir(target, 0755), 0);
 	struct dsh_proc r;
 	run_attack(&f, &r, NULL, "bind-parent", f.top, "secret/key", target, NULL);
@@ -328,7 +317,7 @@ Test(escape, mount_attacks_from_inside_unshare_Urm)
 {
 	struct fx f;
 	fx_init(&f);
-	char *target = fmt("%s/bindtarget", f.ws);
+	char *target = dsh_test_fmt("%s/bindtarget", f.ws);
 	cr_assert_eq(mkdir(target, 0755), 0);
 	struct dsh_proc r;
 	run_attack(&f, &r, NULL, "unshare", f.top, "secret/key", target, f.secret_key, NULL);
@@ -349,9 +338,9 @@ Test(escape, nested_sandbox_keeps_the_mounts_locked)
 {
 	struct fx f;
 	fx_init(&f);
-	char *target = fmt("%s/bindtarget", f.ws);
+	char *target = dsh_test_fmt("%s/bindtarget", f.ws);
 	cr_assert_eq(mkdir(target, 0755), 0);
-	char *cfg = fmt("%s/nested.yml", f.top);
+	char *cfg = dsh_test_fmt("%s/nested.yml", f.top);
 	dsh_test_write_file(cfg, "nestedSandbox: true\n");
 	const char *extra[] = { "--config", cfg, NULL };
 	struct dsh_proc r;
@@ -434,7 +423,7 @@ Test(escape, ptrace_pid_1)
 	dsh_proc_clear(&r);
 	/* nestedSandbox: from a user namespace of its own, with every capability there, still none. */
 	if (!landlock_backend()) {
-		char *cfg = fmt("%s/nested.yml", f.top);
+		char *cfg = dsh_test_fmt("%s/nested.yml", f.top);
 		dsh_test_write_file(cfg, "nestedSandbox: true\n");
 		const char *extra[] = { "--config", cfg, NULL };
 		run_attack(&f, &r, extra, "ptrace1-userns", NULL);
@@ -568,7 +557,7 @@ Test(escape, proc_root_and_cwd_of_a_process_outside)
 	usleep(50000);
 	char pid[16];
 	snprintf(pid, sizeof(pid), "%d", out);
-	char *rel = fmt("%s/key", f.secret_dir + 1);
+	char *rel = dsh_test_fmt("%s/key", f.secret_dir + 1);
 	struct dsh_proc r;
 	run_attack(&f, &r, NULL, "procroot", pid, "key", NULL);
 	if (landlock_backend())
@@ -597,7 +586,7 @@ Test(escape, symlink_and_hard_link_toward_a_masked_file)
 	EXPECT("links", &r, "symlink=ok", "read_symlink=EACCES", landlock_backend() ? "hardlink=EACCES" : "hardlink=EXDEV",
 	       "read_hardlink=ENOENT");
 	dsh_proc_clear(&r);
-	char *hl = fmt("%s/esc-hardlink", f.ws);
+	char *hl = dsh_test_fmt("%s/esc-hardlink", f.ws);
 	cr_expect_neq(access(hl, F_OK), 0, "a hard link to the secret appeared on the host");
 	free(hl);
 	fx_check_and_free(&f);
@@ -619,7 +608,7 @@ Test(escape, rename_into_a_read_only_directory)
 	run_attack(&f, &r, NULL, "rename-ro", f.ws_file, f.ro_dir, NULL);
 	EXPECT("rename-ro", &r, "rename=EXDEV", "create=EROFS");
 	dsh_proc_clear(&r);
-	char *dst = fmt("%s/esc-renamed", f.ro_dir);
+	char *dst = dsh_test_fmt("%s/esc-renamed", f.ro_dir);
 	cr_expect_neq(access(dst, F_OK), 0, "a file appeared in the r- directory on the host");
 	cr_expect_eq(access(f.ws_file, F_OK), 0, "the source file was moved");
 	free(dst);
@@ -686,7 +675,7 @@ static char *find_block_device(void)
 	while (d && (de = readdir(d)) && !found) {
 		if (de->d_name[0] == '.')
 			continue;
-		char *p = fmt("/dev/%s", de->d_name);
+		char *p = dsh_test_fmt("/dev/%s", de->d_name);
 		struct stat st;
 		if (stat(p, &st) == 0 && S_ISBLK(st.st_mode))
 			found = p;
@@ -727,9 +716,9 @@ Test(escape, proc_sysrq_trigger)
 	/* linux-ns: /proc/sys is a read-only mount, but an unprivileged caller meets the permission
 	   check first; landlock: no write grant. */
 	const char *sysctl = landlock_backend() || getuid() != 0 ? "EACCES" : "EROFS";
-	char *cp = fmt("open_core_pattern=%s", sysctl), *dc = fmt("open_drop_caches=%s", sysctl);
+	char *cp = dsh_test_fmt("open_core_pattern=%s", sysctl), *dc = dsh_test_fmt("open_drop_caches=%s", sysctl);
 	/* sysrq-trigger (mode 0200, root's) is refused as the sysctls are: root meets the read-only mount. */
-	char *sq = host_has ? fmt("open_sysrq=%s", sysctl) : fmt("open_sysrq=ENOENT");
+	char *sq = host_has ? dsh_test_fmt("open_sysrq=%s", sysctl) : dsh_test_fmt("open_sysrq=ENOENT");
 	EXPECT("sysrq", &r, sq, cp, dc);
 	free(sq), free(cp), free(dc);
 	dsh_proc_clear(&r);
@@ -782,12 +771,12 @@ Test(escape, docker_style_socket_masked_by_a_rule)
 {
 	struct fx f;
 	fx_init(&f);
-	char *dir = fmt("%s/run", f.top);
+	char *dir = dsh_test_fmt("%s/run", f.top);
 	cr_assert_eq(mkdir(dir, 0755), 0);
-	char *sock = fmt("%s/docker.sock", dir);
+	char *sock = dsh_test_fmt("%s/docker.sock", dir);
 	struct server s;
 	server_start(&s, sock, false);
-	char *rule = fmt("-- %s", sock);
+	char *rule = dsh_test_fmt("-- %s", sock);
 	const char *extra[] = { "--access", rule, NULL };
 	struct dsh_proc r;
 	if (landlock_backend()) {
@@ -808,9 +797,9 @@ Test(escape, session_bus_under_xdg_runtime_dir)
 {
 	struct fx f;
 	fx_init(&f);
-	char *xdg = fmt("%s/xdg", f.top);
+	char *xdg = dsh_test_fmt("%s/xdg", f.top);
 	cr_assert_eq(mkdir(xdg, 0700), 0);
-	char *sock = fmt("%s/bus", xdg);
+	char *sock = dsh_test_fmt("%s/bus", xdg);
 	struct server s;
 	server_start(&s, sock, false);
 	struct dsh_proc r;
@@ -841,7 +830,7 @@ Test(escape, abstract_unix_socket_with_the_network_on)
 	run_attack(&f, &r, extra, "abstract", name, NULL);
 	EXPECT("abstract, broker", &r, "connect_abstract=EACCES");
 	dsh_proc_clear(&r);
-	char *cfg = fmt("%s/no-broker.yml", f.top);
+	char *cfg = dsh_test_fmt("%s/no-broker.yml", f.top);
 	dsh_test_write_file(cfg, "runtimeBroker: off\nallowDegraded: true\n");
 	const char *alone[] = { "--network", "on", "--config", cfg, NULL };
 	run_attack(&f, &r, alone, "abstract", name, NULL);
@@ -934,7 +923,7 @@ static int count_marked(const char *marker)
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		char *p = fmt("/proc/%s/cmdline", de->d_name);
+		char *p = dsh_test_fmt("/proc/%s/cmdline", de->d_name);
 		char buf[512];
 		int fd = open(p, O_RDONLY | O_CLOEXEC);
 		free(p);
@@ -1005,18 +994,18 @@ Test(escape, symlinks_swapped_in_a_loop_during_1000_setups, .timeout = 900)
 {
 	struct fx f;
 	fx_init(&f);
-	char *w = fmt("%s/w", f.top), *wlink = fmt("%s/wlink", f.top), *target = fmt("%s/target", f.top);
-	char *precious = fmt("%s/target/precious", f.top), *real = fmt("%s/real", f.top);
-	char *real_key = fmt("%s/real/key", f.top), *swap = fmt("%s/swap", f.top), *slink = fmt("%s/slink", f.top);
+	char *w = dsh_test_fmt("%s/w", f.top), *wlink = dsh_test_fmt("%s/wlink", f.top), *target = dsh_test_fmt("%s/target", f.top);
+	char *precious = dsh_test_fmt("%s/target/precious", f.top), *real = dsh_test_fmt("%s/real", f.top);
+	char *real_key = dsh_test_fmt("%s/real/key", f.top), *swap = dsh_test_fmt("%s/swap", f.top), *slink = dsh_test_fmt("%s/slink", f.top);
 	cr_assert_eq(mkdir(w, 0755), 0);
 	cr_assert_eq(mkdir(swap, 0755), 0);
 	dsh_test_write_file(precious, "precious\n");
 	dsh_test_write_file(real_key, SECRET "\n");
 	cr_assert_eq(symlink(target, wlink), 0);
 	cr_assert_eq(symlink(real, slink), 0);
-	char *r_rw = fmt("rw %s", w), *r_ro = fmt("r- %s", target), *r_real = fmt("-- %s", real),
-	     *r_swap = fmt("-- %s", swap);
-	char *script = fmt("cat %s/key %s/key 2>/dev/null; echo pwned >> %s/precious", swap, real, w);
+	char *r_rw = dsh_test_fmt("rw %s", w), *r_ro = dsh_test_fmt("r- %s", target), *r_real = dsh_test_fmt("-- %s", real),
+	     *r_swap = dsh_test_fmt("-- %s", swap);
+	char *script = dsh_test_fmt("cat %s/key %s/key 2>/dev/null; echo pwned >> %s/precious", swap, real, w);
 	struct racer r1 = { w, wlink, false, 0 }, r2 = { swap, slink, false, 0 };
 	pthread_t t1, t2;
 	cr_assert_eq(pthread_create(&t1, NULL, race, &r1), 0);

@@ -17,17 +17,6 @@
 #include "common/cleanup.h"
 #include "tests/lib/harness.h"
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	va_start(ap, f);
-	cr_assert(vasprintf(&s, f, ap) > 0);
-	va_end(ap);
-	return s;
-}
-
 static const char *backend(void)
 {
 	const char *b = getenv("DSHBOX_ESCAPE_BACKEND");
@@ -117,9 +106,9 @@ static void expect_unreached(const char *what, char **env, const char *ws, const
 Test(sockets, user_manager_socket_under_xdg_runtime_dir)
 {
 	char *top = dsh_test_mkdtemp();
-	char *ws = fmt("%s/ws", top), *xdg = fmt("%s/xdg", top), *dir = fmt("%s/xdg/systemd", top);
+	char *ws = dsh_test_fmt("%s/ws", top), *xdg = dsh_test_fmt("%s/xdg", top), *dir = dsh_test_fmt("%s/xdg/systemd", top);
 	cr_assert(mkdir(ws, 0755) == 0 && mkdir(xdg, 0700) == 0 && mkdir(dir, 0755) == 0);
-	char *sock = fmt("%s/private", dir), *envx = fmt("XDG_RUNTIME_DIR=%s", xdg);
+	char *sock = dsh_test_fmt("%s/private", dir), *envx = dsh_test_fmt("XDG_RUNTIME_DIR=%s", xdg);
 	int srv = server(sock);
 	expect_unreached("systemd --user private socket", env_with(envx, NULL), ws, NULL, sock, srv, "connect=EACCES");
 	close(srv);
@@ -130,10 +119,10 @@ Test(sockets, user_manager_socket_under_xdg_runtime_dir)
 /* With no XDG_RUNTIME_DIR in dshbox's environment, /run/user/UID (from the uid) is still closed. */
 Test(sockets, run_user_bus_without_xdg_runtime_dir)
 {
-	char *run_user = fmt("/run/user/%u", (unsigned)getuid());
+	char *run_user = dsh_test_fmt("/run/user/%u", (unsigned)getuid());
 	bool made = false;
 	char *top = dsh_test_mkdtemp();
-	char *ws = fmt("%s/ws", top);
+	char *ws = dsh_test_fmt("%s/ws", top);
 	cr_assert_eq(mkdir(ws, 0755), 0);
 	if (access(run_user, F_OK) != 0) {
 		if (mkdir(run_user, 0700) < 0) {
@@ -141,7 +130,7 @@ Test(sockets, run_user_bus_without_xdg_runtime_dir)
 			   no host socket to reach, and the sandbox must not invent the directory either. */
 			cr_log_info("no %s on this host (%s): only its absence inside is checked", run_user, strerror(errno));
 			_cleanup_free_ char *att = dsh_test_helper("esc_attack");
-			_cleanup_free_ char *bus = fmt("%s/bus", run_user);
+			_cleanup_free_ char *bus = dsh_test_fmt("%s/bus", run_user);
 			const char *cmd[] = { att, "unix-connect", bus, NULL };
 			struct dsh_proc r;
 			run(&r, env_with(NULL, NULL), ws, NULL, cmd);
@@ -154,7 +143,7 @@ Test(sockets, run_user_bus_without_xdg_runtime_dir)
 		made = true;
 	}
 	/* A name of the test's own: a real session's bus is never touched. */
-	char *sock = fmt("%s/dshbox-escape-%d.bus", run_user, getpid());
+	char *sock = dsh_test_fmt("%s/dshbox-escape-%d.bus", run_user, getpid());
 	int srv = server(sock);
 	/* linux-ns: the directory is an empty tmpfs inside; landlock: visible, refused by the broker. */
 	expect_unreached("/run/user/UID/bus", env_with(NULL, NULL), ws, NULL, sock, srv,
@@ -170,9 +159,9 @@ Test(sockets, run_user_bus_without_xdg_runtime_dir)
 /* The workspace is /tmp itself: the user's tmux socket there is in a writable root, yet closed. */
 Test(sockets, tmux_socket_with_the_workspace_tmp)
 {
-	char *dir = fmt("/tmp/tmux-dshbox-escape-%d", getpid());
+	char *dir = dsh_test_fmt("/tmp/tmux-dshbox-escape-%d", getpid());
 	cr_assert_eq(mkdir(dir, 0700), 0);
-	char *sock = fmt("%s/default", dir);
+	char *sock = dsh_test_fmt("%s/default", dir);
 	int srv = server(sock);
 	expect_unreached("tmux socket, workspace /tmp", env_with(NULL, NULL), "/tmp", NULL, sock, srv, "connect=EACCES");
 	close(srv);
@@ -185,9 +174,9 @@ Test(sockets, tmux_socket_with_the_workspace_tmp)
 Test(sockets, socket_in_an_rw_root)
 {
 	char *top = dsh_test_mkdtemp();
-	char *ws = fmt("%s/ws", top), *root = fmt("%s/rw", top);
+	char *ws = dsh_test_fmt("%s/ws", top), *root = dsh_test_fmt("%s/rw", top);
 	cr_assert(mkdir(ws, 0755) == 0 && mkdir(root, 0755) == 0);
-	char *sock = fmt("%s/daemon.sock", root), *rule = fmt("rw %s", root);
+	char *sock = dsh_test_fmt("%s/daemon.sock", root), *rule = dsh_test_fmt("rw %s", root);
 	int srv = server(sock);
 	const char *extra[] = { "--access", rule, NULL };
 	expect_unreached("socket in an rw root", env_with(NULL, NULL), ws, extra, sock, srv, "connect=EACCES");
@@ -200,10 +189,10 @@ Test(sockets, socket_in_an_rw_root)
 Test(sockets, allow_unix_sockets_is_reachable)
 {
 	char *top = dsh_test_mkdtemp();
-	char *ws = fmt("%s/ws", top), *agent = fmt("%s/agent", top);
+	char *ws = dsh_test_fmt("%s/ws", top), *agent = dsh_test_fmt("%s/agent", top);
 	cr_assert(mkdir(ws, 0755) == 0 && mkdir(agent, 0755) == 0);
-	char *sock = fmt("%s/agent.sock", agent), *other = fmt("%s/other.sock", agent);
-	char *cfg = fmt("%s/cfg.yml", top), *envs = fmt("TEST_AGENT_SOCK=%s", sock);
+	char *sock = dsh_test_fmt("%s/agent.sock", agent), *other = dsh_test_fmt("%s/other.sock", agent);
+	char *cfg = dsh_test_fmt("%s/cfg.yml", top), *envs = dsh_test_fmt("TEST_AGENT_SOCK=%s", sock);
 	dsh_test_write_file(cfg, "allowUnixSockets:\n  - \"{{ env.TEST_AGENT_SOCK }}\"\n");
 	int srv = server(sock), srv2 = server(other);
 	const char *extra[] = { "--config", cfg, NULL };
@@ -228,7 +217,7 @@ Test(sockets, a_socket_the_command_binds_is_connectable)
 	if (access("/usr/bin/python3", X_OK) != 0)
 		DSH_SKIP("no /usr/bin/python3 to run the inside part");
 	char *top = dsh_test_mkdtemp();
-	char *ws = fmt("%s/ws", top);
+	char *ws = dsh_test_fmt("%s/ws", top);
 	cr_assert_eq(mkdir(ws, 0755), 0);
 	const char *script =
 		"import socket, os, array\n"
@@ -267,7 +256,7 @@ Test(sockets, abstract_sockets_without_scoping_are_reported)
 	_cleanup_free_ char *shim = dsh_test_helper("esc_shim");
 	_cleanup_free_ char *att = dsh_test_helper("esc_attack");
 	char *top = dsh_test_mkdtemp();
-	char *ws = fmt("%s/ws", top);
+	char *ws = dsh_test_fmt("%s/ws", top);
 	cr_assert_eq(mkdir(ws, 0755), 0);
 	char name[64];
 	snprintf(name, sizeof(name), "dshbox-escape-sock-%d", getpid());
@@ -285,7 +274,7 @@ Test(sockets, abstract_sockets_without_scoping_are_reported)
 	cr_expect_eq(accepted(fd), 0, "the host's abstract socket saw a connection through the broker");
 	dsh_proc_clear(&r);
 
-	char *cfg = fmt("%s/no-broker.yml", top);
+	char *cfg = dsh_test_fmt("%s/no-broker.yml", top);
 	dsh_test_write_file(cfg, "runtimeBroker: off\nallowDegraded: true\n");
 	const char *on[] = { shim, "landlock", "--", dsh_test_dshbox(), "run", "--backend", "linux-ns", "--workspace", ws,
 			     "--cwd", ws, "--config", cfg, "--network", "on", "--warnings=stderr", "--report", "-", "--",
@@ -321,17 +310,17 @@ Test(sockets, abstract_sockets_without_scoping_are_reported)
 Test(sockets, allowed_sockets_hidden_by_the_tree_stay_reachable)
 {
 	char *top = dsh_test_mkdtemp();
-	char *ws = fmt("%s/ws", top);
+	char *ws = dsh_test_fmt("%s/ws", top);
 	cr_assert_eq(mkdir(ws, 0755), 0);
-	char *dir = fmt("/tmp/ssh-dshbox-escape-%d", getpid());
+	char *dir = dsh_test_fmt("/tmp/ssh-dshbox-escape-%d", getpid());
 	cr_assert_eq(mkdir(dir, 0700), 0);
-	char *sock = fmt("%s/agent.1", dir), *envs = fmt("SSH_AUTH_SOCK=%s", sock), *cfg = fmt("%s/cfg.yml", top);
-	char *run_user = fmt("/run/user/%u", (unsigned)getuid());
+	char *sock = dsh_test_fmt("%s/agent.1", dir), *envs = dsh_test_fmt("SSH_AUTH_SOCK=%s", sock), *cfg = dsh_test_fmt("%s/cfg.yml", top);
+	char *run_user = dsh_test_fmt("/run/user/%u", (unsigned)getuid());
 	/* Without /run/user/UID the keyring half has nowhere to live (it is made only by the test
 	   above, which runs in parallel): a second agent socket under the host's /tmp stands in. */
-	char *keyring = access(run_user, W_OK) == 0 ? fmt("%s/dshbox-escape-%d.ssh", run_user, getpid())
-						    : fmt("%s/keyring.ssh", dir);
-	char *yaml = fmt("allowUnixSockets:\n  - \"{{ env.SSH_AUTH_SOCK }}\"\n  - %s\n", keyring);
+	char *keyring = access(run_user, W_OK) == 0 ? dsh_test_fmt("%s/dshbox-escape-%d.ssh", run_user, getpid())
+						    : dsh_test_fmt("%s/keyring.ssh", dir);
+	char *yaml = dsh_test_fmt("allowUnixSockets:\n  - \"{{ env.SSH_AUTH_SOCK }}\"\n  - %s\n", keyring);
 	dsh_test_write_file(cfg, yaml);
 	int srv = server(sock), srv2 = server(keyring);
 	const char *extra[] = { "--config", cfg, NULL };

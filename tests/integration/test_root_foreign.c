@@ -69,17 +69,6 @@ struct fx {
 	char *rule_ro, *rule_hidden;
 };
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	va_start(ap, f);
-	cr_assert(vasprintf(&s, f, ap) > 0);
-	va_end(ap);
-	return s;
-}
-
 static void fx_init(struct fx *f, const char *backend)
 {
 	dsh_test_require_backend();
@@ -87,24 +76,24 @@ static void fx_init(struct fx *f, const char *backend)
 		DSH_SKIP("about root: run as root, or give this user subordinate ids (/etc/subuid, newuidmap from "
 			 "uidmap) for a user namespace where it is root over a range of ids");
 	f->top = dsh_test_mkdtemp();
-	f->ws = fmt("%s/ws", f->top);
-	f->file = fmt("%s/f.txt", f->ws);
+	f->ws = dsh_test_fmt("%s/ws", f->top);
+	f->file = dsh_test_fmt("%s/f.txt", f->ws);
 	const char *base = strcmp(backend, "landlock") == 0 ? f->top : f->ws;
-	f->ro = fmt("%s/ro/file", base);
-	f->hidden = fmt("%s/hidden", base);
-	f->outside = fmt("%s/out/file", f->top);
+	f->ro = dsh_test_fmt("%s/ro/file", base);
+	f->hidden = dsh_test_fmt("%s/hidden", base);
+	f->outside = dsh_test_fmt("%s/out/file", f->top);
 	dsh_test_write_file(f->file, "start\n");
 	dsh_test_write_file(f->ro, "read-only\n");
 	dsh_test_write_file(f->hidden, SECRET "\n");
 	dsh_test_write_file(f->outside, "outside\n");
-	_cleanup_free_ char *ro_dir = fmt("%s/ro", base), *out_dir = fmt("%s/out", f->top);
-	_cleanup_free_ char *script = fmt("chown %d:%d '%s' '%s' '%s' '%s' '%s' '%s' '%s' && chmod 755 '%s' '%s' '%s' && "
+	_cleanup_free_ char *ro_dir = dsh_test_fmt("%s/ro", base), *out_dir = dsh_test_fmt("%s/out", f->top);
+	_cleanup_free_ char *script = dsh_test_fmt("chown %d:%d '%s' '%s' '%s' '%s' '%s' '%s' '%s' && chmod 755 '%s' '%s' '%s' && "
 					  "chmod 644 '%s' '%s' '%s' && chmod 600 '%s'",
 					  OWNER, OWNER, f->ws, f->file, ro_dir, f->ro, f->hidden, out_dir, f->outside,
 					  f->ws, ro_dir, out_dir, f->file, f->ro, f->outside, f->hidden);
 	cr_assert_eq(root_sh(script, NULL), 0, "the workspace could not be given to uid %d", OWNER);
-	f->rule_ro = fmt("r- %s", ro_dir);
-	f->rule_hidden = fmt("-- %s", f->hidden);
+	f->rule_ro = dsh_test_fmt("r- %s", ro_dir);
+	f->rule_hidden = dsh_test_fmt("-- %s", f->hidden);
 }
 
 static void fx_free(struct fx *f)
@@ -114,8 +103,8 @@ static void fx_free(struct fx *f)
 	/* The host's oracle for every test: what the policy protects is as it was. */
 	/* Read as root: the -- file is mode 0600 of uid OWNER. */
 	char *ro = NULL, *hidden = NULL, *out = NULL;
-	_cleanup_free_ char *c1 = fmt("cat '%s'", f->ro), *c2 = fmt("cat '%s'", f->hidden), *c3 = fmt("cat '%s'", f->outside),
-			    *rm = fmt("rm -rf '%s'", f->top);
+	_cleanup_free_ char *c1 = dsh_test_fmt("cat '%s'", f->ro), *c2 = dsh_test_fmt("cat '%s'", f->hidden), *c3 = dsh_test_fmt("cat '%s'", f->outside),
+			    *rm = dsh_test_fmt("rm -rf '%s'", f->top);
 	root_sh(c1, &ro), root_sh(c2, &hidden), root_sh(c3, &out);
 	cr_expect(ro && strcmp(ro, "read-only\n") == 0, "the r- file changed on the host: %s", ro ? ro : "(gone)");
 	cr_expect(hidden && strcmp(hidden, SECRET "\n") == 0, "the -- file changed on the host");
@@ -168,7 +157,7 @@ static void writes_agree(const char *backend)
 	char *now = dsh_test_read_file(f.file);
 	cr_expect(now && strcmp(now, "start\nx\n") == 0, "f.txt on the host: %s", now ? now : "(gone)");
 	free(now);
-	_cleanup_free_ char *made = fmt("%s/new.txt", f.ws), *dir = fmt("%s/d", f.ws);
+	_cleanup_free_ char *made = dsh_test_fmt("%s/new.txt", f.ws), *dir = dsh_test_fmt("%s/d", f.ws);
 	struct stat st;
 	cr_expect(stat(made, &st) == 0 && S_ISREG(st.st_mode), "new.txt was not made in the workspace");
 	cr_expect(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), "d was not made in the workspace");
@@ -194,7 +183,7 @@ static void refusals_agree(const char *backend)
 	check_says(&f, "--read", f.hidden, 1);
 	check_says(&f, "--write", f.outside, 1);
 	_cleanup_free_ char *script =
-		fmt("echo w >> %s; echo w >> %s; echo w >> %s; cat %s; ls %s/out", f.ro, f.hidden, f.outside, f.hidden, f.top);
+		dsh_test_fmt("echo w >> %s; echo w >> %s; echo w >> %s; cat %s; ls %s/out", f.ro, f.hidden, f.outside, f.hidden, f.top);
 	struct dsh_proc r;
 	dshbox(&r, &f, "run", backend, "--", "/bin/sh", "-c", script, NULL);
 	cr_expect(!strstr(r.out, SECRET), "the -- file was read (%s): %s", backend, r.out);

@@ -25,17 +25,6 @@ TestSuite(run_terminal, .timeout = 120);
 
 static char *env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	va_start(ap, f);
-	cr_assert(vasprintf(&s, f, ap) > 0);
-	va_end(ap);
-	return s;
-}
-
 static long now_ms(void)
 {
 	struct timespec ts;
@@ -77,7 +66,7 @@ static char **counting_argv(const char *backend, const char *ws, const char *ext
 
 static char *read_count(const char *ws)
 {
-	char *p = fmt("%s/count", ws);
+	char *p = dsh_test_fmt("%s/count", ws);
 	char *c = access(p, F_OK) == 0 ? dsh_test_read_file(p) : strdup("");
 	free(p);
 	return c;
@@ -85,7 +74,7 @@ static char *read_count(const char *ws)
 
 static bool wait_for_file(const char *ws, const char *name, int ms)
 {
-	char *p = fmt("%s/%s", ws, name);
+	char *p = dsh_test_fmt("%s/%s", ws, name);
 	long end = now_ms() + ms;
 	bool ok;
 	while (!(ok = access(p, F_OK) == 0) && now_ms() < end)
@@ -311,7 +300,7 @@ static void ctrl_z_fg(const char *backend)
 	pty_start(&p, argv);
 	pty_send(&p, "PS1='PROMPT> '\n");
 	cr_assert(pty_wait_for(&p, "PROMPT> ", 10000), "no prompt from bash:\n%s", p.out);
-	char *line = fmt("%s run --backend %s --workspace %s -- /bin/sh -c 'echo RE''ADY; read x; echo GOT:$x'\n",
+	char *line = dsh_test_fmt("%s run --backend %s --workspace %s -- /bin/sh -c 'echo RE''ADY; read x; echo GOT:$x'\n",
 			 dsh_test_dshbox(), backend, ws);
 	pty_send(&p, line);
 	bool ready = pty_wait_for(&p, "READY", 20000);

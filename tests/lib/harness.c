@@ -486,3 +486,13 @@ void dsh_test_require_chattr(const char *path)
 	(void)ioctl(fd, FS_IOC_SETFLAGS, &flags);
 	close(fd);
 }
+
+char *dsh_test_fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, f);
+	cr_assert(vasprintf(&s, f, ap) > 0);
+	va_end(ap);
+	return s;
+}

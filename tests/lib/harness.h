@@ -29,6 +29,8 @@ int dsh_proc_run(char *const argv[], char *const env[], const char *stdin_data, 
 void dsh_test_run_sh(struct dsh_proc *r, char *const env[], const char *backend, const char *ws, const char *script,
 		     va_list ap);
 void dsh_proc_clear(struct dsh_proc *r);
+/* A formatted string (asserted to be made); the caller frees it, or a test lets it go. */
+char *dsh_test_fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 /* Where a sandboxed command runs in the broker's tests: a mode, nestedSandbox, no Landlock. */
 struct dsh_test_setting {
 	const char *name;

@@ -29,31 +29,12 @@ set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 version=${SRT_VERSION:-0.0.83}
 dshbox=$build/dshbox
-failures=0
-checks=0
-
-skip() {
-	echo "SKIP: sandbox-runtime end-to-end: $*"
-	if [ "${DSHBOX_TEST_NO_SKIP:-}" = 1 ]; then
-		echo "FAIL: skips fail under DSHBOX_TEST_NO_SKIP=1" >&2
-		exit 1
-	fi
-	exit 0
-}
-check() { # check NAME CONDITION-STATUS DETAIL
-	checks=$((checks + 1))
-	if [ "$2" = 0 ]; then
-		echo "PASS: $1"
-	else
-		echo "FAIL: $1: $3" >&2
-		failures=$((failures + 1))
-	fi
-}
+e2e_name=sandbox-runtime
+# shellcheck source=tests/lib/e2e.sh
+. "$(dirname "$0")/../lib/e2e.sh"
 
 [ -x "$dshbox" ] || { echo "tests/srt/run.sh: no $dshbox: build first" >&2; exit 1; }
-for t in node npm socat rg curl python3 git; do
-	command -v "$t" >/dev/null || skip "$t is not installed (tools/install-deps.sh installs it)"
-done
+need_tools node npm socat rg curl python3 git
 
 # The package, installed once per build tree and version.
 pkgdir=$build/srt/$version
@@ -292,5 +273,4 @@ check "hooks symlink: writes through it and to its target refused, the hooks unc
 	"$(grep -E 'started|refused' <<<"$out" | tr '\n' ' ')"
 no_names_made "hooks symlink" "$top/hk"
 
-echo "sandbox-runtime end-to-end: $((checks - failures)) of $checks checks passed"
-[ "$failures" = 0 ]
+e2e_summary
