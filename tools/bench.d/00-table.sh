@@ -109,7 +109,7 @@ awk '/^   serve round trip/ { for (i = 1; i <= NF; i++) if ($i == "median") { d 
 	/^   peer, in-process/ { for (i = 1; i <= NF; i++) if ($i == "median") { p = $(i + 1) / 1000 } }
 	END { if (d && p) printf "serve 4 KiB write\tserve=%.3f\tin-process=%.3f\n", d, p }' "$S/sw" >> "${BENCH_TABLE:-/dev/null}"
 
-# The agent hosts' argv (issue 23): each fixture's placeholders filled in for this run.  Names the
+# The agent hosts' argv (docs/bwrap.md): each fixture's placeholders filled in for this run.  Names the
 # hosts protect are made first, so that bubblewrap does not make them on the host and both bind
 # over the same tree.
 mkdir -p "$S/home/.ssh" "$S/home/.aws" "$S/empty" "$WS/.claude" "$WS/.git" "$WS/.agents" "$WS/.codex"
@@ -132,8 +132,8 @@ for f in "$ARGV_DIR"/*.argv; do
 		continue
 	fi
 	label=$name
-	# An option one side does not know yet (dshbox: --as-pid-1, issue 23; bubblewrap before 0.9:
-	# --argv0) is left out of both, and the figure says so.
+	# An option one side does not know (bubblewrap before 0.9: --argv0) is left out of both, and
+	# the figure says so.
 	for _ in 1 2; do
 		# shellcheck disable=SC2086
 		if out=$("$D" bwrap $a 2>&1) && out=$(bwrap $a 2>&1); then
