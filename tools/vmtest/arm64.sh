@@ -46,6 +46,7 @@ if [ ! -f "$vdir/.done" ] || [ "${ARM64VM_REFRESH:-0}" = 1 ] || [ "$(cat "$vdir/
 	mkdir -p "$vdir/kernel" "$vdir/busybox"
 	dpkg-deb -x "$vdir"/debs/linux-image-*.deb "$vdir/kernel"
 	dpkg-deb -x "$vdir"/debs/busybox-static_*.deb "$vdir/busybox"
+	rm -rf "$vdir/busybox/usr" # its initramfs-tools hooks: nothing here uses them
 	rm -rf "$vdir/debs"
 	echo "$series" > "$vdir/.done"
 fi
