@@ -90,10 +90,11 @@ int dsh_openat2_walk(int dirfd, const char *path, uint64_t flags, uint64_t mode,
 			depth = 0;
 			if (cur < 0)
 				break;
-			if (mnt && walk_mnt(cur) != mnt) {
-				fd = walk_fail(&cur, EXDEV);
-				break;
-			}
+			/* Only the path's own leading '/' gets here under RESOLVE_NO_XDEV (a link to the root
+			 * is refused above): the kernel starts such a walk at the root, whatever mount the
+			 * descriptor is on, and counts crossings from there. */
+			if (mnt)
+				mnt = walk_mnt(cur);
 		}
 		char *p = rest + strspn(rest, "/");
 		size_t len = strcspn(p, "/");

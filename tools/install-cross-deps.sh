@@ -2,7 +2,8 @@
 # Install what `make cross ARCH=...` and `make cross-test ARCH=...` need on Debian 12 (or newer):
 # Debian's cross compiler, the target's -dev packages through multiarch (the libraries
 # tools/install-deps.sh installs natively, and libmount for the integration suite), Criterion
-# unpacked beside them (below), and qemu-user to run the unit suite.  Idempotent.
+# unpacked beside them (below), qemu-user (the seccomp generator runs under it) and qemu-system-arm
+# (the unit suite runs in an aarch64 VM: tools/vmtest/arm64.sh).  Idempotent.
 # Usage: tools/install-cross-deps.sh aarch64
 set -eu
 arch=${1:-}
@@ -35,7 +36,7 @@ dpkg --print-foreign-architectures | grep -qx "$debarch" || {
 }
 triplet=$arch-linux-gnu
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	"gcc-$triplet" "binutils-$triplet" "libc6-dev-$debarch-cross" pkg-config qemu-user \
+	"gcc-$triplet" "binutils-$triplet" "libc6-dev-$debarch-cross" pkg-config qemu-user qemu-system-arm \
 	"libseccomp-dev:$debarch" "libcap-ng-dev:$debarch" "libnl-3-dev:$debarch" \
 	"libnl-route-3-dev:$debarch" "libyaml-dev:$debarch" "libjansson-dev:$debarch" \
 	"libmount-dev:$debarch" "libffi8:$debarch" "libgit2-1.5:$debarch" >/dev/null
