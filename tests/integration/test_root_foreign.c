@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "landlock/landlock.h"
 #include "tests/lib/harness.h"
 
 #define OWNER 1000
@@ -124,6 +125,14 @@ static void dshbox(struct dsh_proc *r, const struct fx *f, const char *sub, cons
 	if (backend) {
 		argv[n++] = "--backend";
 		argv[n++] = (char *)backend;
+	}
+	/* Landlock before ABI 3 (Linux 6.2) does not govern truncation, so the backend refuses the r-
+	   rule (tests/escape/test_degrade.c); what is tested here is the root's write, so the loss
+	   of that one guard is accepted. The host oracle in fx_free still finds the r- file whole:
+	   the command only appends. */
+	if (backend && strcmp(backend, "landlock") == 0 && strcmp(sub, "run") == 0 && dsh_landlock_abi() < 3) {
+		cr_log_info("Landlock ABI %d: run with --allow-degraded (truncation not governed)", dsh_landlock_abi());
+		argv[n++] = "--allow-degraded";
 	}
 	va_list ap;
 	va_start(ap, backend);
