@@ -80,6 +80,11 @@ int dsh_proc_run(char *const argv[], char *const env[], const char *stdin_data, 
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(err[1], 2);
+		/* A suite started in the background by a non-interactive shell (`.ci/run &`, nohup)
+		   inherits SIGINT and SIGQUIT ignored, and so would every command under test: a
+		   `kill -INT $$` inside would do nothing.  Tests see what a user at a terminal sees. */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
 		if (env)
 			execvpe(argv[0], argv, env);
 		else
