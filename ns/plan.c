@@ -212,6 +212,35 @@ static int probe_entry(struct dsh_mount_entry *e)
 	return 0;
 }
 
+/*
+ * Whether e's parent directory is known absent, looking each parent up once: a policy of 200,000
+ * literal rules in directories that do not exist then costs an lstat() per directory, not per
+ * rule.  Returns -ENOENT for "absent" (the answer the entry's own lstat() would give), 0 when
+ * its own lstat() must tell, or -ENOMEM.
+ */
+struct parents {
+	struct dsh_pathset absent, present;
+};
+
+static int parent_absent(struct parents *ps, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash || slash == path)
+		return 0;
+	_cleanup_free_ char *dir = strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return -ENOMEM;
+	if (dsh_pathset_contains(&ps->absent, dir))
+		return -ENOENT;
+	if (dsh_pathset_contains(&ps->present, dir))
+		return 0;
+	struct stat st;
+	bool absent = lstat(dir, &st) < 0 && errno == ENOENT;
+	if (dsh_pathset_add(absent ? &ps->absent : &ps->present, dir) < 0)
+		return -ENOMEM;
+	return absent ? -ENOENT : 0;
+}
+
 static int entry_cmp(const void *a, const void *b)
 {
 	const struct dsh_mount_entry *x = a, *y = b;
@@ -508,6 +537,7 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 	/* Literal denies first: their directories are where the glob walker never goes.  Each is
 	   looked at once (lstat): its kind, its identity, and whether the walker must skip it. */
 	struct dsh_pathset masked = { 0 };
+	struct parents parents = { 0 };
 	for (size_t i = 0; i < p->n_rules && r >= 0; i++) {
 		const struct dsh_rule *rule = &p->rules[i];
 		if (rule->kind == DSH_RULE_RW || rule->glob)
@@ -516,7 +546,13 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 		if (r < 0)
 			break;
 		struct dsh_mount_entry *e = &plan->entries[plan->n - 1];
-		int pr = probe_entry(e);
+		int pr = parent_absent(&parents, e->path);
+		if (pr == -ENOMEM) {
+			r = pr;
+			break;
+		}
+		if (pr == 0)
+			pr = probe_entry(e);
 		if (pr == 0 && e->action == DSH_MOUNT_MASK_DIR)
 			r = dsh_pathset_add(&masked, rule->canonical);
 		if (pr < 0) { /* absent or unreadable: the pass below says why, from this lstat's answer */
@@ -524,6 +560,8 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 			e->probe_err = pr;
 		}
 	}
+	dsh_pathset_clear(&parents.absent);
+	dsh_pathset_clear(&parents.present);
 	if (r >= 0 && o->protect_sockets && p->mode != DSH_MODE_DANGER_FULL_ACCESS)
 		r = plan_run_user(plan, p);
 	if (r >= 0 && o->protect_sockets) {

@@ -22,9 +22,10 @@
 
 static char *base_env[] = { "PATH=/usr/bin:/bin", NULL };
 
-/* Plan rule in ws as an unprivileged user: 0 planned (out: the plan's notes), 1 refused (out: the
-   error), anything else: the child's own setup failed. */
-static int plan_as_user(const char *ws, const char *rule, char *out, size_t out_len)
+/* Plan the rules (NULL-terminated) in ws as an unprivileged user: 0 planned (out: the plan's notes,
+   then a line "entry PATH" for each target it masks or binds), 1 refused (out: the error), anything
+   else: the child's own setup failed. */
+static int plan_rules_as_user(const char *ws, const char *const *rules, char *out, size_t out_len)
 {
 	int pipefd[2];
 	cr_assert_eq(pipe(pipefd), 0);
@@ -40,7 +41,8 @@ static int plan_as_user(const char *ws, const char *rule, char *out, size_t out_
 		cfg.workspace = strdup(ws);
 		cfg.protect_defaults = false;
 		cfg.protect_sockets = false;
-		dsh_strv_push(&cfg.access, rule);
+		for (size_t i = 0; rules[i]; i++)
+			dsh_strv_push(&cfg.access, rules[i]);
 		struct dsh_policy *p = NULL;
 		struct dsh_error *err = NULL;
 		struct dsh_run_options ro;
@@ -53,6 +55,9 @@ static int plan_as_user(const char *ws, const char *rule, char *out, size_t out_
 			dsh_buf_add(&b, err->msg);
 		for (size_t i = 0; r >= 0 && plan->notes && plan->notes[i]; i++)
 			dsh_buf_addf(&b, "%s\n", plan->notes[i]);
+		for (size_t i = 0; r >= 0 && i < plan->n; i++)
+			if (plan->entries[i].rule)
+				dsh_buf_addf(&b, "entry %s\n", plan->entries[i].path);
 		if (b.s && write(pipefd[1], b.s, b.len) < 0)
 			_exit(12);
 		_exit(r < 0 ? 1 : 0);
@@ -65,6 +70,12 @@ static int plan_as_user(const char *ws, const char *rule, char *out, size_t out_
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status));
 	return WEXITSTATUS(status);
+}
+
+static int plan_as_user(const char *ws, const char *rule, char *out, size_t out_len)
+{
+	const char *const rules[] = { rule, NULL };
+	return plan_rules_as_user(ws, rules, out, out_len);
 }
 
 /* The scratch tree belongs to the planning user (when root: to nobody). */
@@ -123,4 +134,35 @@ Test(run_planning, a_directory_of_another_user_is_skipped_with_a_note)
 	cr_expect(strstr(out, db) && strstr(out, "another user"), "no note names %s: %s", db, out);
 	dsh_test_rmtree(root);
 	free(root);
+}
+
+/* Absent targets are dropped with a note whether their directory exists or not, and one answer
+   about an absent directory does not leak to a target that exists beside it (the plan looks a
+   directory up once for all the rules in it). */
+Test(run_planning, absent_targets_and_absent_directories)
+{
+	char *ws = dsh_test_mkdtemp();
+	cr_assert_eq(chmod(ws, 0755), 0);
+	_cleanup_free_ char *here = NULL, *file = NULL;
+	cr_assert(asprintf(&here, "%s/here", ws) > 0 && asprintf(&file, "%s/file", here) > 0);
+	cr_assert_eq(mkdir(here, 0755), 0);
+	dsh_test_write_file(file, "s\n");
+	own(ws), own(here), own(file);
+	const char *const rules[] = { "-- gone/a", "-- gone/b", "-- gone/deeper/c", "-- here/absent", "-- here/file",
+				      "r- gone/d", NULL };
+	char out[8192];
+	int r = plan_rules_as_user(ws, rules, out, sizeof(out));
+	cr_assert_eq(r, 0, "the plan failed (%d): %s", r, out);
+	const char *absent[] = { "gone/a", "gone/b", "gone/deeper/c", "here/absent", "gone/d" };
+	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
+		_cleanup_free_ char *note = NULL, *entry = NULL;
+		cr_assert(asprintf(&note, "%s/%s (rule", ws, absent[i]) > 0 && asprintf(&entry, "entry %s/%s\n", ws, absent[i]) > 0);
+		cr_expect(strstr(out, note) && strstr(out, "does not exist"), "no note for %s: %s", absent[i], out);
+		cr_expect(!strstr(out, entry), "%s is planned though absent: %s", absent[i], out);
+	}
+	_cleanup_free_ char *want = NULL;
+	cr_assert(asprintf(&want, "entry %s\n", file) > 0);
+	cr_expect(strstr(out, want), "the existing target is not masked: %s", out);
+	dsh_test_rmtree(ws);
+	free(ws);
 }
