@@ -136,8 +136,8 @@ static json_t *explain_json(const struct explained *ex)
 						       "deadBy", rule_text(dsh_root_dead_by(r)), "readOnlyBy",
 						       rule_text(dsh_root_readonly_by(r))));
 	}
-	for (size_t i = 0; i < dsh_policy_rule_count(p); i++)
-		json_array_append_new(rules, rule_json(ex, i));
+	/* The rules are written one by one by print_json(), not held here: 200,000 of them as one
+	   tree were 750 MB. */
 	for (size_t k = 0; k < ex->n; k++) {
 		json_array_append_new(backends, backend_json(&ex->x[k]));
 		for (size_t i = 0; ex->x[k].d.warnings && ex->x[k].d.warnings[i]; i++)
@@ -158,6 +158,57 @@ static json_t *explain_json(const struct explained *ex)
 				    json_pack("{s:s, s:s?}", "reason", ex->unavailable->msg ? ex->unavailable->msg : "",
 					      "hint", ex->unavailable->hint));
 	return e;
+}
+
+/* Each line of text, indented by four spaces (a rule's depth in the document), to stdout. */
+static void put_indented(const char *text)
+{
+	for (const char *l = text; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) + 1 : strlen(l);
+		printf("    %.*s", (int)n, l);
+		l += n;
+	}
+}
+
+/*
+ * The document as json_dumpf(JSON_INDENT(2)) writes it, with the rules streamed: the document is
+ * dumped with an empty "rules" array, and each rule object is dumped on its own where that array
+ * is.  The key is only ever at the top level, and a string in the document cannot hold an
+ * unescaped quote, so its spelling there is unique.
+ */
+static int print_json(const struct explained *ex)
+{
+	static const char key[] = "\n  \"rules\": []";
+	json_t *e = explain_json(ex);
+	char *doc = e ? json_dumps(e, JSON_INDENT(2)) : NULL;
+	json_decref(e);
+	char *at = doc ? strstr(doc, key) : NULL;
+	if (!at) {
+		free(doc);
+		return -1;
+	}
+	size_t n = dsh_policy_rule_count(ex->p);
+	int r = 0;
+	fwrite(doc, 1, (size_t)(at - doc) + sizeof(key) - 2, stdout); /* up to and with the '[' */
+	for (size_t i = 0; i < n && r == 0; i++) {
+		json_t *rule = rule_json(ex, i);
+		char *text = rule ? json_dumps(rule, JSON_INDENT(2)) : NULL;
+		json_decref(rule);
+		if (!text) {
+			r = -1;
+			break;
+		}
+		fputs(i ? ",\n" : "\n", stdout);
+		put_indented(text);
+		free(text);
+	}
+	if (n)
+		fputs("\n  ", stdout);
+	fputs(at + sizeof(key) - 2, stdout); /* the ']' and the rest */
+	fputc('\n', stdout);
+	free(doc);
+	return r;
 }
 
 static const char *or_empty(const char *s)
@@ -370,10 +421,7 @@ static int explain(const struct dsh_policy *p, const struct dsh_run_options *ro,
 			describe_backend(p, ro, list[i], &ex.x[ex.n++]);
 	int r = 0;
 	if (json) {
-		json_t *e = explain_json(&ex);
-		r = e ? json_dumpf(e, stdout, JSON_INDENT(2)) : -1;
-		fputc('\n', stdout);
-		json_decref(e);
+		r = print_json(&ex);
 	} else {
 		r = print_text(&ex);
 	}
