@@ -4,10 +4,12 @@
  * warnings, --all-backends for the table of every backend, --backend B for B; the same in --json.
  * Seatbelt and winacl are never chosen on Linux, so they show only in the full table.
  */
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/cleanup.h"
 #include "common/strv.h"
 #include "tests/lib/harness.h"
 
@@ -132,6 +134,55 @@ Test(explain, an_explicit_backend_is_described_as_asked)
 	cr_expect_null(strstr(r.out, "     linux-ns "), "%s", r.out);
 	dsh_proc_clear(&r);
 	free(name);
+	dsh_test_rmtree(ws);
+	free(ws);
+}
+
+/* --json writes the rules one at a time; the document must be what dumping it whole gives (the same
+   JSON, the same spelling), with no rule, with the defaults, and with many. */
+static void json_is_canonical(const char *ws, size_t want_min_rules, ...)
+{
+	char **argv = NULL;
+	dsh_strv_push(&argv, (char *)dsh_test_dshbox());
+	dsh_strv_push(&argv, "explain");
+	dsh_strv_push(&argv, "--json");
+	dsh_strv_push(&argv, "--workspace");
+	dsh_strv_push(&argv, ws);
+	va_list ap;
+	va_start(ap, want_min_rules);
+	for (const char *a; (a = va_arg(ap, const char *));)
+		dsh_strv_push(&argv, a);
+	va_end(ap);
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(argv, base_env, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	json_error_t e;
+	json_t *doc = json_loads(r.out, 0, &e);
+	cr_assert_not_null(doc, "not JSON: %s (line %d): %.300s", e.text, e.line, r.out);
+	json_t *rules = json_object_get(doc, "rules");
+	cr_expect(json_is_array(rules) && json_array_size(rules) >= want_min_rules, "rules: %zu, want %zu or more",
+		  json_array_size(rules), want_min_rules);
+	char *again = json_dumps(doc, JSON_INDENT(2));
+	cr_assert_not_null(again);
+	size_t n = strlen(again);
+	cr_expect(strlen(r.out) == n + 1 && strncmp(r.out, again, n) == 0 && r.out[n] == '\n',
+		  "not as dumped whole:\n%s\n---\n%s", r.out, again);
+	free(again);
+	json_decref(doc);
+	dsh_proc_clear(&r);
+	dsh_strv_free(argv);
+}
+
+Test(explain, json_rules_are_written_as_one_document)
+{
+	char *ws = dsh_test_mkdtemp();
+	json_is_canonical(ws, 1, "--access", "-- x", NULL);
+	_cleanup_free_ char *cfg = NULL;
+	cr_assert(asprintf(&cfg, "%s/none.yml", ws) > 0);
+	dsh_test_write_file(cfg, "protectDefaults: false\n");
+	json_is_canonical(ws, 0, "--config", cfg, NULL);
+	json_is_canonical(ws, 3, "--access", "-- **/*.pem", "--access", "r- \"odd\\name\"", "--access", "rw /tmp/x y",
+			  "--all-backends", NULL);
 	dsh_test_rmtree(ws);
 	free(ws);
 }
