@@ -589,11 +589,12 @@ static int ll_compile(const struct dsh_policy *p, const struct dsh_run_options *
 	return 0;
 }
 
+static unsigned long long root_caps(const struct dsh_policy *p, const struct dsh_landlock_plan *plan);
+
 static int ll_render(const struct dsh_policy *p, const void *plan_, char **ret, struct dsh_error **err)
 {
 	const struct dsh_landlock_plan *plan = plan_;
 	struct dsh_buf b = { 0 };
-	(void)p;
 	_cleanup_free_ char *handled = dsh_landlock_fs_access_to_string(plan->spec.handled_fs);
 	dsh_buf_addf(&b, "landlock ABI %d\nhandled: %s\n", plan->spec.abi, handled ? handled : "?");
 	dsh_buf_addf(&b, "scoped: %s%s\n", plan->spec.scoped & LANDLOCK_SCOPE_SIGNAL ? "signal " : "",
@@ -612,6 +613,7 @@ static int ll_render(const struct dsh_policy *p, const void *plan_, char **ret, 
 		dsh_buf_addc(&b, '\n');
 	}
 	dsh_buf_addf(&b, "seccomp: %u instructions\n", plan->seccomp.len);
+	dsh_root_caps_render(root_caps(p, plan), &b);
 	if (!(*ret = dsh_buf_steal(&b)))
 		return dsh_err_sys(err, ENOMEM, "render");
 	return 0;

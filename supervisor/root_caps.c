@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/strbuf.h"
 #include "ns/userns.h"
 #include "supervisor/sandbox.h"
 
@@ -52,4 +53,17 @@ unsigned long long dsh_root_keep_caps(bool namespaces)
 	   the host's files, and Landlock does not cover chmod, utimes or xattrs: CAP_FOWNER stays out. */
 	unsigned long long want = BIT(CAP_DAC_OVERRIDE) | (namespaces ? BIT(CAP_FOWNER) : 0);
 	return effective_caps() & want;
+}
+
+void dsh_root_caps_render(unsigned long long caps, struct dsh_buf *b)
+{
+	if (!caps)
+		return;
+	dsh_buf_add(b, "capabilities kept:");
+	if (caps & BIT(CAP_DAC_OVERRIDE))
+		dsh_buf_add(b, " CAP_DAC_OVERRIDE");
+	if (caps & BIT(CAP_FOWNER))
+		dsh_buf_add(b, " CAP_FOWNER");
+	dsh_buf_add(b, " (root: the command writes files other users own where check and serve say it may; "
+		       "the mounts, Landlock and the filter still bind it)\n");
 }

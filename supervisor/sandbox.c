@@ -559,6 +559,7 @@ char *dsh_sandbox_plan_render(const struct dsh_sandbox_plan *plan, char *const *
 	dsh_buf_addf(&b, "namespaces: user mount pid%s%s%s%s%s%s\n", plan->ns.share_ipc ? "" : " ipc",
 		     plan->ns.net ? " net (loopback only)" : "", plan->ns.cgroup ? " cgroup" : "", plan->ns.uts ? " uts" : "",
 		     plan->ns.hostname ? " hostname " : "", plan->ns.hostname ? plan->ns.hostname : "");
+	dsh_root_caps_render(plan->proc.keep_caps, &b);
 	for (size_t i = 0; adds && adds[i]; i++)
 		dsh_buf_addf(&b, "dshbox adds: %s\n", adds[i]);
 	dsh_buf_addf(&b, "mounts: %zu\n", plan->mounts->n);

@@ -169,5 +169,8 @@ int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err
  */
 bool dsh_root_maps_range(void);
 unsigned long long dsh_root_keep_caps(bool namespaces);
+/* --dry-run's line for what the command keeps, nothing for none. */
+struct dsh_buf;
+void dsh_root_caps_render(unsigned long long caps, struct dsh_buf *b);
 
 #endif
