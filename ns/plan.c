@@ -388,6 +388,25 @@ static int plan_tmp(struct dsh_mount_plan *plan, const struct dsh_policy *p)
 						       : "private /tmp, writable, tmp: private");
 }
 
+/*
+ * A writable root two levels or more below /dev (a workspace in /dev/shm) has no place in the
+ * minimal /dev, whose shm, pts and mqueue are empty and its own; making the directories there
+ * would put the root's host files where the glob walker, which leaves /dev to the sandbox, never
+ * looks for a rule's matches.  Such a root refuses the run, naming it.
+ */
+static const char *root_below_dev(const struct dsh_policy *p)
+{
+	for (size_t i = 0; i < p->n_roots; i++) {
+		const char *path = p->roots[i].path;
+		if (p->roots[i].dead_by || p->roots[i].readonly_by || !dsh_path_is_beneath(path, "/dev") ||
+		    strcmp(path, "/dev") == 0)
+			continue;
+		if (strchr(path + strlen("/dev/"), '/'))
+			return path;
+	}
+	return NULL;
+}
+
 static int add_roots(struct dsh_mount_plan *plan, const struct dsh_policy *p)
 {
 	const char *last = NULL;
@@ -523,6 +542,16 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 		goto oom;
 	if (plan->dev && add_entry(plan, "/dev", DSH_MOUNT_DEV, NULL, "minimal /dev") < 0)
 		goto oom;
+	const char *in_dev = plan->dev ? root_below_dev(p) : NULL;
+	if (in_dev) {
+		r = dsh_err(err, DSH_ERR_UNSUPPORTED, EINVAL,
+			    "writable root %s is inside /dev, which a linux-ns sandbox replaces with a minimal /dev of its own",
+			    in_dev);
+		dsh_err_hint(err, "put the workspace outside /dev (/tmp, /var/tmp, a directory of your own), or run with "
+				  "--backend landlock, which keeps the host's /dev");
+		dsh_mount_plan_free(plan);
+		return r;
+	}
 	if ((r = plan_tmp(plan, p)) < 0)
 		goto fail_sys;
 	if (!danger) {

@@ -15,6 +15,7 @@
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "common/strv.h"
+#include "landlock/landlock.h"
 #include "ns/plan.h"
 #include "tests/lib/harness.h"
 
@@ -165,4 +166,32 @@ Test(run_planning, absent_targets_and_absent_directories)
 	cr_expect(strstr(out, want), "the existing target is not masked: %s", out);
 	dsh_test_rmtree(ws);
 	free(ws);
+}
+
+/* A workspace in /dev/shm: linux-ns replaces /dev, so the run refuses and says why; nothing runs.
+   The landlock backend keeps the host's /dev and runs it. */
+Test(run_planning, a_workspace_inside_dev_refuses_under_linux_ns)
+{
+	dsh_test_require_backend();
+	char tmpl[] = "/dev/shm/dshbox-test.XXXXXX";
+	if (!mkdtemp(tmpl))
+		DSH_SKIP("no writable /dev/shm here (%s)", strerror(errno));
+	_cleanup_free_ char *marker = NULL;
+	cr_assert(asprintf(&marker, "%s/ran", tmpl) > 0);
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--backend", "linux-ns", "--workspace", tmpl, "--cwd", tmpl, "--", "/bin/sh", "-c",
+			 "echo x > ran", NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(argv, base_env, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 125, "%s", r.err);
+	cr_expect(strstr(r.err, "dshbox: error: writable root ") && strstr(r.err, "is inside /dev"), "%s", r.err);
+	cr_expect(access(marker, F_OK) < 0, "the command ran");
+	dsh_proc_clear(&r);
+	if (dsh_landlock_abi() >= 1) {
+		argv[3] = "landlock";
+		cr_assert_eq(dsh_proc_run(argv, base_env, NULL, &r), 0);
+		cr_expect_eq(r.exit_code, 0, "landlock: %s", r.err);
+		cr_expect(access(marker, F_OK) == 0, "landlock: the write did not land");
+		dsh_proc_clear(&r);
+	}
+	dsh_test_rmtree(tmpl);
 }
