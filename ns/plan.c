@@ -241,6 +241,13 @@ static int parent_absent(struct parents *ps, const char *path)
 	return absent ? -ENOENT : 0;
 }
 
+/* probe_entry(), unless its directory is known absent: -ENOENT then, or -ENOMEM. */
+static int probe_literal(struct parents *ps, struct dsh_mount_entry *e)
+{
+	int pr = parent_absent(ps, e->path);
+	return pr == 0 ? probe_entry(e) : pr;
+}
+
 static int entry_cmp(const void *a, const void *b)
 {
 	const struct dsh_mount_entry *x = a, *y = b;
@@ -286,6 +293,39 @@ static int add_literal(struct dsh_mount_plan *plan, const struct dsh_rule *r, co
 {
 	enum dsh_mount_action a = (!r || r->kind == DSH_RULE_DENY) ? DSH_MOUNT_MASK_FILE : DSH_MOUNT_BIND_RO;
 	return add_entry(plan, path, a, r, why);
+}
+
+/*
+ * Literal denies first: their directories are where the glob walker never goes.  Each is looked at
+ * once (lstat): its kind, its identity, and whether the walker must skip it (added to *masked).
+ */
+static int add_literals(struct dsh_mount_plan *plan, const struct dsh_policy *p, struct dsh_pathset *masked)
+{
+	struct parents parents = { 0 };
+	int r = 0;
+	for (size_t i = 0; i < p->n_rules && r >= 0; i++) {
+		const struct dsh_rule *rule = &p->rules[i];
+		if (rule->kind == DSH_RULE_RW || rule->glob)
+			continue;
+		r = add_literal(plan, rule, rule->canonical, NULL);
+		if (r < 0)
+			break;
+		struct dsh_mount_entry *e = &plan->entries[plan->n - 1];
+		int pr = probe_literal(&parents, e);
+		if (pr == -ENOMEM) {
+			r = pr;
+			break;
+		}
+		if (pr == 0 && e->action == DSH_MOUNT_MASK_DIR)
+			r = dsh_pathset_add(masked, rule->canonical);
+		if (pr < 0) { /* absent or unreadable: the pass below says why, from this lstat's answer */
+			e->have_id = false;
+			e->probe_err = pr;
+		}
+	}
+	dsh_pathset_clear(&parents.absent);
+	dsh_pathset_clear(&parents.present);
+	return r;
 }
 
 static int add_globs(struct dsh_mount_plan *plan, const struct dsh_policy *p, long long max_masks, enum dsh_rule_kind kind,
@@ -394,17 +434,21 @@ static int plan_tmp(struct dsh_mount_plan *plan, const struct dsh_policy *p)
  * would put the root's host files where the glob walker, which leaves /dev to the sandbox, never
  * looks for a rule's matches.  Such a root refuses the run, naming it.
  */
-static const char *root_below_dev(const struct dsh_policy *p)
+static int refuse_root_below_dev(const struct dsh_policy *p, struct dsh_error **err)
 {
 	for (size_t i = 0; i < p->n_roots; i++) {
 		const char *path = p->roots[i].path;
 		if (p->roots[i].dead_by || p->roots[i].readonly_by || !dsh_path_is_beneath(path, "/dev") ||
-		    strcmp(path, "/dev") == 0)
+		    strcmp(path, "/dev") == 0 || !strchr(path + strlen("/dev/"), '/'))
 			continue;
-		if (strchr(path + strlen("/dev/"), '/'))
-			return path;
+		int r = dsh_err(err, DSH_ERR_UNSUPPORTED, EINVAL,
+				"writable root %s is inside /dev, which a linux-ns sandbox replaces with a minimal /dev of its own",
+				path);
+		dsh_err_hint(err, "put the workspace outside /dev (/tmp, /var/tmp, a directory of your own), or run with "
+				  "--backend landlock, which keeps the host's /dev");
+		return r;
 	}
-	return NULL;
+	return 0;
 }
 
 static int add_roots(struct dsh_mount_plan *plan, const struct dsh_policy *p)
@@ -542,13 +586,7 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 		goto oom;
 	if (plan->dev && add_entry(plan, "/dev", DSH_MOUNT_DEV, NULL, "minimal /dev") < 0)
 		goto oom;
-	const char *in_dev = plan->dev ? root_below_dev(p) : NULL;
-	if (in_dev) {
-		r = dsh_err(err, DSH_ERR_UNSUPPORTED, EINVAL,
-			    "writable root %s is inside /dev, which a linux-ns sandbox replaces with a minimal /dev of its own",
-			    in_dev);
-		dsh_err_hint(err, "put the workspace outside /dev (/tmp, /var/tmp, a directory of your own), or run with "
-				  "--backend landlock, which keeps the host's /dev");
+	if (plan->dev && (r = refuse_root_below_dev(p, err)) < 0) {
 		dsh_mount_plan_free(plan);
 		return r;
 	}
@@ -563,34 +601,8 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 	if (plan->ro_root && add_entry(plan, "/", DSH_MOUNT_RO_ROOT, NULL, mode_why) < 0)
 		goto oom;
 
-	/* Literal denies first: their directories are where the glob walker never goes.  Each is
-	   looked at once (lstat): its kind, its identity, and whether the walker must skip it. */
 	struct dsh_pathset masked = { 0 };
-	struct parents parents = { 0 };
-	for (size_t i = 0; i < p->n_rules && r >= 0; i++) {
-		const struct dsh_rule *rule = &p->rules[i];
-		if (rule->kind == DSH_RULE_RW || rule->glob)
-			continue;
-		r = add_literal(plan, rule, rule->canonical, NULL);
-		if (r < 0)
-			break;
-		struct dsh_mount_entry *e = &plan->entries[plan->n - 1];
-		int pr = parent_absent(&parents, e->path);
-		if (pr == -ENOMEM) {
-			r = pr;
-			break;
-		}
-		if (pr == 0)
-			pr = probe_entry(e);
-		if (pr == 0 && e->action == DSH_MOUNT_MASK_DIR)
-			r = dsh_pathset_add(&masked, rule->canonical);
-		if (pr < 0) { /* absent or unreadable: the pass below says why, from this lstat's answer */
-			e->have_id = false;
-			e->probe_err = pr;
-		}
-	}
-	dsh_pathset_clear(&parents.absent);
-	dsh_pathset_clear(&parents.present);
+	r = add_literals(plan, p, &masked);
 	if (r >= 0 && o->protect_sockets && p->mode != DSH_MODE_DANGER_FULL_ACCESS)
 		r = plan_run_user(plan, p);
 	if (r >= 0 && o->protect_sockets) {
