@@ -92,6 +92,32 @@ bool dsh_broker_kernel_refuses_meta(const struct target *t)
 	return fd >= 0 && dsh_broker_ro_fd(fd);
 }
 
+/*
+ * A metadata change is the broker's own act, and Landlock, the landlock backend's only wall, does
+ * not govern mode, owner, times or xattrs: were the mode's limits left to the kernel there, a
+ * command would chmod and touch any file it owns outside the writable roots.  So the policy's
+ * write verdict decides (under linux-ns the read-only mounts refuse first, with EROFS), and a
+ * device node (/dev/null, the terminal), writable for its data, keeps its inode as the host has it.
+ * A file system of the command's own (canonical NULL) is its to change.
+ */
+bool dsh_broker_meta_denied(struct dsh_broker *b, const char *canonical, const char *spelled, mode_t mode)
+{
+	if (!canonical)
+		return false;
+	if (dsh_broker_guard(b, canonical, spelled))
+		return true;
+	if (S_ISCHR(mode) || S_ISBLK(mode)) {
+		snprintf(b->denial, sizeof(b->denial), "%s (a device node of the host's: its data only)", canonical);
+		return true;
+	}
+	struct dsh_verdict v;
+	if (dsh_policy_decide(b->policy, DSH_OP_WRITE, canonical, spelled, &v) < 0 || !v.allow) {
+		snprintf(b->denial, sizeof(b->denial), "%s (its metadata: a file the command may not write)", canonical);
+		return true;
+	}
+	return false;
+}
+
 /* Whether a rule forbids writing (creating) this name; the mode's own limits are the kernel's. */
 bool dsh_broker_create_denied(struct dsh_broker *b, const struct target *t)
 {

@@ -399,7 +399,10 @@ static int do_meta(struct call *c, int dirfd, uint64_t path_addr, bool follow, b
 	}
 	if (r >= 0 && t.obj >= 0) {
 		/* The descriptor itself: fchmod and friends, AT_EMPTY_PATH, /proc/self/fd/N. */
-		if (t.canonical && dsh_broker_guard(c->b, t.canonical, NULL))
+		struct stat st;
+		if (fstat(t.obj, &st) < 0)
+			r = -errno;
+		else if (!dsh_broker_ro_fd(t.obj) && dsh_broker_meta_denied(c->b, t.canonical, NULL, st.st_mode))
 			r = -EACCES;
 		if (r >= 0)
 			r = meta_on_fd(t.obj, m);
@@ -409,7 +412,8 @@ static int do_meta(struct call *c, int dirfd, uint64_t path_addr, bool follow, b
 
 	if (r >= 0 && !t.exists)
 		r = -ENOENT;
-	if (r >= 0 && dsh_broker_guard(c->b, t.canonical, t.spelled) && !dsh_broker_kernel_refuses_meta(&t))
+	if (r >= 0 && dsh_broker_meta_denied(c->b, t.canonical, t.spelled, t.st.st_mode) &&
+	    !dsh_broker_kernel_refuses_meta(&t))
 		r = -EACCES;
 	if (r >= 0)
 		r = meta_on_name(&t, m);
@@ -443,16 +447,11 @@ static int do_attr_ioctl(struct call *c)
 	int r = dsh_resolve_fd_path(c, mine, &path);
 	if (r < 0)
 		return dsh_call_answer(c, r);
-	if (path && !dsh_broker_ro_fd(mine)) {
-		struct dsh_verdict v;
-		if (dsh_broker_guard(c->b, path, NULL) ||
-		    dsh_policy_decide(c->b->policy, DSH_OP_WRITE, path, NULL, &v) < 0 || !v.allow) {
-			if (!c->b->denial[0])
-				snprintf(c->b->denial, sizeof(c->b->denial), "%s (its attributes: a file the command may not write)",
-					 path);
-			return dsh_call_answer(c, -EACCES);
-		}
-	}
+	struct stat st;
+	if (path && fstat(mine, &st) < 0)
+		return dsh_call_answer(c, -errno);
+	if (path && !dsh_broker_ro_fd(mine) && dsh_broker_meta_denied(c->b, path, NULL, st.st_mode))
+		return dsh_call_answer(c, -EACCES);
 	union {
 		int i;
 		struct fsxattr x;

@@ -252,6 +252,17 @@ static int clone_terminal(void)
 }
 
 /* console: the terminal bound on /dev/console, or -1 (bubblewrap's --dev makes none). */
+/*
+ * A host device node bound into the minimal /dev is the host's inode: a read-only mount keeps its
+ * mode, owner and times as the host has them (chmod, utimes: EROFS; root's command owns /dev/null),
+ * while reads and writes of the device go on (a read-only mount does not refuse opening a device
+ * for writing).  The broker refuses the same; this holds with the broker off too.
+ */
+static int dev_node_readonly(int m, struct dsh_error **err)
+{
+	return dsh_m_setattr(m, "", false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0, err);
+}
+
 int dsh_mount_apply_dev(struct applier *a, const struct dsh_mount_entry *e, int console, struct dsh_error **err)
 {
 	static const char *const dev_opts[] = { "mode=0755", "size=64k", NULL };
@@ -278,7 +289,8 @@ int dsh_mount_apply_dev(struct applier *a, const struct dsh_mount_entry *e, int 
 		if (f < 0)
 			return dsh_err_sys(err, errno, "create /dev/%s", dsh_mount_dev_node_names[k]);
 		close(f);
-		if ((r = dsh_m_move(a->dev_nodes[k], d, dsh_mount_dev_node_names[k], err)) < 0)
+		if ((r = dev_node_readonly(a->dev_nodes[k], err)) < 0 ||
+		    (r = dsh_m_move(a->dev_nodes[k], d, dsh_mount_dev_node_names[k], err)) < 0)
 			return dsh_err_prefix(err, "/dev/%s", dsh_mount_dev_node_names[k]);
 	}
 	if (console >= 0) {
@@ -286,7 +298,7 @@ int dsh_mount_apply_dev(struct applier *a, const struct dsh_mount_entry *e, int 
 		if (f < 0)
 			return dsh_err_sys(err, errno, "create /dev/console");
 		close(f);
-		if ((r = dsh_m_move(console, d, "console", err)) < 0)
+		if ((r = dev_node_readonly(console, err)) < 0 || (r = dsh_m_move(console, d, "console", err)) < 0)
 			return dsh_err_prefix(err, "/dev/console");
 	}
 	if (mkdirat(d, "pts", 0755) < 0 || mkdirat(d, "shm", 01777) < 0)

@@ -314,6 +314,10 @@ static int ll_describe(const struct dsh_policy *p, const void *plan_, struct dsh
 					     "unix socket go through the broker, which reaches only sockets the command "
 					     "bound itself or allowUnixSockets lists (others: EACCES)",
 				   (unsigned)getuid());
+	if (r >= 0 && !plan->opts->runtime_broker && !danger(p))
+		r = dsh_strv_push(&d.warnings, "file metadata: backend landlock: Landlock does not govern mode, owner, "
+					       "times or xattrs, and runtimeBroker is off: the command can change them on "
+					       "any file it owns outside the writable roots, and root on the devices granted");
 	if (r >= 0 && abi < 3 && !danger(p))
 		r = dsh_strv_pushf(&d.warnings, "truncation: backend landlock: Landlock ABI %d, in force here, does not "
 						"govern it (ABI 3+): a file the command can read outside the writable roots "

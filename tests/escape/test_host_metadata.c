@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The metadata of host files the command may not write: a file of the user's outside the writable
+ * roots (no rule names it) and a host device node bound into the sandbox (/dev/full, which root's
+ * command owns).  Landlock, the landlock backend's only wall, does not govern mode, owner, times
+ * or xattrs, and a device node is writable for its data: chmod, touch, fchmod on a descriptor and
+ * a user xattr were tried from inside and judged on the host (mode, mtime, xattrs as they were).
+ * The same calls on a file in the workspace go through: the oracle sees a change where one is
+ * allowed.  The backend is DSHBOX_ESCAPE_BACKEND (default auto); CI runs both, as root and as an
+ * unprivileged user.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "tests/lib/harness.h"
+
+static char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "HOME=/nonexistent", NULL };
+
+static const char *backend(void)
+{
+	const char *b = getenv("DSHBOX_ESCAPE_BACKEND");
+	return b && *b ? b : "auto";
+}
+
+static void run_sh(struct dsh_proc *r, const char *ws, const char *script, ...)
+{
+	va_list ap;
+	va_start(ap, script);
+	dsh_test_run_sh(r, env, backend(), ws, script, ap);
+	va_end(ap);
+}
+
+/* Every way the script below changes a name's metadata; each prints "NAME=STATUS". */
+static char *attempts(const char *path)
+{
+	return dsh_test_fmt(
+		"chmod 0600 '%1$s'; echo chmod=$?; touch -m -d 2001-01-01 '%1$s'; echo touch=$?; "
+		"python3 -c 'import os,sys\n"
+		"f = os.open(sys.argv[1], os.O_RDONLY)\n"
+		"for name, fn in ((\"fchmod\", lambda: os.fchmod(f, 0o600)), (\"futimens\", lambda: os.utime(f, (1, 1))),"
+		" (\"fsetxattr\", lambda: os.setxattr(f, \"user.dshbox\", b\"x\"))):\n"
+		"    try:\n"
+		"        fn(); print(name + \"=0\")\n"
+		"    except OSError as e:\n"
+		"        print(name + \"=\" + str(e.errno))\n' '%1$s'",
+		path);
+}
+
+static bool xattr_supported(const char *path)
+{
+	return setxattr(path, "user.dshbox-probe", "1", 1, 0) == 0 && removexattr(path, "user.dshbox-probe") == 0;
+}
+
+Test(host_metadata, a_file_outside_the_writable_roots_keeps_its_mode_times_and_xattrs, .timeout = 60)
+{
+	if (access("/usr/bin/python3", X_OK) != 0)
+		DSH_SKIP("no /usr/bin/python3 for the descriptor calls");
+	_cleanup_free_ char *top = dsh_test_mkdtemp();
+	_cleanup_free_ char *ws = dsh_test_fmt("%s/ws", top), *out = dsh_test_fmt("%s/out", top);
+	_cleanup_free_ char *victim = dsh_test_fmt("%s/victim", out), *mine = dsh_test_fmt("%s/mine", ws);
+	cr_assert_eq(mkdir(ws, 0755), 0);
+	cr_assert_eq(mkdir(out, 0755), 0);
+	dsh_test_write_file(victim, "v\n");
+	dsh_test_write_file(mine, "m\n");
+	cr_assert_eq(chmod(victim, 0644), 0);
+	cr_assert_eq(chmod(mine, 0644), 0);
+	bool xattrs = xattr_supported(victim);
+	struct stat before;
+	cr_assert_eq(stat(victim, &before), 0);
+
+	_cleanup_free_ char *script = attempts(victim);
+	struct dsh_proc r;
+	run_sh(&r, ws, script, NULL);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	struct stat after;
+	cr_assert_eq(stat(victim, &after), 0);
+	cr_expect_eq(after.st_mode & 07777, 0644, "the mode changed on the host: %o (%s)", after.st_mode & 07777, r.out);
+	cr_expect_eq(after.st_mtime, before.st_mtime, "the mtime changed on the host (%s)", r.out);
+	char v[8];
+	cr_expect(getxattr(victim, "user.dshbox", v, sizeof(v)) < 0, "an xattr was set on the host (%s)", r.out);
+	static const char *const calls[] = { "chmod", "touch", "fchmod", "futimens", "fsetxattr" };
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		cr_expect(!dsh_out_is(r.out, calls[i], "0"), "%s went through: %s", calls[i], r.out);
+	dsh_proc_clear(&r);
+
+	/* The control: in the workspace every call works, and the oracle sees it. */
+	_cleanup_free_ char *control = attempts(mine);
+	run_sh(&r, ws, control, NULL);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_eq(stat(mine, &after), 0);
+	cr_expect_eq(after.st_mode & 07777, 0600, "the control's chmod did not land: %s%s", r.out, r.err);
+	cr_expect_eq(after.st_mtime, 1, "the control's times did not land: %s", r.out);
+	if (xattrs)
+		cr_expect(getxattr(mine, "user.dshbox", v, sizeof(v)) == 1, "the control's xattr did not land: %s", r.out);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(top);
+}
+
+/* /dev/full is the host's node: its data for the command, never its inode.  The script sets the
+   mode and mtime the node already has, so that a failure of the test changes nothing; that the
+   calls are refused is read from their status. */
+Test(host_metadata, a_host_device_node_keeps_its_inode, .timeout = 60)
+{
+	struct stat before;
+	if (stat("/dev/full", &before) < 0 || !S_ISCHR(before.st_mode))
+		DSH_SKIP("no /dev/full character device here");
+	_cleanup_free_ char *ws = dsh_test_mkdtemp();
+	_cleanup_free_ char *script = dsh_test_fmt("chmod %o /dev/full; echo chmod=$?; touch -m -d @%lld /dev/full; "
+						   "echo touch=$?; echo x > /dev/null; echo write=$?",
+						   before.st_mode & 07777, (long long)before.st_mtime);
+	struct dsh_proc r;
+	run_sh(&r, ws, script, NULL);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(!dsh_out_is(r.out, "chmod", "0"), "chmod of /dev/full went through: %s", r.out);
+	cr_expect(!dsh_out_is(r.out, "touch", "0"), "utimes of /dev/full went through: %s", r.out);
+	cr_expect(dsh_out_is(r.out, "write", "0"), "/dev/null cannot be written: %s%s", r.out, r.err);
+	struct stat after;
+	cr_assert_eq(stat("/dev/full", &after), 0);
+	cr_expect_eq(after.st_mode, before.st_mode, "/dev/full's mode changed on the host");
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(ws);
+}
