@@ -319,11 +319,14 @@ Test(degrade, broker_off_loses_what_it_covered)
 	json_t *o = report_at(&l, 7);
 	cr_expect_str_eq(rule0(o, "enforcement"), "partial");
 	cr_expect(rule0(o, "lost") && strstr(rule0(o, "lost"), "runtime broker is off"), "%s", rule0(o, "lost"));
+	/* The metadata of files outside the writable roots was the broker's alone too. */
+	cr_expect(warned(o, "file metadata") && warned(o, "runtimeBroker is off"));
 	json_decref(o);
 	lib_clear(&l);
 	lib_init(&l, "-- secret.txt", true);
 	o = report_at(&l, 7);
 	cr_expect_str_eq(rule0(o, "enforcement"), "full");
+	cr_expect(!warned(o, "file metadata"));
 	json_decref(o);
 	lib_clear(&l);
 }
