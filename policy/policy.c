@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/cleanup.h"
 #include "common/strv.h"
@@ -273,6 +274,12 @@ static int add_protected_defaults(struct dsh_policy *p, const struct dsh_config 
 	int r = reserve_rules(p, p->n_roots * ARRAY_SIZE(protected_names) + dsh_strv_len(c->sources), err);
 	for (size_t i = 0; r >= 0 && i < p->n_roots; i++) {
 		const char *root = p->roots[i].path;
+		/* A writable root that is a file (rw ~/.npmrc) has no names beneath it, nor can it become a
+		   directory (a bind's mount point, or a Landlock grant on one inode): names under it would
+		   only make the file itself read-only, "a file on the way" to them. */
+		struct stat st;
+		if (stat(root, &st) == 0 && !S_ISDIR(st.st_mode))
+			continue;
 		for (size_t k = 0; r >= 0 && k < ARRAY_SIZE(protected_names); k++) {
 			_cleanup_free_ char *path = NULL;
 			if (asprintf(&path, "%s/%s", strcmp(root, "/") == 0 ? "" : root, protected_names[k]) < 0) {

@@ -608,3 +608,38 @@ Test(policy, the_rule_index_answers_as_the_scan_in_policy_order)
 	dsh_test_rmtree(tree);
 	free(tree);
 }
+
+/* `rw FILE` (rw ~/.npmrc): the default-protected names go beneath directories only.  Beneath a file
+   they would only make the file read-only ("a file on the way" to them). */
+Test(policy, a_writable_file_gets_no_default_names_beneath_it)
+{
+	char *tree = dsh_test_mkdtemp();
+	_cleanup_free_ char *ws = NULL, *file = NULL, *rule = NULL, *beneath = NULL;
+	cr_assert(asprintf(&ws, "%s/ws", tree) > 0 && asprintf(&file, "%s/npmrc", tree) > 0 &&
+		  asprintf(&rule, "rw %s", file) > 0 && asprintf(&beneath, "%s/.git/hooks", file) > 0);
+	cr_assert_eq(mkdir(ws, 0755), 0);
+	dsh_test_write_file(file, "x\n");
+	struct dsh_config c;
+	dsh_config_init(&c);
+	c.workspace = strdup(ws);
+	dsh_strv_push(&c.access, rule);
+	char *env[] = { NULL };
+	struct dsh_policy *p = NULL;
+	_cleanup_error_ struct dsh_error *err = NULL;
+	cr_assert_eq(dsh_policy_new(&c, env, ws, &p, &err), 0, "%s", err ? err->msg : "");
+	struct dsh_verdict v;
+	cr_assert_eq(dsh_policy_verdict(p, DSH_OP_WRITE, file, &v), 0);
+	cr_expect(v.allow, "the file may not be written: rule %s", v.rule ? v.rule->text : "none");
+	for (size_t i = 0; i < p->n_rules; i++)
+		cr_expect(strcmp(p->rules[i].canonical, file) == 0 || !dsh_path_is_beneath(p->rules[i].canonical, file),
+			  "a rule beneath the file: %s", p->rules[i].text);
+	/* The workspace, a directory, keeps its own. */
+	_cleanup_free_ char *hooks = NULL;
+	cr_assert(asprintf(&hooks, "%s/.git/hooks", ws) > 0);
+	cr_assert_eq(dsh_policy_verdict(p, DSH_OP_WRITE, hooks, &v), 0);
+	cr_expect(!v.allow, "the workspace's .git/hooks is writable");
+	dsh_policy_free(p);
+	dsh_config_clear(&c);
+	dsh_test_rmtree(tree);
+	free(tree);
+}
