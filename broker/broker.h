@@ -56,6 +56,9 @@ struct dsh_broker {
 	/* The routes to the caller the kernel (or a seccomp profile around dshbox) refuses, found by
 	   dsh_broker_check_routes or at start: the broker takes /proc's instead. */
 	bool no_vm_readv, no_getfd;
+	/* /dev is the sandbox's minimal one (linux-ns, bwrap's --dev /dev): its tmpfs, devpts and shm
+	   hold no host file, so the command changes what it likes there (a pty's mode, a shm object's). */
+	bool own_dev;
 
 	/* Filled when serving starts (the process that serves, inside the sandbox). */
 	bool started;
@@ -66,6 +69,8 @@ struct dsh_broker {
 	ino_t mntns;       /* its mount namespace (nested only) */
 	dev_t *mount_devs; /* the devices its mounts show (nested only) */
 	size_t n_mount_devs;
+	dev_t own_devs[3]; /* with own_dev: those of /dev, /dev/pts and /dev/shm */
+	size_t n_own_devs;
 	/* Devices seen on the way, and whether each is a procfs. */
 	struct {
 		dev_t dev;

@@ -635,6 +635,10 @@ int dsh_broker_start(struct dsh_broker *b, struct dsh_error **err)
 		b->mntns = st.st_ino;
 	if (b->nested && mount_devs(b) < 0)
 		return dsh_err_sys(err, ENOMEM, "broker: /proc/self/mountinfo");
+	static const char *const own[] = { "/dev", "/dev/pts", "/dev/shm" };
+	for (size_t i = 0; b->own_dev && i < ARRAY_SIZE(own); i++)
+		if (stat(own[i], &st) == 0)
+			b->own_devs[b->n_own_devs++] = st.st_dev;
 	b->started = true;
 	return 0;
 }

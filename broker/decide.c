@@ -98,15 +98,19 @@ bool dsh_broker_kernel_refuses_meta(const struct target *t)
  * command would chmod and touch any file it owns outside the writable roots.  So the policy's
  * write verdict decides (under linux-ns the read-only mounts refuse first, with EROFS), and a
  * device node (/dev/null, the terminal), writable for its data, keeps its inode as the host has it.
- * A file system of the command's own (canonical NULL) is its to change.
+ * A file system of the command's own (canonical NULL), or the sandbox's own /dev, devpts and shm,
+ * hold no host file: the command's to change.
  */
-bool dsh_broker_meta_denied(struct dsh_broker *b, const char *canonical, const char *spelled, mode_t mode)
+bool dsh_broker_meta_denied(struct dsh_broker *b, const char *canonical, const char *spelled, const struct stat *st)
 {
 	if (!canonical)
 		return false;
 	if (dsh_broker_guard(b, canonical, spelled))
 		return true;
-	if (S_ISCHR(mode) || S_ISBLK(mode)) {
+	for (size_t i = 0; i < b->n_own_devs; i++)
+		if (st->st_dev == b->own_devs[i])
+			return false; /* the sandbox's own /dev, devpts or shm */
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) {
 		snprintf(b->denial, sizeof(b->denial), "%s (a device node of the host's: its data only)", canonical);
 		return true;
 	}

@@ -402,7 +402,7 @@ static int do_meta(struct call *c, int dirfd, uint64_t path_addr, bool follow, b
 		struct stat st;
 		if (fstat(t.obj, &st) < 0)
 			r = -errno;
-		else if (!dsh_broker_ro_fd(t.obj) && dsh_broker_meta_denied(c->b, t.canonical, NULL, st.st_mode))
+		else if (!dsh_broker_ro_fd(t.obj) && dsh_broker_meta_denied(c->b, t.canonical, NULL, &st))
 			r = -EACCES;
 		if (r >= 0)
 			r = meta_on_fd(t.obj, m);
@@ -412,7 +412,7 @@ static int do_meta(struct call *c, int dirfd, uint64_t path_addr, bool follow, b
 
 	if (r >= 0 && !t.exists)
 		r = -ENOENT;
-	if (r >= 0 && dsh_broker_meta_denied(c->b, t.canonical, t.spelled, t.st.st_mode) &&
+	if (r >= 0 && dsh_broker_meta_denied(c->b, t.canonical, t.spelled, &t.st) &&
 	    !dsh_broker_kernel_refuses_meta(&t))
 		r = -EACCES;
 	if (r >= 0)
@@ -450,7 +450,7 @@ static int do_attr_ioctl(struct call *c)
 	struct stat st;
 	if (path && fstat(mine, &st) < 0)
 		return dsh_call_answer(c, -errno);
-	if (path && !dsh_broker_ro_fd(mine) && dsh_broker_meta_denied(c->b, path, NULL, st.st_mode))
+	if (path && !dsh_broker_ro_fd(mine) && dsh_broker_meta_denied(c->b, path, NULL, &st))
 		return dsh_call_answer(c, -EACCES);
 	union {
 		int i;

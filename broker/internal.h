@@ -117,7 +117,7 @@ bool dsh_broker_kernel_refuses_name(const struct target *t);
 bool dsh_broker_kernel_refuses_meta(const struct target *t);
 /* Whether a change of this inode's metadata (mode, owner, times, xattrs, attribute flags) is refused:
    a rule's, the mode's (outside the writable roots), or a device node of the host's. */
-bool dsh_broker_meta_denied(struct dsh_broker *b, const char *canonical, const char *spelled, mode_t mode);
+bool dsh_broker_meta_denied(struct dsh_broker *b, const char *canonical, const char *spelled, const struct stat *st);
 /* Whether a rule forbids writing (creating) this name; the mode's own limits are the kernel's. */
 bool dsh_broker_create_denied(struct dsh_broker *b, const struct target *t);
 /* Whether a new name that is not a directory is refused: it lies on the way to an r-/-- target. */

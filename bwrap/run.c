@@ -769,7 +769,8 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	if (bp->opts.runtime_broker) {
 		/* Inside, the command may make namespaces of its own (nested user namespaces allowed, or
 		   capabilities kept): paths start at its root, in its mount namespace. */
-		bp->broker = (struct dsh_broker){ .policy = bp->policy, .nested = bp->nested_userns || bp->caps };
+		bp->broker = (struct dsh_broker){ .policy = bp->policy, .nested = bp->nested_userns || bp->caps,
+						  .own_dev = bp->mounts->dev };
 		/* Sockets the argv binds in (a proxy's) stay reachable: the broker leaves sockets alone here. */
 		if ((r = dsh_seccomp_compile_notify(&bp->notify, false, err)) < 0)
 			goto fail;

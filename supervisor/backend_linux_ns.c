@@ -88,7 +88,7 @@ static int broker_plan(const struct dsh_policy *p, struct linux_ns_plan *lp, str
 	lp->broker = (struct dsh_broker){ .policy = p, .targets = lp->broker_targets,
 					  .sockets = lp->opts->protect_sockets,
 					  .allowed_sockets = lp->opts->allow_unix_sockets,
-					  .nested = lp->opts->nested_sandbox };
+					  .nested = lp->opts->nested_sandbox, .own_dev = lp->mounts->dev };
 	int r = dsh_broker_check_routes(&lp->broker, err);
 	if (r >= 0)
 		r = dsh_seccomp_compile_notify(&lp->notify, lp->opts->protect_sockets, err);

@@ -127,3 +127,26 @@ Test(host_metadata, a_host_device_node_keeps_its_inode, .timeout = 60)
 	dsh_proc_clear(&r);
 	dsh_test_rmtree(ws);
 }
+
+/* What is the sandbox's own (linux-ns: its /dev's devpts and shm) holds no host file: a pty's mode
+   and a shared-memory object's are the command's to set. */
+Test(host_metadata, the_sandboxs_own_pty_and_shm_stay_the_commands, .timeout = 60)
+{
+	if (strcmp(backend(), "landlock") == 0)
+		DSH_SKIP("the landlock backend has the host's /dev: no pty or shm of the sandbox's own");
+	if (access("/usr/bin/python3", X_OK) != 0)
+		DSH_SKIP("no /usr/bin/python3 for the pty");
+	_cleanup_free_ char *ws = dsh_test_mkdtemp();
+	struct dsh_proc r;
+	run_sh(&r, ws,
+	       "python3 -c 'import os, pty\n"
+	       "m, s = pty.openpty()\n"
+	       "os.fchmod(s, 0o600); print(\"pty=0\")\n"
+	       "fd = os.open(\"/dev/shm/dshbox-test\", os.O_CREAT | os.O_RDWR, 0o600)\n"
+	       "os.fchmod(fd, 0o640); os.utime(fd, (1, 1)); print(\"shm=0\")'",
+	       NULL);
+	cr_expect(dsh_out_is(r.out, "pty", "0"), "the pty's mode could not be set: %s%s", r.out, r.err);
+	cr_expect(dsh_out_is(r.out, "shm", "0"), "the shm object's mode could not be set: %s%s", r.out, r.err);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(ws);
+}
