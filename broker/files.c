@@ -400,9 +400,9 @@ static int do_meta(struct call *c, int dirfd, uint64_t path_addr, bool follow, b
 	if (r >= 0 && t.obj >= 0) {
 		/* The descriptor itself: fchmod and friends, AT_EMPTY_PATH, /proc/self/fd/N. */
 		struct stat st;
-		if (fstat(t.obj, &st) < 0)
+		if (t.canonical && fstat(t.obj, &st) < 0)
 			r = -errno;
-		else if (!dsh_broker_ro_fd(t.obj) && dsh_broker_meta_denied(c->b, t.canonical, NULL, &st))
+		else if (t.canonical && dsh_broker_meta_denied(c->b, t.canonical, NULL, &st) && !dsh_broker_ro_fd(t.obj))
 			r = -EACCES;
 		if (r >= 0)
 			r = meta_on_fd(t.obj, m);
@@ -450,7 +450,7 @@ static int do_attr_ioctl(struct call *c)
 	struct stat st;
 	if (path && fstat(mine, &st) < 0)
 		return dsh_call_answer(c, -errno);
-	if (path && !dsh_broker_ro_fd(mine) && dsh_broker_meta_denied(c->b, path, NULL, &st))
+	if (path && dsh_broker_meta_denied(c->b, path, NULL, &st) && !dsh_broker_ro_fd(mine))
 		return dsh_call_answer(c, -EACCES);
 	union {
 		int i;

@@ -251,7 +251,6 @@ static int clone_terminal(void)
 	return -1;
 }
 
-/* console: the terminal bound on /dev/console, or -1 (bubblewrap's --dev makes none). */
 /*
  * A host device node bound into the minimal /dev is the host's inode: a read-only mount keeps its
  * mode, owner and times as the host has them (chmod, utimes: EROFS; root's command owns /dev/null),
@@ -263,6 +262,7 @@ static int dev_node_readonly(int m, struct dsh_error **err)
 	return dsh_m_setattr(m, "", false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0, err);
 }
 
+/* console: the terminal bound on /dev/console, or -1 (bubblewrap's --dev makes none). */
 int dsh_mount_apply_dev(struct applier *a, const struct dsh_mount_entry *e, int console, struct dsh_error **err)
 {
 	static const char *const dev_opts[] = { "mode=0755", "size=64k", NULL };
