@@ -87,6 +87,9 @@ static void entry_clear(struct dsh_mount_entry *e)
 	memset(e, 0, sizeof(*e));
 }
 
+/* Absent targets named one note each; the rest are counted in one. */
+#define ABSENT_NOTES 20
+
 static int note(struct dsh_mount_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int note(struct dsh_mount_plan *plan, const char *fmt, ...)
 {
@@ -632,7 +635,7 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 	}
 
 	/* Identity of every r-/-- target now; absent ones are dropped (no placeholder is ever made). */
-	size_t out = 0;
+	size_t out = 0, absent = 0;
 	for (size_t i = 0; i < plan->n; i++) {
 		struct dsh_mount_entry *e = &plan->entries[i];
 		if ((e->action == DSH_MOUNT_BIND_RO || is_mask(e->action)) && !e->have_id) {
@@ -665,6 +668,11 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 				dsh_mount_plan_free(plan);
 				return r;
 			}
+			if (pr == -ENOENT && ++absent > ABSENT_NOTES) {
+				/* A policy naming thousands of absent paths reads better as one count. */
+				entry_clear(e);
+				continue;
+			}
 			if (pr < 0) {
 				r = note(plan, "skipped %s %s (%s): %s%s", e->action == DSH_MOUNT_BIND_RO ? "bind-ro" : "mask",
 					 e->path, e->why,
@@ -685,6 +693,10 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 		out++;
 	}
 	plan->n = out;
+	if (absent > ABSENT_NOTES &&
+	    (r = note(plan, "skipped %zu more targets that do not exist (the file fence still applies their rules; the "
+			    "broker refuses their creation)", absent - ABSENT_NOTES)) < 0)
+		goto fail_sys;
 	if ((r = normalise(plan)) < 0)
 		goto fail_sys;
 	*ret = plan;

@@ -623,7 +623,8 @@ int dsh_glob_compile(const char *pattern, struct dsh_glob *g, struct dsh_error *
 	}
 	if (!dsh_glob_has_magic(pattern)) {
 		free(toks);
-		g->literal = dsh_glob_unescape(pattern);
+		/* Without escapes the literal is the pattern itself: one string, not two. */
+		g->literal = strchr(pattern, '\\') ? dsh_glob_unescape(pattern) : g->pattern;
 		g->literal_len = g->literal ? strlen(g->literal) : 0;
 		if (!g->literal) {
 			dsh_glob_clear(g);
@@ -669,9 +670,10 @@ bool dsh_glob_match(const struct dsh_glob *g, const char *path)
 
 void dsh_glob_clear(struct dsh_glob *g)
 {
+	if (g->literal != g->pattern)
+		free(g->literal);
 	free(g->pattern);
 	free(g->regex);
-	free(g->literal);
 	prog_free(g->prog);
 	dsh_glob_regex_release(g);
 	memset(g, 0, sizeof(*g));

@@ -12,16 +12,6 @@
 
 #include <stdbool.h>
 
-#ifdef _WIN32
-/* Keeps struct dsh_glob (policy/policy.h) one layout everywhere; never compiled into a regex
-   there, so re_compiled stays false. */
-typedef struct {
-	char unused;
-} regex_t;
-#else
-#include <regex.h>
-#endif
-
 struct dsh_glob;
 
 #ifdef _WIN32

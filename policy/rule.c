@@ -47,7 +47,9 @@ static int fail(struct dsh_error **err, const char *text, const char *fmt, const
 	return r;
 }
 
-/* Canonicalise the literal directory of a resolved pattern; the wildcard rest is kept as written. */
+/* Canonicalise the literal directory of a resolved pattern; the wildcard rest is kept as written.
+   Where nothing changes (a literal with no symlink on its way and nothing escaped), *ret and
+   *ret_dir are resolved itself, not copies: dsh_rule_clear() frees each distinct string once. */
 static int canonical_pattern(const char *resolved, bool glob, struct dsh_canon_cache *cache, char **ret,
 			     char **ret_dir, struct dsh_error **err)
 {
@@ -66,6 +68,11 @@ static int canonical_pattern(const char *resolved, bool glob, struct dsh_canon_c
 	const char *rest = resolved + (dl ? dl : 1);
 	if (dl == 0)
 		rest = resolved + 1; /* the wildcard starts in the first component: keep "/" */
+	if (dl == strlen(resolved) && strcmp(esc, resolved) == 0 && strcmp(esc, canon) == 0) {
+		/* The usual literal rule: resolved, canonical and its directory are one string. */
+		*ret = *ret_dir = (char *)resolved;
+		return 0;
+	}
 	char *out;
 	if (strcmp(esc, "/") == 0 && *rest != '/' && *rest)
 		out = dsh_str_cat("/", rest);
@@ -194,9 +201,9 @@ int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, u
 		ret = dsh_path_canonicalize_cached(r->resolved, cache, &r->canonical, err);
 		if (ret < 0)
 			goto fail_ctx;
-		r->literal_dir = strdup(r->canonical);
+		r->literal_dir = r->canonical;
 		r->text = TAKE_PTR(text);
-		return r->literal_dir ? 0 : dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+		return 0;
 	}
 
 	ret = canonical_pattern(r->resolved, r->glob, cache, &r->canonical, &r->literal_dir, err);
@@ -256,9 +263,12 @@ int dsh_rule_literal(enum dsh_rule_kind kind, enum dsh_rule_origin origin, const
 void dsh_rule_clear(struct dsh_rule *r)
 {
 	free(r->text);
+	/* canonical and literal_dir may be the very string before them (canonical_pattern()). */
+	if (r->literal_dir != r->canonical && r->literal_dir != r->resolved)
+		free(r->literal_dir);
+	if (r->canonical != r->resolved)
+		free(r->canonical);
 	free(r->resolved);
-	free(r->canonical);
-	free(r->literal_dir);
 	for (size_t i = 0; i < r->n_match; i++)
 		dsh_glob_clear(&r->match[i]);
 	memset(r, 0, sizeof(*r));
