@@ -668,13 +668,19 @@ bool dsh_glob_match(const struct dsh_glob *g, const char *path)
 	return g->prog && prog_match(g->prog, path);
 }
 
+void dsh_glob_release_matchers(struct dsh_glob *g)
+{
+	prog_free(g->prog);
+	g->prog = NULL;
+	dsh_glob_regex_release(g);
+}
+
 void dsh_glob_clear(struct dsh_glob *g)
 {
 	if (g->literal != g->pattern)
 		free(g->literal);
 	free(g->pattern);
 	free(g->regex);
-	prog_free(g->prog);
-	dsh_glob_regex_release(g);
+	dsh_glob_release_matchers(g);
 	memset(g, 0, sizeof(*g));
 }

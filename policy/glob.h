@@ -33,6 +33,8 @@ const char *dsh_glob_prefix(const struct dsh_glob *g);
    reference the fast matcher is tested against, dsh_glob_match_regex(), is in policy/glob_regex.h.) */
 char *dsh_glob_escape(const char *s);
 void dsh_glob_clear(struct dsh_glob *g);
+/* Free the matchers only, for a glob whose strings someone else owns (dsh_rule_pool). */
+void dsh_glob_release_matchers(struct dsh_glob *g);
 /* The pattern with its escapes removed, for a literal (non-magic) pattern. */
 char *dsh_glob_unescape(const char *s);
 

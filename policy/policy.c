@@ -57,6 +57,10 @@ static int parse_rules(struct dsh_policy *p, const struct dsh_config *c, char *c
 			}
 			int r = dsh_rule_parse(line, p->workspace, envp, (unsigned)p->n_rules, c->refuse_shell_variables,
 					       cache, &p->rules[p->n_rules], err);
+			if (r >= 0 && dsh_rule_pool(&p->rules[p->n_rules], &p->strings) < 0) {
+				dsh_rule_clear(&p->rules[p->n_rules]);
+				return oom(err);
+			}
 			if (r < 0) {
 				/* SPEC 1.3: "dshbox.yml:7: rule "...": reason" when it came from a file. */
 				if (o && o->file)
@@ -367,6 +371,7 @@ void dsh_policy_free(struct dsh_policy *p)
 	for (size_t i = 0; i < p->n_rules; i++)
 		dsh_rule_clear(&p->rules[i]);
 	free(p->rules);
+	dsh_strpool_clear(&p->strings);
 	for (size_t i = 0; i < p->n_roots; i++)
 		free(p->roots[i].path);
 	free(p->roots);

@@ -13,6 +13,7 @@
 #include "dshbox/dshbox.h"
 #include "policy/glob_regex.h"
 #include "policy/options.h"
+#include "policy/strpool.h"
 
 /* A compiled glob (or literal) covering the matched path and all its descendants (SPEC 1.4). */
 struct dsh_glob_prog;
@@ -40,6 +41,7 @@ struct dsh_rule {
 	/* The spellings this rule covers: canonical, and resolved when it differs (SPEC 1.3). */
 	struct dsh_glob match[2];
 	size_t n_match;
+	bool pooled;      /* the strings above are the policy's pool's (dsh_rule_pool) */
 };
 
 enum dsh_root_origin {
@@ -80,6 +82,7 @@ struct dsh_policy {
 
 	struct dsh_rule *rules;
 	size_t n_rules;
+	struct dsh_strpool strings; /* the rules' strings */
 	struct dsh_rule_index index; /* over rules, built last: the rules never change after it */
 
 	/* Writable roots in the mode's sense (empty in read-only; in danger-full-access: "/").

@@ -9,6 +9,7 @@
 #include "policy/glob.h"
 #include "policy/path.h"
 #include "policy/rule.h"
+#include "policy/strpool.h"
 
 static bool is_space(char c)
 {
@@ -260,8 +261,57 @@ int dsh_rule_literal(enum dsh_rule_kind kind, enum dsh_rule_origin origin, const
 	return ret;
 }
 
+/* The rule's strings, for moving them into a pool: each field once, in a fixed order. */
+static size_t rule_strings(struct dsh_rule *r, char ***slots)
+{
+	size_t n = 0;
+	slots[n++] = &r->text;
+	slots[n++] = &r->resolved;
+	slots[n++] = &r->canonical;
+	slots[n++] = &r->literal_dir;
+	for (size_t i = 0; i < r->n_match; i++) {
+		slots[n++] = &r->match[i].pattern;
+		slots[n++] = &r->match[i].regex;
+		slots[n++] = &r->match[i].literal;
+	}
+	return n;
+}
+
+int dsh_rule_pool(struct dsh_rule *r, struct dsh_strpool *pool)
+{
+	char **slots[4 + 3 * 2], *to[4 + 3 * 2];
+	size_t n = rule_strings(r, slots);
+	/* Copy first, so that running out of memory leaves the rule as it was. */
+	for (size_t i = 0; i < n; i++) {
+		to[i] = NULL;
+		for (size_t k = 0; k < i && *slots[i]; k++)
+			if (*slots[k] == *slots[i])
+				to[i] = to[k]; /* a string two fields share stays one */
+		if (*slots[i] && !to[i] && !(to[i] = dsh_strpool_dup(pool, *slots[i])))
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool first = true;
+		for (size_t k = 0; k < i; k++)
+			first &= *slots[k] != *slots[i];
+		if (first)
+			free(*slots[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		*slots[i] = to[i];
+	r->pooled = true;
+	return 0;
+}
+
 void dsh_rule_clear(struct dsh_rule *r)
 {
+	if (r->pooled) {
+		/* The strings are the pool's; only the matchers are the rule's own. */
+		for (size_t i = 0; i < r->n_match; i++)
+			dsh_glob_release_matchers(&r->match[i]);
+		memset(r, 0, sizeof(*r));
+		return;
+	}
 	free(r->text);
 	/* canonical and literal_dir may be the very string before them (canonical_pattern()). */
 	if (r->literal_dir != r->canonical && r->literal_dir != r->resolved)

@@ -17,6 +17,9 @@ int dsh_rule_parse(const char *line, const char *workspace, char *const *envp, u
 /* A literal r-/-- rule on an absolute path, made by the policy itself (SPEC 1.6). */
 int dsh_rule_literal(enum dsh_rule_kind kind, enum dsh_rule_origin origin, const char *path, unsigned index,
 		     struct dsh_canon_cache *cache, struct dsh_rule *r, struct dsh_error **err);
+/* Move the rule's strings into pool (the policy's, freed with it); -ENOMEM leaves it as it was. */
+struct dsh_strpool;
+int dsh_rule_pool(struct dsh_rule *r, struct dsh_strpool *pool);
 void dsh_rule_clear(struct dsh_rule *r);
 /* Expand {{ env.NAME }} (spaces inside the braces optional). */
 /* escape: the values' glob characters are escaped (for r-/-- patterns, where a value is a name). */
