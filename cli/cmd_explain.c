@@ -160,15 +160,20 @@ static json_t *explain_json(const struct explained *ex)
 	return e;
 }
 
-/* Each line of text, indented by four spaces (a rule's depth in the document), to stdout. */
-static void put_indented(const char *text)
+/* json_dump_callback()'s sink: the text to stdout, each new line indented by four spaces (a
+   rule's depth in the document), without a copy of the whole dump. */
+static int put_indented(const char *buf, size_t size, void *data)
 {
-	for (const char *l = text; *l;) {
-		const char *nl = strchr(l, '\n');
-		size_t n = nl ? (size_t)(nl - l) + 1 : strlen(l);
-		printf("    %.*s", (int)n, l);
+	(void)data;
+	for (const char *l = buf, *end = buf + size; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		size_t n = nl ? (size_t)(nl - l) + 1 : (size_t)(end - l);
+		fwrite_unlocked(l, 1, n, stdout);
+		if (nl)
+			fwrite_unlocked("    ", 1, 4, stdout);
 		l += n;
 	}
+	return 0;
 }
 
 /*
@@ -193,15 +198,10 @@ static int print_json(const struct explained *ex)
 	fwrite(doc, 1, (size_t)(at - doc) + sizeof(key) - 2, stdout); /* up to and with the '[' */
 	for (size_t i = 0; i < n && r == 0; i++) {
 		json_t *rule = rule_json(ex, i);
-		char *text = rule ? json_dumps(rule, JSON_INDENT(2)) : NULL;
-		json_decref(rule);
-		if (!text) {
+		fputs(i ? ",\n    " : "\n    ", stdout);
+		if (!rule || json_dump_callback(rule, put_indented, NULL, JSON_INDENT(2)) < 0)
 			r = -1;
-			break;
-		}
-		fputs(i ? ",\n" : "\n", stdout);
-		put_indented(text);
-		free(text);
+		json_decref(rule);
 	}
 	if (n)
 		fputs("\n  ", stdout);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,10 +201,10 @@ static int bind_file_on_the_way(struct dsh_mount_entry *e)
 }
 
 /* The entry's path as seen now: its kind (for masks) and identity. ENOENT when absent. */
-static int probe_entry(struct dsh_mount_entry *e)
+static int probe_entry_at(struct dsh_mount_entry *e, int dirfd, const char *name)
 {
 	struct stat st;
-	if (lstat(e->path, &st) < 0)
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	if (S_ISLNK(st.st_mode))
 		return -ELOOP;
@@ -215,24 +216,62 @@ static int probe_entry(struct dsh_mount_entry *e)
 	return 0;
 }
 
+static int probe_entry(struct dsh_mount_entry *e)
+{
+	return probe_entry_at(e, AT_FDCWD, e->path);
+}
+
 /*
  * Whether e's parent directory is known absent, looking each parent up once: a policy of 200,000
  * literal rules in directories that do not exist then costs an lstat() per directory, not per
  * rule.  Returns -ENOENT for "absent" (the answer the entry's own lstat() would give), 0 when
  * its own lstat() must tell, or -ENOMEM.
  */
+#define PARENT_FDS 64
 struct parents {
 	struct dsh_pathset absent, present;
+	/* Present directories held open, direct-mapped by a hash of the name (a collision only
+	   costs the walk by path): 200,000 names in a directory six levels down. */
+	struct {
+		char *dir;
+		int fd;
+	} open[PARENT_FDS];
 };
 
-static int parent_absent(struct parents *ps, const char *path)
+static size_t parent_slot(const char *dir)
 {
+	size_t h = 5381;
+	for (; *dir; dir++)
+		h = h * 33 + (unsigned char)*dir;
+	return h % PARENT_FDS;
+}
+
+static void parents_clear(struct parents *ps)
+{
+	dsh_pathset_clear(&ps->absent);
+	dsh_pathset_clear(&ps->present);
+	for (size_t i = 0; i < PARENT_FDS; i++)
+		if (ps->open[i].dir) {
+			free(ps->open[i].dir);
+			close(ps->open[i].fd);
+		}
+}
+
+/* *dirfd: e's directory held open, or AT_FDCWD (the path is walked). */
+static int parent_absent(struct parents *ps, const char *path, int *dirfd)
+{
+	*dirfd = AT_FDCWD;
 	const char *slash = strrchr(path, '/');
 	if (!slash || slash == path)
 		return 0;
 	_cleanup_free_ char *dir = strndup(path, (size_t)(slash - path));
 	if (!dir)
 		return -ENOMEM;
+	size_t i = parent_slot(dir);
+	if (ps->open[i].dir && strcmp(ps->open[i].dir, dir) == 0) {
+		*dirfd = ps->open[i].fd;
+		return 0;
+	}
 	if (dsh_pathset_contains(&ps->absent, dir))
 		return -ENOENT;
 	if (dsh_pathset_contains(&ps->present, dir))
@@ -241,14 +280,22 @@ static int parent_absent(struct parents *ps, const char *path)
 	bool absent = lstat(dir, &st) < 0 && errno == ENOENT;
 	if (dsh_pathset_add(absent ? &ps->absent : &ps->present, dir) < 0)
 		return -ENOMEM;
+	int fd;
+	if (!absent && !ps->open[i].dir && (fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		ps->open[i].dir = TAKE_PTR(dir);
+		ps->open[i].fd = *dirfd = fd;
+	}
 	return absent ? -ENOENT : 0;
 }
 
 /* probe_entry(), unless its directory is known absent: -ENOENT then, or -ENOMEM. */
 static int probe_literal(struct parents *ps, struct dsh_mount_entry *e)
 {
-	int pr = parent_absent(ps, e->path);
-	return pr == 0 ? probe_entry(e) : pr;
+	int dirfd;
+	int pr = parent_absent(ps, e->path, &dirfd);
+	if (pr < 0)
+		return pr;
+	return dirfd == AT_FDCWD ? probe_entry(e) : probe_entry_at(e, dirfd, strrchr(e->path, '/') + 1);
 }
 
 static int entry_cmp(const void *a, const void *b)
@@ -291,11 +338,15 @@ static int plan_run_user(struct dsh_mount_plan *plan, const struct dsh_policy *p
 }
 
 /* Literal r- and -- rules, the sockets: one entry each. */
+static enum dsh_mount_action literal_action(const struct dsh_rule *r)
+{
+	return (!r || r->kind == DSH_RULE_DENY) ? DSH_MOUNT_MASK_FILE : DSH_MOUNT_BIND_RO;
+}
+
 static int add_literal(struct dsh_mount_plan *plan, const struct dsh_rule *r, const char *path,
 		       const char *why)
 {
-	enum dsh_mount_action a = (!r || r->kind == DSH_RULE_DENY) ? DSH_MOUNT_MASK_FILE : DSH_MOUNT_BIND_RO;
-	return add_entry(plan, path, a, r, why);
+	return add_entry(plan, path, literal_action(r), r, why);
 }
 
 /*
@@ -306,19 +357,34 @@ static int add_literals(struct dsh_mount_plan *plan, const struct dsh_policy *p,
 {
 	struct parents parents = { 0 };
 	int r = 0;
+	size_t kept_absent = 0;
 	for (size_t i = 0; i < p->n_rules && r >= 0; i++) {
 		const struct dsh_rule *rule = &p->rules[i];
 		if (rule->kind == DSH_RULE_RW || rule->glob)
 			continue;
-		r = add_literal(plan, rule, rule->canonical, NULL);
-		if (r < 0)
-			break;
-		struct dsh_mount_entry *e = &plan->entries[plan->n - 1];
-		int pr = probe_literal(&parents, e);
+		/* Looked at before it becomes an entry: an absent target is dropped here as the pass in
+		   dsh_mount_plan_build() would drop it, without an entry made and freed for it. */
+		struct dsh_mount_entry probe = { .path = rule->canonical, .action = literal_action(rule) };
+		int pr = probe_literal(&parents, &probe);
 		if (pr == -ENOMEM) {
 			r = pr;
 			break;
 		}
+		if (pr == -ENOENT && rule->origin != DSH_ORIGIN_USER)
+			continue;
+		if (pr == -ENOENT && kept_absent == ABSENT_NOTES) {
+			plan->absent_uncounted++;
+			continue;
+		}
+		kept_absent += pr == -ENOENT;
+		r = add_literal(plan, rule, rule->canonical, NULL);
+		if (r < 0)
+			break;
+		struct dsh_mount_entry *e = &plan->entries[plan->n - 1];
+		e->action = probe.action;
+		e->have_id = probe.have_id;
+		e->dev = probe.dev;
+		e->ino = probe.ino;
 		if (pr == 0 && e->action == DSH_MOUNT_MASK_DIR)
 			r = dsh_pathset_add(masked, rule->canonical);
 		if (pr < 0) { /* absent or unreadable: the pass below says why, from this lstat's answer */
@@ -326,8 +392,7 @@ static int add_literals(struct dsh_mount_plan *plan, const struct dsh_policy *p,
 			e->probe_err = pr;
 		}
 	}
-	dsh_pathset_clear(&parents.absent);
-	dsh_pathset_clear(&parents.present);
+	parents_clear(&parents);
 	return r;
 }
 
@@ -693,9 +758,9 @@ int dsh_mount_plan_build(const struct dsh_policy *p, const struct dsh_run_option
 		out++;
 	}
 	plan->n = out;
-	if (absent > ABSENT_NOTES &&
-	    (r = note(plan, "skipped %zu more targets that do not exist (the file fence still applies their rules; the "
-			    "broker refuses their creation)", absent - ABSENT_NOTES)) < 0)
+	size_t more = (absent > ABSENT_NOTES ? absent - ABSENT_NOTES : 0) + plan->absent_uncounted;
+	if (more && (r = note(plan, "skipped %zu more targets that do not exist (the file fence still applies their "
+				    "rules; the broker refuses their creation)", more)) < 0)
 		goto fail_sys;
 	if ((r = normalise(plan)) < 0)
 		goto fail_sys;

@@ -72,6 +72,7 @@ struct dsh_mount_plan {
 	size_t n, cap;
 	char **notes;        /* one line per dropped entry or fact worth telling (--dry-run shows them) */
 	size_t n_notes;
+	size_t absent_uncounted; /* absent targets dropped without a note of their own */
 	bool ro_root;        /* the tree is read-only outside the writable roots */
 	bool private_tmp;    /* /tmp is a private tmpfs */
 	bool tmp_writable;   /* ... writable (workspace-write) */

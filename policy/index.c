@@ -132,8 +132,9 @@ static void lower(unsigned *at, unsigned v)
 		*at = v;
 }
 
-/* Every prefix of target that ends before a '/' or at its end: the paths target lies at or below. */
-static int add_target(struct dsh_rule_index *x, const char *target, unsigned rule)
+/* Every prefix of target that ends before a '/' or at its end: the paths target lies at or below.
+   *last (when asked for) is target's own slot, valid until the next key is added. */
+static int add_target(struct dsh_rule_index *x, const char *target, unsigned rule, struct dsh_index_slot **last)
 {
 	if (!target[0])
 		return 0;
@@ -145,26 +146,27 @@ static int add_target(struct dsh_rule_index *x, const char *target, unsigned rul
 			if (!s)
 				return -ENOMEM;
 			lower(&s->below, rule);
-			if (target[k] == '\0')
+			if (target[k] == '\0') {
+				if (last)
+					*last = s;
 				return 0;
+			}
 		}
 }
 
 /* A rule's keys: its targets' prefixes, its literal spellings, its patterns' directories. */
 static int add_rule(struct dsh_rule_index *x, const struct dsh_rule *r, unsigned idx, size_t *n_filed)
 {
-	if (r->literal_dir && add_target(x, r->literal_dir, idx) < 0)
-		return -ENOMEM;
+	/* A literal rule's directory is its canonical spelling: its prefixes are added once. */
+	bool dir_added = false;
 	for (size_t k = 0; k < r->n_match; k++) {
 		const struct dsh_glob *g = &r->match[k];
 		if (g->literal && g->literal_len >= 2) {
-			/* The slot is taken after add_target: a key added may move every slot. */
-			if (add_target(x, g->literal, idx) < 0)
-				return -ENOMEM;
-			struct dsh_index_slot *s = slot_for(x, g->literal, g->literal_len);
-			if (!s)
+			struct dsh_index_slot *s = NULL;
+			if (add_target(x, g->literal, idx, &s) < 0)
 				return -ENOMEM;
 			lower(&s->cover[kind_slot(r->kind)], idx);
+			dir_added |= r->literal_dir && strcmp(r->literal_dir, g->literal) == 0;
 		} else if (dsh_glob_prefix_dir_len(g) >= 2) {
 			/* Filed under its literal directory: tried only for the paths below it. */
 			struct dsh_index_slot *d = slot_for(x, dsh_glob_prefix(g), dsh_glob_prefix_dir_len(g));
@@ -176,6 +178,8 @@ static int add_rule(struct dsh_rule_index *x, const struct dsh_rule *r, unsigned
 			x->slow[x->n_slow++] = (struct dsh_index_slow){ .rule = idx, .g = g };
 		}
 	}
+	if (r->literal_dir && !dir_added && add_target(x, r->literal_dir, idx, NULL) < 0)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -205,8 +209,13 @@ static int group_filed(struct dsh_rule_index *x, size_t n_filed)
 int dsh_rule_index_build(struct dsh_rule_index *x, const struct dsh_rule *rules, size_t n)
 {
 	memset(x, 0, sizeof(*x));
-	x->slots = calloc(16, sizeof(*x->slots));
-	x->mask = 15;
+	/* Room for a key per rule at half load from the start: most rules add one key of their own
+	   (their directories are shared), and growing by doubling re-files every key each time. */
+	size_t cap = 16;
+	while (cap < 2 * n && cap < ((size_t)1 << 40))
+		cap *= 2;
+	x->slots = calloc(cap, sizeof(*x->slots));
+	x->mask = cap - 1;
 	x->slow = calloc(2 * n + 1, sizeof(*x->slow));
 	x->filed = calloc(2 * n + 1, sizeof(*x->filed));
 	if (!x->slots || !x->slow || !x->filed) {

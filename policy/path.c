@@ -126,8 +126,9 @@ static int canon_grow(struct dsh_canon_cache *c)
 {
 	if (c->slots && 2 * (c->n + 1) <= c->cap)
 		return 0;
-	struct dsh_canon_cache bigger = { calloc(c->cap ? 2 * c->cap : 64, sizeof(struct dsh_canon_slot)), 0,
-					  c->cap ? 2 * c->cap : 64 };
+	size_t cap = c->cap ? 2 * c->cap : 64;
+	struct dsh_canon_cache bigger = { .slots = calloc(cap, sizeof(struct dsh_canon_slot)), .cap = cap,
+					  .n_handles = c->n_handles };
 	if (!bigger.slots)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->cap; i++)
@@ -161,14 +162,18 @@ int dsh_path_canonicalize_cached(const char *path, struct dsh_canon_cache *cache
 		e->exists = stat(canon, &st) == 0 && S_ISDIR(st.st_mode);
 		e->dir = TAKE_PTR(dir);
 		e->canon = TAKE_PTR(canon);
+		e->handle = -1;
 		cache->n++;
 	}
+	if (e->exists && ++e->lookups == 2 && cache->n_handles < DSH_CANON_HANDLES &&
+	    (e->handle = dsh_path_dir_handle(e->canon)) >= 0)
+		cache->n_handles++;
 	_cleanup_free_ char *joined = dsh_str_cat(strcmp(e->canon, "/") == 0 ? "" : e->canon, slash);
 	if (!joined)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	/* Only a symlink as the last component needs the full resolution; in a directory that does
 	   not exist there is none to look for. */
-	if (e->exists && dsh_path_is_link(joined))
+	if (e->exists && dsh_path_is_link_in(e->handle, slash + 1, joined))
 		return dsh_path_canonicalize(path, ret, err);
 	*ret = TAKE_PTR(joined);
 	return 0;
@@ -177,6 +182,8 @@ int dsh_path_canonicalize_cached(const char *path, struct dsh_canon_cache *cache
 void dsh_canon_cache_clear(struct dsh_canon_cache *cache)
 {
 	for (size_t i = 0; i < cache->cap; i++) {
+		if (cache->slots[i].dir)
+			dsh_path_dir_handle_close(cache->slots[i].handle);
 		free(cache->slots[i].dir);
 		free(cache->slots[i].canon);
 	}

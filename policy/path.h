@@ -35,11 +35,15 @@ struct dsh_canon_slot {
 	char *dir;   /* a normalised parent asked for, or NULL: empty */
 	char *canon; /* its canonical form */
 	bool exists; /* it is a directory now: a name in it may be a symlink to resolve */
+	unsigned lookups; /* names looked at in it so far */
+	int handle;  /* dsh_path_dir_handle() of canon once it served two names, or -1 */
 };
 struct dsh_canon_cache {
 	struct dsh_canon_slot *slots; /* open addressing, a power of two; NULL until first used */
 	size_t n, cap;
+	size_t n_handles; /* at most DSH_CANON_HANDLES open at once: the rest look names up by path */
 };
+#define DSH_CANON_HANDLES 64
 int dsh_path_canonicalize_cached(const char *path, struct dsh_canon_cache *cache, char **ret,
 				 struct dsh_error **err);
 void dsh_canon_cache_clear(struct dsh_canon_cache *cache);
@@ -56,5 +60,14 @@ int dsh_path_real(const char *path, char **ret);
 /* a then b in one new string, NULL when out of memory: the loader's joins, without a printf each. */
 char *dsh_str_cat(const char *a, const char *b);
 bool dsh_path_is_link(const char *path);
+/*
+ * A handle on the existing directory dir, or -1 (none: the open failed, or the platform has no
+ * lookups relative to a directory).  dsh_path_is_link_in() asks dsh_path_is_link(path) for path,
+ * name in that directory, looking name up in it: one component for the kernel to walk, not the
+ * whole path (200,000 rules in a directory six levels down).
+ */
+int dsh_path_dir_handle(const char *dir);
+bool dsh_path_is_link_in(int handle, const char *name, const char *path);
+void dsh_path_dir_handle_close(int handle);
 
 #endif

@@ -127,3 +127,22 @@ bool dsh_path_is_link(const char *path)
 	DWORD a = GetFileAttributesW(w);
 	return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_REPARSE_POINT);
 }
+
+/* No lookups relative to a directory here: every name is looked up by its path. */
+int dsh_path_dir_handle(const char *dir)
+{
+	(void)dir;
+	return -1;
+}
+
+bool dsh_path_is_link_in(int handle, const char *name, const char *path)
+{
+	(void)handle;
+	(void)name;
+	return dsh_path_is_link(path);
+}
+
+void dsh_path_dir_handle_close(int handle)
+{
+	(void)handle;
+}

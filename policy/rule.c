@@ -306,10 +306,12 @@ int dsh_rule_pool(struct dsh_rule *r, struct dsh_strpool *pool)
 void dsh_rule_clear(struct dsh_rule *r)
 {
 	if (r->pooled) {
-		/* The strings are the pool's; only the matchers are the rule's own. */
+		/* The strings are the pool's; only a wildcard's matchers are the rule's own.  Nothing
+		   else is written: the policy's rules go with it (200,000 of them, 46 MB to zero). */
 		for (size_t i = 0; i < r->n_match; i++)
-			dsh_glob_release_matchers(&r->match[i]);
-		memset(r, 0, sizeof(*r));
+			if (r->match[i].prog || r->match[i].re)
+				dsh_glob_release_matchers(&r->match[i]);
+		r->n_match = 0;
 		return;
 	}
 	free(r->text);
