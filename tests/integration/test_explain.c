@@ -8,8 +8,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/cleanup.h"
+#include "common/strbuf.h"
 #include "common/strv.h"
 #include "tests/lib/harness.h"
 
@@ -134,6 +136,32 @@ Test(explain, an_explicit_backend_is_described_as_asked)
 	cr_expect_null(strstr(r.out, "     linux-ns "), "%s", r.out);
 	dsh_proc_clear(&r);
 	free(name);
+	dsh_test_rmtree(ws);
+	free(ws);
+}
+
+/* A policy naming many absent paths gets a note for each of the first 20 and one count for the rest;
+   the default-protected names that are absent (the usual case) are not counted. */
+Test(explain, absent_targets_past_twenty_are_counted_in_one_note)
+{
+	char *ws = dsh_test_mkdtemp();
+	char *sub = NULL;
+	cr_assert(asprintf(&sub, "%s/sub", ws) > 0);
+	cr_assert_eq(mkdir(sub, 0755), 0);
+	struct dsh_buf rules = { 0 };
+	for (int i = 0; i < 25; i++)
+		dsh_buf_addf(&rules, "-- absent/f%d\n", i);
+	for (int i = 0; i < 3; i++)
+		dsh_buf_addf(&rules, "r- sub/g%d\n", i);
+	struct dsh_proc r;
+	explain(&r, ws, "--backend", "linux-ns", "--access", rules.s, NULL);
+	cr_expect_eq(count(r.out, "): does not exist (the file fence still applies the rule"), 20, "%s", r.out);
+	cr_expect(strstr(r.out, "note: skipped 8 more targets that do not exist"), "%s", r.out);
+	cr_expect(strstr(r.out, "skipped mask "), "the first are named: %s", r.out);
+	cr_expect_null(strstr(r.out, "/sub/g2 (rule"), "the last are only counted: %s", r.out);
+	dsh_proc_clear(&r);
+	free(rules.s);
+	free(sub);
 	dsh_test_rmtree(ws);
 	free(ws);
 }
