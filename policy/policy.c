@@ -31,6 +31,23 @@ static int oom(struct dsh_error **err)
 	return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 }
 
+/* The rule just parsed into p->rules[p->n_rules]: its strings into the policy's pool (cleared
+   when they cannot go there), its matchers counted. */
+static int keep_rule(struct dsh_policy *p)
+{
+	struct dsh_rule *r = &p->rules[p->n_rules];
+	if (dsh_rule_pool(r, &p->strings) < 0) {
+		dsh_rule_clear(r);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->n_match; i++)
+		if (r->match[i].prog) {
+			p->n_matchers++;
+			break;
+		}
+	return 0;
+}
+
 /* Split every access entry into lines and parse each non-blank one. */
 static int parse_rules(struct dsh_policy *p, const struct dsh_config *c, char *const *envp,
 		       struct dsh_canon_cache *cache, size_t *cap, struct dsh_error **err)
@@ -57,10 +74,8 @@ static int parse_rules(struct dsh_policy *p, const struct dsh_config *c, char *c
 			}
 			int r = dsh_rule_parse(line, p->workspace, envp, (unsigned)p->n_rules, c->refuse_shell_variables,
 					       cache, &p->rules[p->n_rules], err);
-			if (r >= 0 && dsh_rule_pool(&p->rules[p->n_rules], &p->strings) < 0) {
-				dsh_rule_clear(&p->rules[p->n_rules]);
+			if (r >= 0 && (r = keep_rule(p)) < 0)
 				return oom(err);
-			}
 			if (r < 0) {
 				/* SPEC 1.3: "dshbox.yml:7: rule "...": reason" when it came from a file. */
 				if (o && o->file)
@@ -258,6 +273,8 @@ static int push_literal(struct dsh_policy *p, enum dsh_rule_origin origin, const
 	int r = dsh_rule_literal(DSH_RULE_RO, origin, path, (unsigned)p->n_rules, cache, &p->rules[p->n_rules], err);
 	if (r < 0)
 		return r;
+	if (keep_rule(p) < 0)
+		return oom(err);
 	p->n_rules++;
 	return 0;
 }
@@ -368,7 +385,9 @@ void dsh_policy_free(struct dsh_policy *p)
 	if (!p)
 		return;
 	dsh_rule_index_clear(&p->index);
-	for (size_t i = 0; i < p->n_rules; i++)
+	/* Every rule's strings are the pool's: only the wildcards' matchers are freed rule by rule,
+	   and 200,000 literal rules are not walked at all. */
+	for (size_t i = 0; p->n_matchers && i < p->n_rules; i++)
 		dsh_rule_clear(&p->rules[i]);
 	free(p->rules);
 	dsh_strpool_clear(&p->strings);

@@ -82,7 +82,8 @@ struct dsh_policy {
 
 	struct dsh_rule *rules;
 	size_t n_rules;
-	struct dsh_strpool strings; /* the rules' strings */
+	struct dsh_strpool strings; /* the rules' strings (every rule is pooled) */
+	size_t n_matchers;          /* rules holding a wildcard's compiled matcher, freed one by one */
 	struct dsh_rule_index index; /* over rules, built last: the rules never change after it */
 
 	/* Writable roots in the mode's sense (empty in read-only; in danger-full-access: "/").
