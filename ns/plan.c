@@ -370,13 +370,15 @@ static int add_literals(struct dsh_mount_plan *plan, const struct dsh_policy *p,
 			r = pr;
 			break;
 		}
-		if (pr == -ENOENT && rule->origin != DSH_ORIGIN_USER)
+		/* Beneath the sandbox's own /proc and /dev a target absent here is looked for inside. */
+		bool absent = pr == -ENOENT && !under_replaced(plan, rule->canonical);
+		if (absent && rule->origin != DSH_ORIGIN_USER)
 			continue;
-		if (pr == -ENOENT && kept_absent == ABSENT_NOTES) {
+		if (absent && kept_absent == ABSENT_NOTES) {
 			plan->absent_uncounted++;
 			continue;
 		}
-		kept_absent += pr == -ENOENT;
+		kept_absent += absent;
 		r = add_literal(plan, rule, rule->canonical, NULL);
 		if (r < 0)
 			break;

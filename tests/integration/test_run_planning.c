@@ -168,6 +168,33 @@ Test(run_planning, absent_targets_and_absent_directories)
 	free(ws);
 }
 
+/* Beneath /proc and /dev, which the sandbox replaces with its own, a target absent on the host is
+   still planned, to be looked for inside, also after the 20 absent targets that get a note each
+   (the rest are only counted); absent elsewhere it is skipped. */
+Test(run_planning, absent_under_the_sandboxes_own_proc_and_dev_is_looked_for_inside)
+{
+	char *ws = dsh_test_mkdtemp();
+	cr_assert_eq(chmod(ws, 0755), 0);
+	own(ws);
+	char **rules = NULL;
+	for (int i = 0; i < 22; i++)
+		cr_assert_geq(dsh_strv_pushf(&rules, "-- gone/f%d", i), 0);
+	cr_assert_geq(dsh_strv_push(&rules, "-- /dev/dshbox-no-such-node"), 0);
+	cr_assert_geq(dsh_strv_push(&rules, "r- /proc/dshbox-no-such-entry"), 0);
+	char out[16384];
+	int r = plan_rules_as_user(ws, (const char *const *)rules, out, sizeof(out));
+	cr_assert_eq(r, 0, "the plan failed (%d): %s", r, out);
+	cr_expect(strstr(out, "entry /dev/dshbox-no-such-node\n"), "not planned: %s", out);
+	cr_expect(strstr(out, "entry /proc/dshbox-no-such-entry\n"), "not planned: %s", out);
+	cr_expect(strstr(out, "skipped 2 more targets that do not exist"), "%s", out);
+	_cleanup_free_ char *note = NULL;
+	cr_assert(asprintf(&note, "skipped mask %s/gone/f19 (rule", ws) > 0);
+	cr_expect(strstr(out, note), "%s", out);
+	dsh_strv_free(rules);
+	dsh_test_rmtree(ws);
+	free(ws);
+}
+
 /* A workspace in /dev/shm: linux-ns replaces /dev, so the run refuses and says why; nothing runs.
    The landlock backend keeps the host's /dev and runs it. */
 Test(run_planning, a_workspace_inside_dev_refuses_under_linux_ns)
