@@ -203,11 +203,15 @@ test-containers: tests
 
 # The sanitizer build runs every unit and integration test except the two stress suites (200 kill
 # trials, 30,000 racing writes): they exercise no code the others do not, and under ASan they take
-# most of CI's time.  They run in the plain builds, as root and unprivileged.
+# most of CI's time.  They run in the plain builds, as root and unprivileged.  Nor threaded_host:
+# it forks while other threads allocate, which glibc's malloc survives (its fork handler) and the
+# sanitizer's allocator in GCC 12 does not (no lock taken around fork: a child can inherit a
+# region lock held, and waits on it forever, seen in CI).  It tests the host's real allocator, so
+# it runs in the plain builds only.
 check-asan:
 	LSAN_OPTIONS=suppressions=$(TOP)/tools/lsan.supp:print_suppressions=0 \
 		$(MAKE) SANITIZE=address,undefined test-unit test-integration \
-		INTEG_ARGS="--filter '!(fence_kill|fence_race)/*'"
+		INTEG_ARGS="--filter '!(fence_kill|fence_race|threaded_host)/*'"
 
 lint: $(DSHBOX) $(LIBSO)
 	tools/check-layers.sh $(BUILD)
