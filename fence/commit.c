@@ -20,21 +20,12 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/hash.h"
 #include "common/resolve.h"
 #include "common/write_all.h"
 #include "fence/fence.h"
 #include "fence/fence_internal.h"
 #include "fence/shared.h"
-
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
 
 /*
  * Temporary names are `.NAME.dshbox~` (`.dshbox-HASH~` for a name too long for that) and 16 random
@@ -49,7 +40,7 @@ static int temp_prefix(const char *name, char *buf, size_t size)
 	if (strlen(name) + 25 <= NAME_MAX)
 		n = snprintf(buf, size, ".%s.dshbox~", name);
 	else
-		n = snprintf(buf, size, ".dshbox-%016llx~", (unsigned long long)fnv1a(name));
+		n = snprintf(buf, size, ".dshbox-%016llx~", (unsigned long long)dsh_fnv1a_str(name));
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 

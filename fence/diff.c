@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/hash.h"
 #include "common/strbuf.h"
 #include "fence/fence.h"
 
@@ -48,16 +49,6 @@ static int ops_push(struct ops *o, enum op_type t, size_t a, size_t b)
 	return 0;
 }
 
-static uint64_t fnv(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static int split(const char *s, size_t len, struct line **ret, size_t *ret_n)
 {
 	size_t n = 0;
@@ -75,7 +66,7 @@ static int split(const char *s, size_t len, struct line **ret, size_t *ret_n)
 		size_t l = nl ? (size_t)(nl - (s + i)) + 1 : len - i;
 		v[k].s = s + i;
 		v[k].len = l;
-		v[k].hash = fnv(s + i, l);
+		v[k].hash = dsh_fnv1a(s + i, l);
 		k++;
 		i += l;
 	}

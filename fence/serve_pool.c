@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/hash.h"
 #include "common/write_all.h"
 #include "fence/serve.h"
 #include "fence/serve_pool.h"
@@ -101,15 +102,10 @@ static void *work(void *data)
 	}
 }
 
-/* FNV-1a: spreads keys over the workers; equal keys land on one worker, which keeps their order. */
+/* Spreads keys over the workers; equal keys land on one worker, which keeps their order. */
 static size_t key_hash(const char *k)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; k && *k; k++) {
-		h ^= (unsigned char)*k;
-		h *= 1099511628211ull;
-	}
-	return (size_t)h;
+	return k ? (size_t)dsh_fnv1a_str(k) : (size_t)DSH_FNV1A_INIT;
 }
 
 int dsh_serve_pool_submit(struct dsh_serve_pool *pool, struct dsh_serve_request *req)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/hash.h"
 #include "common/strbuf.h"
 #include "common/strv.h"
 #include "ns/plan.h"
@@ -240,10 +241,7 @@ struct parents {
 
 static size_t parent_slot(const char *dir)
 {
-	size_t h = 5381;
-	for (; *dir; dir++)
-		h = h * 33 + (unsigned char)*dir;
-	return h % PARENT_FDS;
+	return dsh_fnv1a_str(dir) % PARENT_FDS;
 }
 
 static void parents_clear(struct parents *ps)

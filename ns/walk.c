@@ -10,19 +10,12 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/hash.h"
 #include "common/strv.h"
 #include "ns/walk.h"
 #include "policy/glob.h"
 
 /* ---- the path set: open addressing, FNV-1a, grows at half load ---- */
-
-static uint64_t hash_path(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
 
 static int pathset_grow(struct dsh_pathset *s)
 {
@@ -33,7 +26,7 @@ static int pathset_grow(struct dsh_pathset *s)
 	for (size_t i = 0; i < s->cap; i++) {
 		if (!s->slots[i])
 			continue;
-		size_t j = hash_path(s->slots[i]) & (cap - 1);
+		size_t j = dsh_fnv1a_str(s->slots[i]) & (cap - 1);
 		while (slots[j])
 			j = (j + 1) & (cap - 1);
 		slots[j] = s->slots[i];
@@ -53,7 +46,7 @@ int dsh_pathset_add(struct dsh_pathset *s, const char *path)
 	char *copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
-	size_t j = hash_path(path) & (s->cap - 1);
+	size_t j = dsh_fnv1a_str(path) & (s->cap - 1);
 	while (s->slots[j])
 		j = (j + 1) & (s->cap - 1);
 	s->slots[j] = copy;
@@ -65,7 +58,7 @@ bool dsh_pathset_contains(const struct dsh_pathset *s, const char *path)
 {
 	if (!s || s->n == 0)
 		return false;
-	for (size_t j = hash_path(path) & (s->cap - 1); s->slots[j]; j = (j + 1) & (s->cap - 1))
+	for (size_t j = dsh_fnv1a_str(path) & (s->cap - 1); s->slots[j]; j = (j + 1) & (s->cap - 1))
 		if (strcmp(s->slots[j], path) == 0)
 			return true;
 	return false;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "policy/glob.h"
 #include "policy/index.h"
 #include "policy/path.h"
@@ -40,21 +41,6 @@ struct dsh_index_slow {
 	unsigned rule;
 	const struct dsh_glob *g;
 };
-
-static const uint64_t FNV_OFFSET = 0xcbf29ce484222325ULL, FNV_PRIME = 0x100000001b3ULL;
-
-static inline uint64_t fnv_step(uint64_t h, unsigned char c)
-{
-	return (h ^ c) * FNV_PRIME;
-}
-
-static uint64_t fnv(const char *s, size_t len)
-{
-	uint64_t h = FNV_OFFSET;
-	for (size_t i = 0; i < len; i++)
-		h = fnv_step(h, (unsigned char)s[i]);
-	return h;
-}
 
 static inline unsigned kind_slot(enum dsh_rule_kind k)
 {
@@ -123,7 +109,7 @@ static struct dsh_index_slot *slot_hashed(struct dsh_rule_index *x, const char *
 
 static struct dsh_index_slot *slot_for(struct dsh_rule_index *x, const char *key, size_t len)
 {
-	return slot_hashed(x, key, len, fnv(key, len));
+	return slot_hashed(x, key, len, dsh_fnv1a(key, len));
 }
 
 static void lower(unsigned *at, unsigned v)
@@ -139,8 +125,8 @@ static int add_target(struct dsh_rule_index *x, const char *target, unsigned rul
 	if (!target[0])
 		return 0;
 	/* FNV-1a extends a prefix's hash: one pass over target, not one per prefix. */
-	uint64_t h = fnv_step(FNV_OFFSET, (unsigned char)target[0]);
-	for (size_t k = 1;; h = fnv_step(h, (unsigned char)target[k]), k++)
+	uint64_t h = dsh_fnv1a_step(DSH_FNV1A_INIT, (unsigned char)target[0]);
+	for (size_t k = 1;; h = dsh_fnv1a_step(h, (unsigned char)target[k]), k++)
 		if (target[k] == '/' || target[k] == '\0') {
 			struct dsh_index_slot *s = slot_hashed(x, target, k, h);
 			if (!s)
@@ -265,9 +251,9 @@ static void first_covers(const struct dsh_policy *p, const char *path, bool want
 {
 	const struct dsh_rule_index *x = &p->index;
 	first[0] = first[1] = NO_RULE;
-	uint64_t h = FNV_OFFSET;
+	uint64_t h = DSH_FNV1A_INIT;
 	if (x->n_slots && path[0]) {
-		h = fnv_step(h, (unsigned char)path[0]);
+		h = dsh_fnv1a_step(h, (unsigned char)path[0]);
 		for (size_t k = 1;; k++) {
 			unsigned char c = (unsigned char)path[k];
 			if (c == '/' || c == '\0') {
@@ -282,7 +268,7 @@ static void first_covers(const struct dsh_policy *p, const char *path, bool want
 				if (c == '\0')
 					break;
 			}
-			h = fnv_step(h, c);
+			h = dsh_fnv1a_step(h, c);
 		}
 	}
 	try_patterns(p, x->slow, x->n_slow, path, want_ro, first);
@@ -318,7 +304,7 @@ const struct dsh_rule *dsh_index_first_guarding(const struct dsh_policy *p, cons
 	unsigned best = first[0] < first[1] ? first[0] : first[1];
 	size_t len = strlen(path);
 	if (x->n_slots) {
-		const struct dsh_index_slot *s = lookup(x, path, len, fnv(path, len));
+		const struct dsh_index_slot *s = lookup(x, path, len, dsh_fnv1a(path, len));
 		if (s)
 			lower(&best, s->below);
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/hash.h"
 #include "common/strbuf.h"
 #include "policy/path.h"
 #include "policy/policy.h"
@@ -103,18 +104,10 @@ char *dsh_str_cat(const char *a, const char *b)
 	return s;
 }
 
-static size_t dir_hash(const char *dir, size_t len)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)dir[i]) * 16777619u;
-	return h;
-}
-
 /* The slot holding dir (len bytes), or the empty one it would go in. */
 static struct dsh_canon_slot *canon_slot(struct dsh_canon_cache *c, const char *dir, size_t len)
 {
-	for (size_t i = dir_hash(dir, len) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+	for (size_t i = (size_t)dsh_fnv1a(dir, len) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
 		struct dsh_canon_slot *e = &c->slots[i];
 		if (!e->dir || (strlen(e->dir) == len && strncmp(e->dir, dir, len) == 0))
 			return e;
