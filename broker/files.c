@@ -352,30 +352,45 @@ static int meta_on_name(const struct target *t, const struct meta_args *m)
 }
 
 /*
- * Act on the caller's descriptor (our duplicate of it).  It may be an O_PATH descriptor (glibc's
- * fchmodat(AT_SYMLINK_NOFOLLOW) spells chmod("/proc/self/fd/N") on one), which fchmod and friends
- * refuse: the inode is reached through our own /proc/self/fd link instead, as the caller meant.
+ * Act on the caller's descriptor (our duplicate of it), whose fstat is st.  It may be an O_PATH
+ * descriptor (glibc's fchmodat(AT_SYMLINK_NOFOLLOW) spells chmod("/proc/self/fd/N") on one), which
+ * fchmod and friends refuse with EBADF: the inode is then reached through our own /proc/self/fd
+ * link, as the caller meant.  Any other goes to the call on the descriptor, which makes no lookup.
  */
-static int meta_on_fd(int fd, const struct meta_args *m)
+static int meta_on_fd(int fd, const struct stat *st, const struct meta_args *m)
 {
-	struct stat st = { 0 };
-	/* Whether it is a symlink matters to all but chown and truncate, which take any descriptor. */
-	if (m->what != META_CHOWN && m->what != META_TRUNCATE && fstat(fd, &st) < 0)
-		return -errno;
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	bool link = S_ISLNK(st.st_mode);
+	/* Whether it is a symlink matters to all but chown and truncate, which take any descriptor. */
+	bool link = S_ISLNK(st->st_mode);
+	int r;
 	switch (m->what) {
 	case META_CHMOD:
-		return link ? -EOPNOTSUPP : dsh_call_sys_result(chmod(p, m->mode));
+		if (link)
+			return -EOPNOTSUPP;
+		if ((r = fchmod(fd, m->mode)) < 0 && errno == EBADF)
+			r = chmod(p, m->mode);
+		return dsh_call_sys_result(r);
 	case META_CHOWN:
 		return dsh_call_sys_result(fchownat(fd, "", m->uid, m->gid, AT_EMPTY_PATH));
 	case META_TIMES:
-		return link ? -EOPNOTSUPP : dsh_call_sys_result(utimensat(AT_FDCWD, p, m->ts_now ? NULL : m->ts, 0));
+		if (link)
+			return -EOPNOTSUPP;
+		if ((r = futimens(fd, m->ts_now ? NULL : m->ts)) < 0 && errno == EBADF)
+			r = utimensat(AT_FDCWD, p, m->ts_now ? NULL : m->ts, 0);
+		return dsh_call_sys_result(r);
 	case META_SETXATTR:
-		return link ? -EOPNOTSUPP : dsh_call_sys_result(setxattr(p, m->xname, m->xvalue, m->xsize, m->xflags));
+		if (link)
+			return -EOPNOTSUPP;
+		if ((r = fsetxattr(fd, m->xname, m->xvalue, m->xsize, m->xflags)) < 0 && errno == EBADF)
+			r = setxattr(p, m->xname, m->xvalue, m->xsize, m->xflags);
+		return dsh_call_sys_result(r);
 	case META_REMOVEXATTR:
-		return link ? -EOPNOTSUPP : dsh_call_sys_result(removexattr(p, m->xname));
+		if (link)
+			return -EOPNOTSUPP;
+		if ((r = fremovexattr(fd, m->xname)) < 0 && errno == EBADF)
+			r = removexattr(p, m->xname);
+		return dsh_call_sys_result(r);
 	case META_TRUNCATE:
 		return dsh_call_sys_result(ftruncate(fd, m->length));
 	}
@@ -400,12 +415,12 @@ static int do_meta(struct call *c, int dirfd, uint64_t path_addr, bool follow, b
 	if (r >= 0 && t.obj >= 0) {
 		/* The descriptor itself: fchmod and friends, AT_EMPTY_PATH, /proc/self/fd/N. */
 		struct stat st;
-		if (t.canonical && fstat(t.obj, &st) < 0)
+		if (fstat(t.obj, &st) < 0)
 			r = -errno;
 		else if (t.canonical && dsh_broker_meta_denied(c->b, t.canonical, NULL, &st) && !dsh_broker_ro_fd(t.obj))
 			r = -EACCES;
 		if (r >= 0)
-			r = meta_on_fd(t.obj, m);
+			r = meta_on_fd(t.obj, &st, m);
 		dsh_target_clear(&t);
 		return dsh_call_answer(c, r);
 	}

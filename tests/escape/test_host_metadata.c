@@ -160,3 +160,55 @@ Test(host_metadata, the_sandboxs_own_pty_and_shm_stay_the_commands, .timeout = 6
 	dsh_proc_clear(&r);
 	dsh_test_rmtree(ws);
 }
+
+/* An O_PATH descriptor, which fchmod and futimens refuse, reaches its inode through
+   /proc/self/fd/N (glibc spells fchmodat(AT_SYMLINK_NOFOLLOW) so): the broker serves that route
+   as the caller meant it in the workspace, and refuses it on a file outside the writable roots. */
+static char *o_path_attempts(const char *path)
+{
+	return dsh_test_fmt("python3 -c 'import os,sys\n"
+			    "g = os.open(sys.argv[1], os.O_PATH)\n"
+			    "link = \"/proc/self/fd/%%d\" %% g\n"
+			    "for name, fn in ((\"pchmod\", lambda: os.chmod(link, 0o600)), (\"putime\", lambda: os.utime(link, (7, 7)))):\n"
+			    "    try:\n"
+			    "        fn(); print(name + \"=0\")\n"
+			    "    except OSError as e:\n"
+			    "        print(name + \"=\" + str(e.errno))\n' '%s'",
+			    path);
+}
+
+Test(host_metadata, an_o_path_descriptor_reaches_its_inode_only_where_it_may_be_written, .timeout = 60)
+{
+	if (access("/usr/bin/python3", X_OK) != 0)
+		DSH_SKIP("no /usr/bin/python3 for the descriptor calls");
+	_cleanup_free_ char *top = dsh_test_mkdtemp();
+	_cleanup_free_ char *ws = dsh_test_fmt("%s/ws", top), *out = dsh_test_fmt("%s/out", top);
+	_cleanup_free_ char *victim = dsh_test_fmt("%s/victim", out), *mine = dsh_test_fmt("%s/mine", ws);
+	cr_assert_eq(mkdir(ws, 0755), 0);
+	cr_assert_eq(mkdir(out, 0755), 0);
+	dsh_test_write_file(victim, "v\n");
+	dsh_test_write_file(mine, "m\n");
+	cr_assert_eq(chmod(victim, 0644), 0);
+	cr_assert_eq(chmod(mine, 0644), 0);
+	struct stat before, after;
+	cr_assert_eq(stat(victim, &before), 0);
+
+	_cleanup_free_ char *script = o_path_attempts(victim);
+	struct dsh_proc r;
+	run_sh(&r, ws, script, NULL);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_eq(stat(victim, &after), 0);
+	cr_expect_eq(after.st_mode & 07777, 0644, "the mode changed on the host: %o (%s)", after.st_mode & 07777, r.out);
+	cr_expect_eq(after.st_mtime, before.st_mtime, "the mtime changed on the host (%s)", r.out);
+	cr_expect(!dsh_out_is(r.out, "pchmod", "0") && !dsh_out_is(r.out, "putime", "0"), "went through: %s", r.out);
+	dsh_proc_clear(&r);
+
+	_cleanup_free_ char *control = o_path_attempts(mine);
+	run_sh(&r, ws, control, NULL);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_eq(stat(mine, &after), 0);
+	cr_expect_eq(after.st_mode & 07777, 0600, "the chmod through O_PATH did not land: %s%s", r.out, r.err);
+	cr_expect_eq(after.st_mtime, 7, "the times through O_PATH did not land: %s%s", r.out, r.err);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(top);
+}

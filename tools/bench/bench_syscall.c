@@ -6,7 +6,8 @@
  *
  * OP is getppid (the seccomp action cache: no argument check may touch it), open (openat + close
  * of PATH: Landlock walks the path on every open), orc (openat + read of 4 KiB + close: what the
- * runtime broker's filter adds to a reader) or stat (fstatat of PATH: no Landlock hook).
+ * runtime broker's filter adds to a reader), stat (fstatat of PATH: no Landlock hook) or fchmod
+ * (of a descriptor to PATH, to the mode it has: inside `dshbox run` one brokered call's round trip).
  * --seccomp loads dshbox's own filter first; --broker loads it joined with the runtime broker's, as
  * a run with the broker does (nobody serves it: only creating calls would wait); --floor loads the
  * least a filter can be that reads an open's flags (the cost no runtime broker can go below);
@@ -139,6 +140,14 @@ int main(int argc, char **argv)
 			for (long k = 0; k < iters; k++)
 				if (fstatat(AT_FDCWD, path, &st, 0) < 0)
 					return die(path, NULL);
+		} else if (strcmp(op, "fchmod") == 0) {
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0 || fstat(fd, &st) < 0)
+				return die(path, NULL);
+			for (long k = 0; k < iters; k++)
+				if (fchmod(fd, st.st_mode & 07777) < 0)
+					return die(path, NULL);
+			close(fd);
 		} else {
 			fprintf(stderr, "bench_syscall: unknown op '%s'\n", op);
 			return 2;
