@@ -37,20 +37,89 @@ static void run_sh(struct dsh_proc *r, const char *ws, const char *script, ...)
 	va_end(ap);
 }
 
+/* python3 running SETUP, then each (name, call) of CALLS on PATH (sys.argv[1]), printing
+   "NAME=0" or "NAME=ERRNO" for each. */
+static char *python_tries(const char *setup, const char *calls, const char *path)
+{
+	return dsh_test_fmt("python3 -c 'import os,sys\n%s\n"
+			    "for name, fn in (%s):\n"
+			    "    try:\n"
+			    "        fn(); print(name + \"=0\")\n"
+			    "    except OSError as e:\n"
+			    "        print(name + \"=\" + str(e.errno))\n' '%s'",
+			    setup, calls, path);
+}
+
 /* Every way the script below changes a name's metadata; each prints "NAME=STATUS". */
 static char *attempts(const char *path)
 {
-	return dsh_test_fmt(
-		"chmod 0600 '%1$s'; echo chmod=$?; touch -m -d 2001-01-01 '%1$s'; echo touch=$?; "
-		"python3 -c 'import os,sys\n"
-		"f = os.open(sys.argv[1], os.O_RDONLY)\n"
-		"for name, fn in ((\"fchmod\", lambda: os.fchmod(f, 0o600)), (\"futimens\", lambda: os.utime(f, (1, 1))),"
-		" (\"fsetxattr\", lambda: os.setxattr(f, \"user.dshbox\", b\"x\"))):\n"
-		"    try:\n"
-		"        fn(); print(name + \"=0\")\n"
-		"    except OSError as e:\n"
-		"        print(name + \"=\" + str(e.errno))\n' '%1$s'",
+	_cleanup_free_ char *py = python_tries(
+		"f = os.open(sys.argv[1], os.O_RDONLY)",
+		"(\"fchmod\", lambda: os.fchmod(f, 0o600)), (\"futimens\", lambda: os.utime(f, (1, 1))),"
+		" (\"fsetxattr\", lambda: os.setxattr(f, \"user.dshbox\", b\"x\"))",
 		path);
+	return dsh_test_fmt("chmod 0600 '%1$s'; echo chmod=$?; touch -m -d 2001-01-01 '%1$s'; echo touch=$?; %2$s",
+			    path, py);
+}
+
+/* A workspace with a file of its own (mine), and beside it a directory outside the writable roots
+   with the victim; both 0644.  The calls on descriptors are made from python3. */
+struct scene {
+	char *top, *ws, *victim, *mine;
+	struct stat before; /* the victim's */
+};
+
+static void scene_make(struct scene *sc)
+{
+	if (access("/usr/bin/python3", X_OK) != 0)
+		DSH_SKIP("no /usr/bin/python3 for the descriptor calls");
+	sc->top = dsh_test_mkdtemp();
+	sc->ws = dsh_test_fmt("%s/ws", sc->top);
+	_cleanup_free_ char *out = dsh_test_fmt("%s/out", sc->top);
+	sc->victim = dsh_test_fmt("%s/victim", out);
+	sc->mine = dsh_test_fmt("%s/mine", sc->ws);
+	cr_assert_eq(mkdir(sc->ws, 0755), 0);
+	cr_assert_eq(mkdir(out, 0755), 0);
+	dsh_test_write_file(sc->victim, "v\n");
+	dsh_test_write_file(sc->mine, "m\n");
+	cr_assert_eq(chmod(sc->victim, 0644), 0);
+	cr_assert_eq(chmod(sc->mine, 0644), 0);
+	cr_assert_eq(stat(sc->victim, &sc->before), 0);
+}
+
+/* The script run in the scene's workspace, which ends well whatever its calls answered. */
+static void scene_run(const struct scene *sc, const char *script, struct dsh_proc *r)
+{
+	run_sh(r, sc->ws, script, NULL);
+	cr_expect_eq(r->exit_code, 0, "%s", r->err);
+}
+
+static void scene_clear(struct scene *sc)
+{
+	dsh_test_rmtree(sc->top);
+	free(sc->top);
+	free(sc->ws);
+	free(sc->victim);
+	free(sc->mine);
+}
+
+/* The host's oracle: the victim's mode and mtime as they were. */
+static void expect_kept(const struct scene *sc, const char *out)
+{
+	const struct stat *before = &sc->before;
+	struct stat after;
+	cr_assert_eq(stat(sc->victim, &after), 0);
+	cr_expect_eq(after.st_mode & 07777, 0644, "the mode changed on the host: %o (%s)", after.st_mode & 07777, out);
+	cr_expect_eq(after.st_mtime, before->st_mtime, "the mtime changed on the host (%s)", out);
+}
+
+/* The control's: the mode 0600 and the mtime the calls set. */
+static void expect_landed(const char *mine, time_t mtime, const struct dsh_proc *r)
+{
+	struct stat after;
+	cr_assert_eq(stat(mine, &after), 0);
+	cr_expect_eq(after.st_mode & 07777, 0600, "the control's chmod did not land: %s%s", r->out, r->err);
+	cr_expect_eq(after.st_mtime, mtime, "the control's times did not land: %s%s", r->out, r->err);
 }
 
 static bool xattr_supported(const char *path)
@@ -60,29 +129,15 @@ static bool xattr_supported(const char *path)
 
 Test(host_metadata, a_file_outside_the_writable_roots_keeps_its_mode_times_and_xattrs, .timeout = 60)
 {
-	if (access("/usr/bin/python3", X_OK) != 0)
-		DSH_SKIP("no /usr/bin/python3 for the descriptor calls");
-	_cleanup_free_ char *top = dsh_test_mkdtemp();
-	_cleanup_free_ char *ws = dsh_test_fmt("%s/ws", top), *out = dsh_test_fmt("%s/out", top);
-	_cleanup_free_ char *victim = dsh_test_fmt("%s/victim", out), *mine = dsh_test_fmt("%s/mine", ws);
-	cr_assert_eq(mkdir(ws, 0755), 0);
-	cr_assert_eq(mkdir(out, 0755), 0);
-	dsh_test_write_file(victim, "v\n");
-	dsh_test_write_file(mine, "m\n");
-	cr_assert_eq(chmod(victim, 0644), 0);
-	cr_assert_eq(chmod(mine, 0644), 0);
+	struct scene sc;
+	scene_make(&sc);
+	const char *victim = sc.victim, *mine = sc.mine;
 	bool xattrs = xattr_supported(victim);
-	struct stat before;
-	cr_assert_eq(stat(victim, &before), 0);
 
 	_cleanup_free_ char *script = attempts(victim);
 	struct dsh_proc r;
-	run_sh(&r, ws, script, NULL);
-	cr_expect_eq(r.exit_code, 0, "%s", r.err);
-	struct stat after;
-	cr_assert_eq(stat(victim, &after), 0);
-	cr_expect_eq(after.st_mode & 07777, 0644, "the mode changed on the host: %o (%s)", after.st_mode & 07777, r.out);
-	cr_expect_eq(after.st_mtime, before.st_mtime, "the mtime changed on the host (%s)", r.out);
+	scene_run(&sc, script, &r);
+	expect_kept(&sc, r.out);
 	char v[8];
 	cr_expect(getxattr(victim, "user.dshbox", v, sizeof(v)) < 0, "an xattr was set on the host (%s)", r.out);
 	static const char *const calls[] = { "chmod", "touch", "fchmod", "futimens", "fsetxattr" };
@@ -92,15 +147,12 @@ Test(host_metadata, a_file_outside_the_writable_roots_keeps_its_mode_times_and_x
 
 	/* The control: in the workspace every call works, and the oracle sees it. */
 	_cleanup_free_ char *control = attempts(mine);
-	run_sh(&r, ws, control, NULL);
-	cr_expect_eq(r.exit_code, 0, "%s", r.err);
-	cr_assert_eq(stat(mine, &after), 0);
-	cr_expect_eq(after.st_mode & 07777, 0600, "the control's chmod did not land: %s%s", r.out, r.err);
-	cr_expect_eq(after.st_mtime, 1, "the control's times did not land: %s", r.out);
+	scene_run(&sc, control, &r);
+	expect_landed(mine, 1, &r);
 	if (xattrs)
 		cr_expect(getxattr(mine, "user.dshbox", v, sizeof(v)) == 1, "the control's xattr did not land: %s", r.out);
 	dsh_proc_clear(&r);
-	dsh_test_rmtree(top);
+	scene_clear(&sc);
 }
 
 /* /dev/full is the host's node: its data for the command, never its inode.  The script sets the
@@ -166,49 +218,25 @@ Test(host_metadata, the_sandboxs_own_pty_and_shm_stay_the_commands, .timeout = 6
    as the caller meant it in the workspace, and refuses it on a file outside the writable roots. */
 static char *o_path_attempts(const char *path)
 {
-	return dsh_test_fmt("python3 -c 'import os,sys\n"
-			    "g = os.open(sys.argv[1], os.O_PATH)\n"
-			    "link = \"/proc/self/fd/%%d\" %% g\n"
-			    "for name, fn in ((\"pchmod\", lambda: os.chmod(link, 0o600)), (\"putime\", lambda: os.utime(link, (7, 7)))):\n"
-			    "    try:\n"
-			    "        fn(); print(name + \"=0\")\n"
-			    "    except OSError as e:\n"
-			    "        print(name + \"=\" + str(e.errno))\n' '%s'",
+	return python_tries("g = os.open(sys.argv[1], os.O_PATH)\nlink = \"/proc/self/fd/%d\" % g",
+			    "(\"pchmod\", lambda: os.chmod(link, 0o600)), (\"putime\", lambda: os.utime(link, (7, 7)))",
 			    path);
 }
 
 Test(host_metadata, an_o_path_descriptor_reaches_its_inode_only_where_it_may_be_written, .timeout = 60)
 {
-	if (access("/usr/bin/python3", X_OK) != 0)
-		DSH_SKIP("no /usr/bin/python3 for the descriptor calls");
-	_cleanup_free_ char *top = dsh_test_mkdtemp();
-	_cleanup_free_ char *ws = dsh_test_fmt("%s/ws", top), *out = dsh_test_fmt("%s/out", top);
-	_cleanup_free_ char *victim = dsh_test_fmt("%s/victim", out), *mine = dsh_test_fmt("%s/mine", ws);
-	cr_assert_eq(mkdir(ws, 0755), 0);
-	cr_assert_eq(mkdir(out, 0755), 0);
-	dsh_test_write_file(victim, "v\n");
-	dsh_test_write_file(mine, "m\n");
-	cr_assert_eq(chmod(victim, 0644), 0);
-	cr_assert_eq(chmod(mine, 0644), 0);
-	struct stat before, after;
-	cr_assert_eq(stat(victim, &before), 0);
-
-	_cleanup_free_ char *script = o_path_attempts(victim);
+	struct scene sc;
+	scene_make(&sc);
+	_cleanup_free_ char *script = o_path_attempts(sc.victim);
 	struct dsh_proc r;
-	run_sh(&r, ws, script, NULL);
-	cr_expect_eq(r.exit_code, 0, "%s", r.err);
-	cr_assert_eq(stat(victim, &after), 0);
-	cr_expect_eq(after.st_mode & 07777, 0644, "the mode changed on the host: %o (%s)", after.st_mode & 07777, r.out);
-	cr_expect_eq(after.st_mtime, before.st_mtime, "the mtime changed on the host (%s)", r.out);
+	scene_run(&sc, script, &r);
+	expect_kept(&sc, r.out);
 	cr_expect(!dsh_out_is(r.out, "pchmod", "0") && !dsh_out_is(r.out, "putime", "0"), "went through: %s", r.out);
 	dsh_proc_clear(&r);
 
-	_cleanup_free_ char *control = o_path_attempts(mine);
-	run_sh(&r, ws, control, NULL);
-	cr_expect_eq(r.exit_code, 0, "%s", r.err);
-	cr_assert_eq(stat(mine, &after), 0);
-	cr_expect_eq(after.st_mode & 07777, 0600, "the chmod through O_PATH did not land: %s%s", r.out, r.err);
-	cr_expect_eq(after.st_mtime, 7, "the times through O_PATH did not land: %s%s", r.out, r.err);
+	_cleanup_free_ char *control = o_path_attempts(sc.mine);
+	scene_run(&sc, control, &r);
+	expect_landed(sc.mine, 7, &r);
 	dsh_proc_clear(&r);
-	dsh_test_rmtree(top);
+	scene_clear(&sc);
 }
