@@ -359,35 +359,29 @@ static int meta_on_name(const struct target *t, const struct meta_args *m)
  */
 static int meta_on_fd(int fd, const struct stat *st, const struct meta_args *m)
 {
+	/* chown and truncate take any descriptor; the rest refuse a symlink's, as the kernel does. */
+	if (S_ISLNK(st->st_mode) && m->what != META_CHOWN && m->what != META_TRUNCATE)
+		return -EOPNOTSUPP;
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	/* Whether it is a symlink matters to all but chown and truncate, which take any descriptor. */
-	bool link = S_ISLNK(st->st_mode);
+	const struct timespec *ts = m->ts_now ? NULL : m->ts;
 	int r;
 	switch (m->what) {
 	case META_CHMOD:
-		if (link)
-			return -EOPNOTSUPP;
 		if ((r = fchmod(fd, m->mode)) < 0 && errno == EBADF)
 			r = chmod(p, m->mode);
 		return dsh_call_sys_result(r);
 	case META_CHOWN:
 		return dsh_call_sys_result(fchownat(fd, "", m->uid, m->gid, AT_EMPTY_PATH));
 	case META_TIMES:
-		if (link)
-			return -EOPNOTSUPP;
-		if ((r = futimens(fd, m->ts_now ? NULL : m->ts)) < 0 && errno == EBADF)
-			r = utimensat(AT_FDCWD, p, m->ts_now ? NULL : m->ts, 0);
+		if ((r = futimens(fd, ts)) < 0 && errno == EBADF)
+			r = utimensat(AT_FDCWD, p, ts, 0);
 		return dsh_call_sys_result(r);
 	case META_SETXATTR:
-		if (link)
-			return -EOPNOTSUPP;
 		if ((r = fsetxattr(fd, m->xname, m->xvalue, m->xsize, m->xflags)) < 0 && errno == EBADF)
 			r = setxattr(p, m->xname, m->xvalue, m->xsize, m->xflags);
 		return dsh_call_sys_result(r);
 	case META_REMOVEXATTR:
-		if (link)
-			return -EOPNOTSUPP;
 		if ((r = fremovexattr(fd, m->xname)) < 0 && errno == EBADF)
 			r = removexattr(p, m->xname);
 		return dsh_call_sys_result(r);

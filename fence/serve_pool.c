@@ -105,7 +105,7 @@ static void *work(void *data)
 /* Spreads keys over the workers; equal keys land on one worker, which keeps their order. */
 static size_t key_hash(const char *k)
 {
-	return k ? (size_t)dsh_fnv1a_str(k) : (size_t)DSH_FNV1A_INIT;
+	return (size_t)dsh_fnv1a_str(k ? k : "");
 }
 
 int dsh_serve_pool_submit(struct dsh_serve_pool *pool, struct dsh_serve_request *req)
