@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clone_vm.h"
 #include "ns/userns.h"
 
 static int write_file(const char *path, const char *data, struct dsh_error **err)
@@ -125,17 +126,26 @@ int dsh_userns_range_last(uid_t *uid, gid_t *gid, struct dsh_error **err)
 	return 0;
 }
 
-static int write_at(int dir, const char *name, const char *data, struct dsh_error **err)
+/* Allocates nothing: the id mapper below runs it on its parent's memory. */
+static int write_raw(int dir, const char *name, const char *data)
 {
 	_cleanup_close_ int fd = openat(dir, name, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		return dsh_err_sys(err, errno, "open %s of the new user namespace", name);
+		return -errno;
 	size_t n = strlen(data);
 	ssize_t w = write(fd, data, n);
 	if (w < 0)
-		return dsh_err_sys(err, errno, "write %s of the new user namespace", name);
-	if ((size_t)w != n)
+		return -errno;
+	return (size_t)w == n ? 0 : -EIO;
+}
+
+static int write_at(int dir, const char *name, const char *data, struct dsh_error **err)
+{
+	int r = write_raw(dir, name, data);
+	if (r == -EIO)
 		return dsh_err(err, DSH_ERR_SYSTEM, EIO, "write %s: short write", name);
+	if (r < 0)
+		return dsh_err_sys(err, -r, "write %s of the new user namespace", name);
 	return 0;
 }
 
@@ -150,6 +160,25 @@ int dsh_userns_write_maps(int piddir, const char *uid_map, const char *gid_map, 
 	if (r >= 0)
 		r = write_at(piddir, "gid_map", gid_map, err);
 	return r;
+}
+
+struct mapper {
+	int go[2];
+	int self;
+	const char *uid_map, *gid_map;
+};
+
+/* The id mapper: it waits for its parent to unshare, then writes the maps from outside. */
+static int mapper_fn(void *p)
+{
+	const struct mapper *m = p;
+	char b;
+	close(m->go[1]); /* its own copy: a parent that dies or fails leaves it end-of-file */
+	if (read(m->go[0], &b, 1) != 1)
+		return 1;
+	if (write_raw(m->self, "uid_map", m->uid_map) < 0 || write_raw(m->self, "gid_map", m->gid_map) < 0)
+		return 2;
+	return 0;
 }
 
 int dsh_userns_lock_range(struct dsh_error **err)
@@ -168,35 +197,28 @@ int dsh_userns_lock_range(struct dsh_error **err)
 	_cleanup_close_ int self = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (self < 0)
 		return dsh_err_sys(err, errno, "open /proc/self");
-	int go[2];
-	if (pipe2(go, O_CLOEXEC) < 0)
+	struct mapper m = { .self = self, .uid_map = uid_map, .gid_map = gid_map };
+	if (pipe2(m.go, O_CLOEXEC) < 0)
 		return dsh_err_sys(err, errno, "pipe");
 	/*
 	 * A map of more than our own id needs CAP_SETUID in the parent namespace, in the writer and in
 	 * the opener of the map file: once unshared, we have none there.  A child left behind in this
 	 * namespace writes it, and exits.
 	 */
-	pid_t pid = fork();
+	static char stack[16 * 1024] __attribute__((aligned(16)));
+	pid_t pid = dsh_clone_vm(mapper_fn, &m, SIGCHLD, stack, sizeof(stack));
 	if (pid < 0) {
 		int e = errno;
-		close(go[0]), close(go[1]);
-		return dsh_err_sys(err, e, "fork the id mapper");
+		close(m.go[0]), close(m.go[1]);
+		return dsh_err_sys(err, e, "clone the id mapper");
 	}
-	if (pid == 0) {
-		char b;
-		close(go[1]);
-		if (read(go[0], &b, 1) != 1)
-			_exit(1);
-		struct dsh_error *e = NULL;
-		_exit(dsh_userns_write_maps(self, uid_map, gid_map, false, &e) < 0 ? 2 : 0);
-	}
-	close(go[0]);
+	close(m.go[0]);
 	r = 0;
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
 		r = dsh_err_sys(err, errno, "unshare(CLONE_NEWUSER|CLONE_NEWNS)");
-	else if ((r = write_at(self, "setgroups", "deny", err)) >= 0 && write(go[1], "", 1) != 1)
+	else if ((r = write_at(self, "setgroups", "deny", err)) >= 0 && write(m.go[1], "", 1) != 1)
 		r = dsh_err_sys(err, errno, "start the id mapper");
-	close(go[1]);
+	close(m.go[1]);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;

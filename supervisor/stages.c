@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clone_vm.h"
 #include "common/fdpass.h"
 #include "common/path_search.h"
 #include "common/strv.h"
@@ -171,16 +172,8 @@ static int spawn_holder(struct dsh_mount_outcome *mo, struct dsh_error **err)
 {
 	/* No exit signal: init's last reaping waits for the sandbox's processes, never for this one
 	   (its end, unmounting what it held, is left to init's own exit, after the status is out). */
-#if !defined(__SANITIZE_ADDRESS__)
 	static char stack[16 * 1024] __attribute__((aligned(16)));
-	pid_t pid = clone(holder_fn, stack + sizeof(stack), CLONE_VM, mo);
-#else
-	/* Under AddressSanitizer a second process on init's memory would confuse its runtime: a fork. */
-	(void)holder_fn;
-	pid_t pid = (pid_t)syscall(__NR_clone, 0, 0, 0, 0, 0);
-	if (pid == 0)
-		hold(mo);
-#endif
+	pid_t pid = dsh_clone_vm(holder_fn, mo, 0, stack, sizeof(stack));
 	if (pid < 0)
 		return dsh_err_sys(err, errno, "clone the holder of the mounts");
 	for (size_t k = 0; k < mo->n_held; k++)
@@ -355,14 +348,8 @@ static int hand_over_served(int sock, int listener)
 	/* The child shares the command's memory (which is init's): a fork would copy init's page
 	   tables for one sendmsg.  It runs on a stack of its own while the command answers it. */
 	struct sender snd = { sock, listener };
-#if !defined(__SANITIZE_ADDRESS__)
 	static char stack[32 * 1024] __attribute__((aligned(16)));
-	pid_t pid = clone(sender_fn, stack + sizeof(stack), CLONE_VM | SIGCHLD, &snd);
-#else
-	pid_t pid = (pid_t)syscall(__NR_clone, SIGCHLD, 0, 0, 0, 0);
-	if (pid == 0)
-		_exit(sender_fn(&snd));
-#endif
+	pid_t pid = dsh_clone_vm(sender_fn, &snd, SIGCHLD, stack, sizeof(stack));
 	if (pid < 0)
 		return -errno;
 	int r = -ETIMEDOUT;
