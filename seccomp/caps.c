@@ -135,11 +135,12 @@ int dsh_caps_keep(unsigned long long keep, struct dsh_error **err)
 	unsigned long long prm = d[0].permitted | (unsigned long long)d[1].permitted << 32;
 	unsigned long long inh = d[0].inheritable | (unsigned long long)d[1].inheritable << 32;
 	bool extra = (eff | prm | inh) & ~keep;
+	/* The ambient set needs no asking: the kernel keeps it within permitted and inheritable. */
 	for (int c = 0; c <= 63 && !extra; c++) {
 		int b = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
 		if (b < 0 && errno == EINVAL)
 			break;
-		extra = (b > 0 || prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) > 0) && !((keep >> c) & 1);
+		extra = b > 0 && !((keep >> c) & 1);
 	}
 	if (extra)
 		return dsh_err(err, DSH_ERR_SYSTEM, EPERM, "caps: capabilities left beyond those kept");
