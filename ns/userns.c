@@ -12,31 +12,40 @@
 #include "common/clone_vm.h"
 #include "ns/userns.h"
 
-static int write_file(const char *path, const char *data, struct dsh_error **err)
+/* Allocates nothing: the id mapper (dsh_userns_lock_range) runs it on its parent's memory. */
+static int write_raw(int dir, const char *name, const char *data)
 {
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = openat(dir, name, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		return dsh_err_sys(err, errno, "open %s", path);
+		return -errno;
 	size_t n = strlen(data);
 	ssize_t w = write(fd, data, n);
 	if (w < 0)
-		return dsh_err_sys(err, errno, "write %s", path);
-	if ((size_t)w != n)
-		return dsh_err(err, DSH_ERR_SYSTEM, EIO, "write %s: short write", path);
+		return -errno;
+	return (size_t)w == n ? 0 : -EIO;
+}
+
+static int write_at(int dir, const char *name, const char *data, struct dsh_error **err)
+{
+	int r = write_raw(dir, name, data);
+	if (r == -EIO)
+		return dsh_err(err, DSH_ERR_SYSTEM, EIO, "write %s: short write", name);
+	if (r < 0)
+		return dsh_err_sys(err, -r, "write %s of the new user namespace", name);
 	return 0;
 }
 
 int dsh_userns_map_as(uid_t inner_uid, gid_t inner_gid, uid_t uid, gid_t gid, struct dsh_error **err)
 {
 	char buf[64];
-	int r = write_file("/proc/self/setgroups", "deny", err);
+	int r = write_at(AT_FDCWD, "/proc/self/setgroups", "deny", err);
 	if (r < 0)
 		return r;
 	snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)inner_uid, (unsigned)uid);
-	if ((r = write_file("/proc/self/uid_map", buf, err)) < 0)
+	if ((r = write_at(AT_FDCWD, "/proc/self/uid_map", buf, err)) < 0)
 		return r;
 	snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)inner_gid, (unsigned)gid);
-	return write_file("/proc/self/gid_map", buf, err);
+	return write_at(AT_FDCWD, "/proc/self/gid_map", buf, err);
 }
 
 int dsh_userns_lock(uid_t uid, gid_t gid, struct dsh_error **err)
@@ -123,29 +132,6 @@ int dsh_userns_range_last(uid_t *uid, gid_t *gid, struct dsh_error **err)
 		return n;
 	i = last_extent(first, count, n);
 	*gid = (gid_t)(first[i] + count[i] - 1);
-	return 0;
-}
-
-/* Allocates nothing: the id mapper below runs it on its parent's memory. */
-static int write_raw(int dir, const char *name, const char *data)
-{
-	_cleanup_close_ int fd = openat(dir, name, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	size_t n = strlen(data);
-	ssize_t w = write(fd, data, n);
-	if (w < 0)
-		return -errno;
-	return (size_t)w == n ? 0 : -EIO;
-}
-
-static int write_at(int dir, const char *name, const char *data, struct dsh_error **err)
-{
-	int r = write_raw(dir, name, data);
-	if (r == -EIO)
-		return dsh_err(err, DSH_ERR_SYSTEM, EIO, "write %s: short write", name);
-	if (r < 0)
-		return dsh_err_sys(err, -r, "write %s of the new user namespace", name);
 	return 0;
 }
 

@@ -38,7 +38,8 @@ int dsh_userns_map_as(uid_t inner_uid, gid_t inner_gid, uid_t uid, gid_t gid, st
  * denied first when asked).
  * dsh_userns_lock_range: the lock (dsh_userns_lock) with such maps, written by a child left in
  * this namespace; the highest ids left out: they own the masks (ns/mount.c), which no capability of
- * the command may then open.
+ * the command may then open.  For a single-threaded caller, as unshare(CLONE_NEWUSER) requires:
+ * the child runs on a static stack.
  */
 int dsh_userns_range_map(const char *which, bool drop_last, char *buf, size_t size, struct dsh_error **err);
 int dsh_userns_write_maps(int piddir, const char *uid_map, const char *gid_map, bool deny_setgroups,
