@@ -5,9 +5,10 @@
 # then `rm -rf` of 3,000 files in the workspace, on ext4 (under /var/tmp) and on tmpfs, against
 # bubblewrap and bare; a `serve` 4 KiB write round trip against the same write done in process;
 # start-up of `dshbox bwrap` against bubblewrap for sandbox-runtime's and Codex's argv
-# (tools/bench/argv/).  Commands alternate run by run (A B C A B C ...: build/bench/bench_run), so
-# a busy machine slows all alike; figures are medians.  BENCH_N runs per start-up figure (default
-# 30), a third as many (at least 5) per file-tree figure.
+# (tools/bench/argv/); the floor of one brokered call (tools/bench/bench_notify.c).  Commands
+# alternate run by run (A B C A B C ...: build/bench/bench_run), so a busy machine slows all alike;
+# figures are medians.  BENCH_N runs per start-up figure (default 30), a third as many (at least 5)
+# per file-tree figure.
 set -eu
 D="$BUILD/dshbox"
 B="$BUILD/bench/bench_run"
@@ -100,6 +101,20 @@ if [ -n "$tdir" ] && [ "$(stat -f -c %T "$tdir")" = tmpfs ]; then
 	rm -rf "$TW"
 else
 	echo "-- the same on tmpfs: skipped, no tmpfs writable here that the sandboxes leave visible (set BENCH_TMPFS=DIR)"
+fi
+
+# What the file rows cannot go below while every create, unlink and metadata change is brokered
+# (SPEC 3.12): a notification answered at once, nothing read or done (tools/bench/bench_notify.c).
+echo "-- the floor of one brokered call: a seccomp notification answered at once (ns per call, best of 7)"
+if "$BUILD/bench/bench_notify" "${BENCH_NOTIFY_ITERS:-20000}" > "$S/nf" 2>&1; then
+	sed 's/^/   /' "$S/nf"
+	# 1,000 calls, in ms: the summary's unit.
+	awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+		END { s = v["poll-sync"] != "-" ? v["poll-sync"] : v["poll"]
+		      if (s && v["bare"]) printf "1,000 notified calls, nothing done\tnotified=%.3f\tbare=%.3f\n", s / 1000, v["bare"] / 1000 }' \
+		"$S/nf" >> "${BENCH_TABLE:-/dev/null}"
+else
+	echo "   (failed: $(cat "$S/nf"))"
 fi
 
 echo "-- serve: 4 KiB write round trip, against the same durable write done in process"
