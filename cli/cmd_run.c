@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,7 +28,8 @@ static void help(void)
 	       "Run options:\n"
 	       "  --dry-run            print the backend's plan (the mount plan for linux-ns) and exit\n"
 	       "  --report FILE|-      write a JSON report: backend, enforcement, how each rule is enforced\n"
-	       "  --report-fd N        write the report to descriptor N (above 2), closed before CMD starts\n"
+	       "  --report-fd N        write the report to descriptor N (above 2), whole before CMD starts,\n"
+	       "                       which never holds it\n"
 	       "  --preserve-fd N      keep descriptor N (above 2) open in CMD (repeatable)\n"
 	       "  --timing             print each stage of the start and end with its wall-clock\n"
 	       "                       microseconds on stderr (also DSHBOX_TIMING=1)\n"
@@ -109,6 +111,83 @@ static int write_report_fd(int fd, const char *json)
 	return rc;
 }
 
+/*
+ * Where --report goes.  The report names the backend before the command runs, so a run with one
+ * used to probe auto's first choice, a throw-away namespace (2-4 ms, docs/run.md).  Where the report
+ * can be written again — a regular file, by name or descriptor — the start decides instead, as on a
+ * plain run: the report is written for the unprobed linux-ns, and should the host refuse that start
+ * and auto fall back, written again for the backend that runs, before its command starts.  A report
+ * into a pipe, a terminal, an O_APPEND descriptor or stdout cannot be taken back: there auto probes
+ * first, as before.
+ */
+struct report {
+	const char *path;      /* --report FILE|-, or NULL */
+	int fd;                /* --report-fd N, or -1 (once closed too) */
+	off_t fd_start;        /* where the report begins in fd, when rewritable */
+	bool rewritable;
+	int written_for;       /* the backend (enum dsh_backend_id) the report names; -1: none yet */
+};
+
+static void report_classify(struct report *rp)
+{
+	struct stat st;
+	rp->written_for = -1;
+	if (rp->path && strcmp(rp->path, "-") != 0)
+		rp->rewritable = stat(rp->path, &st) < 0 ? errno == ENOENT : S_ISREG(st.st_mode);
+	else if (rp->fd >= 0) {
+		int fl = fcntl(rp->fd, F_GETFL);
+		rp->fd_start = lseek(rp->fd, 0, SEEK_CUR);
+		rp->rewritable = fstat(rp->fd, &st) == 0 && S_ISREG(st.st_mode) && fl >= 0 && !(fl & O_APPEND) &&
+				 rp->fd_start >= 0;
+	}
+}
+
+/* The report again in place of the first, on a descriptor kept open for it (regular, no O_APPEND). */
+static int rewrite_report_fd(const struct report *rp, const char *json)
+{
+	int r = lseek(rp->fd, rp->fd_start, SEEK_SET) < 0 || ftruncate(rp->fd, rp->fd_start) < 0 ||
+				dsh_write_all(rp->fd, json, strlen(json)) < 0 || dsh_write_all(rp->fd, "\n", 1) < 0
+			? errno
+			: 0;
+	if (!r)
+		return 0;
+	struct dsh_error *err = NULL;
+	dsh_err_sys(&err, r, "--report-fd %d", rp->fd);
+	int rc = cli_fail(err);
+	dsh_error_free(err);
+	return rc;
+}
+
+static void report_close(struct report *rp)
+{
+	if (rp->path || rp->fd < 0)
+		return;
+	close(rp->fd);
+	rp->fd = -1;
+}
+
+/* The report for setup's backend: 0, or the exit status after the error said. */
+static int report_write(struct report *rp, const struct dsh_policy *policy, const struct dsh_run_options *ro,
+			const struct dsh_run_setup *setup)
+{
+	_cleanup_free_ char *json = NULL;
+	_cleanup_error_ struct dsh_error *rerr = NULL;
+	if (dsh_run_report_json(policy, ro, &setup->description, &json, &rerr) < 0)
+		return cli_fail(rerr);
+	int rc;
+	if (rp->path)
+		rc = write_report(rp->path, json);
+	else if (rp->rewritable)
+		rc = rewrite_report_fd(rp, json);
+	else {
+		rc = write_report_fd(rp->fd, json);
+		rp->fd = -1;
+	}
+	if (rc == 0)
+		rp->written_for = (int)setup->backend->id;
+	return rc;
+}
+
 /* Die of the command's signal, core dumps disabled; 128+N where that cannot be done. */
 static int reproduce_signal(int sig)
 {
@@ -172,13 +251,30 @@ static void name_hidden(int status, char *const *hidden, const char *cwd, char *
 
 struct before_confine {
 	struct dsh_timing **tm;
+	struct report *report;
+	const struct dsh_policy *policy;
+	const struct dsh_run_options *ro;
 };
 
-/* Just before a backend confines: its lost rules, and for none (which execs in place of dshbox)
-   the timing view, as there will be no after. */
+/* Just before a backend confines: the report again when auto fell back to another backend than it
+   names, its lost rules, and for none (which execs in place of dshbox) the timing view, as there
+   will be no after. */
 static void before_confine(void *data, const struct dsh_run_setup *s)
 {
 	struct before_confine *bc = data;
+	struct report *rp = bc->report;
+	if (rp->written_for >= 0 && rp->written_for != (int)s->backend->id) {
+		/* Nothing of the command has run; a report that would name the wrong backend must not
+		   stand, so a failure to write it stops the run here (125). */
+		int rc = report_write(rp, bc->policy, bc->ro, s);
+		if (rc != 0) {
+			fflush(NULL);
+			exit(rc);
+		}
+	}
+	/* Only auto's unprobed linux-ns may still fall back: any other backend is the one that runs. */
+	if (!(bc->ro->start_decides && bc->ro->backend == DSH_BACKEND_AUTO && s->backend->id == DSH_BACKEND_LINUX_NS))
+		report_close(rp);
 	/* allowDegraded: each lost rule is said at every run, whatever --warnings says (SPEC 2). */
 	for (size_t i = 0; s->degraded && s->degraded[i]; i++)
 		cli_warn("%s", s->degraded[i]);
@@ -193,8 +289,7 @@ static void before_confine(void *data, const struct dsh_run_setup *s)
 struct run_args {
 	struct cli_policy_opts po;
 	bool dry_run;
-	const char *report;
-	int report_fd; /* --report-fd, or -1 */
+	struct report report;
 	int *keep;   /* --preserve-fd */
 	size_t n_keep;
 	bool timing;
@@ -240,10 +335,10 @@ static int parse_args(int argc, char **argv, struct run_args *a, bool *ret_done)
 			a->dry_run = true;
 			break;
 		case OPT_REPORT:
-			a->report = optarg;
+			a->report.path = optarg;
 			break;
 		case OPT_REPORT_FD:
-			if ((a->report_fd = fd_arg("--report-fd", optarg)) < 0)
+			if ((a->report.fd = fd_arg("--report-fd", optarg)) < 0)
 				return DSH_EXIT_FAILURE;
 			break;
 		case OPT_TIMING:
@@ -279,13 +374,13 @@ static int parse_args(int argc, char **argv, struct run_args *a, bool *ret_done)
 	for (size_t i = 0; i < a->n_keep; i++) {
 		if (fcntl(a->keep[i], F_GETFD) < 0)
 			return cli_usage_error("run", "--preserve-fd %d: not an open descriptor", a->keep[i]);
-		if (a->keep[i] == a->report_fd)
+		if (a->keep[i] == a->report.fd)
 			return cli_usage_error("run", "--report-fd %d: also given to --preserve-fd (the report's "
-						"descriptor is closed before the command starts)", a->report_fd);
+						"descriptor is closed before the command starts)", a->report.fd);
 	}
-	if (a->report_fd >= 0 && fcntl(a->report_fd, F_GETFD) < 0)
-		return cli_usage_error("run", "--report-fd %d: not an open descriptor", a->report_fd);
-	if (a->report && a->report_fd >= 0)
+	if (a->report.fd >= 0 && fcntl(a->report.fd, F_GETFD) < 0)
+		return cli_usage_error("run", "--report-fd %d: not an open descriptor", a->report.fd);
+	if (a->report.path && a->report.fd >= 0)
 		return cli_usage_error("run", "--report and --report-fd: give one");
 	return 0;
 }
@@ -306,17 +401,13 @@ static void timing_start(struct dsh_timing *tm)
  * the description, so that --report says what is lost.  -1 to go on and run; otherwise the exit
  * status.
  */
-static int before_run(const struct run_args *a, const struct dsh_policy *policy, const struct dsh_run_options *ro,
+static int before_run(struct run_args *a, const struct dsh_policy *policy, const struct dsh_run_options *ro,
 		      const struct dsh_run_setup *setup, int prepared, struct dsh_error *err)
 {
 	if (!setup->described)
 		return cli_fail(err);
-	if (a->report || a->report_fd >= 0) {
-		_cleanup_free_ char *json = NULL;
-		_cleanup_error_ struct dsh_error *rerr = NULL;
-		if (dsh_run_report_json(policy, ro, &setup->description, &json, &rerr) < 0)
-			return cli_fail(rerr);
-		int rc = a->report ? write_report(a->report, json) : write_report_fd(a->report_fd, json);
+	if (a->report.path || a->report.fd >= 0) {
+		int rc = report_write(&a->report, policy, ro, setup);
 		if (rc != 0)
 			return rc;
 	}
@@ -362,7 +453,7 @@ static int outcome(bool loud, const char *cwd, char *const *env_removed, const s
 
 int cmd_run(int argc, char **argv, char **envp)
 {
-	struct run_args a = { .report_fd = -1 };
+	struct run_args a = { .report = { .fd = -1 } };
 	int rc, sig = 0;
 	bool done = false, ran = false; /* the timing view is printed for a run only, never after bad input */
 	struct dsh_config config;
@@ -380,9 +471,10 @@ int cmd_run(int argc, char **argv, char **envp)
 	if ((rc = cli_policy_load(&a.po, envp, &config, &policy, &ro)) != 0)
 		goto out_policy;
 	ro.timing = tm;
-	/* A run that says nothing of its backend beforehand lets the start decide (no probe); --report
-	   and --dry-run name the backend before anything runs, so they keep the probe. */
-	ro.start_decides = !a.report && !a.dry_run;
+	/* A run lets the start decide (no probe) unless it names its backend before anything runs and
+	   could not take that back: --dry-run, a report that cannot be written again (struct report). */
+	report_classify(&a.report);
+	ro.start_decides = !a.dry_run && (a.report.rewritable || (!a.report.path && a.report.fd < 0));
 	dsh_timing_mark(tm, "policy", tm ? dsh_timing_now() : 0);
 	cli_policy_print_warnings(&a.po, policy);
 
@@ -398,7 +490,7 @@ int cmd_run(int argc, char **argv, char **envp)
 	struct dsh_run_result res = { 0 };
 	size_t n_before = tm ? tm->n : 0;
 	ran = true;
-	struct before_confine bc = { .tm = &tm };
+	struct before_confine bc = { .tm = &tm, .report = &a.report, .policy = policy, .ro = &ro };
 	struct dsh_run_hooks hooks = { .before_confine = before_confine, .data = &bc, .none_execs_in_place = true };
 	if (dsh_run(policy, &ro, &req, &hooks, &setup, &res, &err) < 0) {
 		rc = cli_fail(err);
@@ -416,6 +508,7 @@ out_policy:
 	dsh_run_options_clear(&ro);
 	dsh_config_clear(&config);
 out:
+	report_close(&a.report); /* a rewritable report's descriptor, kept open while auto might fall back */
 	cli_policy_opts_clear(&a.po);
 	free(a.keep);
 	if (tm && ran) {

@@ -3,12 +3,18 @@
  * auto without a throw-away probe (issue 14): a plain `dshbox run` lets the start of linux-ns decide,
  * and where the host refuses the namespaces (faked by esc_shim) it runs with landlock, fails with
  * both reasons where neither can enforce, exactly as the probing auto of --report does
- * (tests/integration/test_probe.c).  An explicit --backend linux-ns never falls back.
+ * (tests/integration/test_probe.c).  An explicit --backend linux-ns never falls back.  A run with
+ * --report into a regular file lets the start decide too, and the report names the backend that ran
+ * (written again after a fall back, before the command); into stdout, a pipe or an O_APPEND
+ * descriptor, which cannot be taken back, auto probes first and never falls back.
  */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/strv.h"
 #include "supervisor/probe.h"
 #include "tests/lib/harness.h"
@@ -138,6 +144,105 @@ Test(start_decides, an_explicit_linux_ns_never_falls_back)
 	cr_expect_str_eq(r.out, "");
 	cr_expect_eq(dsh_count_lines_with_prefix(r.err, "dshbox: error: "), 1, "%s", r.err);
 	cr_expect(strstr(r.err, "clone(CLONE_NEWUSER"), "%s", r.err);
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(ws);
+	free(ws);
+}
+
+/* The report's backend; NULL unless text is one JSON object and nothing after it (a report written
+   twice, or over an older one, is not). */
+static char *backend_of(const char *text, size_t flags)
+{
+	json_error_t e;
+	json_t *j = text ? json_loads(text, flags, &e) : NULL;
+	const char *b = j ? json_string_value(json_object_get(j, "backend")) : NULL;
+	char *ret = b ? strdup(b) : NULL;
+	json_decref(j);
+	return ret;
+}
+
+Test(start_decides, a_report_in_a_file_names_the_backend_that_ran)
+{
+	if (!host_has_landlock())
+		DSH_SKIP("no Landlock here: the fallback cannot be shown");
+	char *ws = dsh_test_mkdtemp();
+	_cleanup_free_ char *file = NULL;
+	cr_assert(asprintf(&file, "%s.report.json", ws) > 0);
+	char *extra[] = { "--report", file, NULL };
+	struct dsh_proc r;
+	/* The host refuses the namespaces: the start, not a probe, finds it out, and the report that
+	   named linux-ns is written again for landlock before the command runs. */
+	run(&r, "userns", ws, extra);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, "ran\n");
+	cr_expect(strstr(r.err, "dshbox: timing: fall back "), "the start decided, no probe first: %s", r.err);
+	_cleanup_free_ char *text = dsh_test_read_file(file), *backend = backend_of(text, 0);
+	cr_expect_str_eq(backend ? backend : "(no single report)", "landlock", "%s", text ? text : "(none)");
+	dsh_proc_clear(&r);
+	if (host_has_linux_ns()) {
+		run(&r, NULL, ws, extra);
+		cr_expect_eq(r.exit_code, 0, "%s", r.err);
+		cr_expect(ran_linux_ns(r.err) && !strstr(r.err, "fall back"), "%s", r.err);
+		_cleanup_free_ char *t2 = dsh_test_read_file(file), *b2 = backend_of(t2, 0);
+		cr_expect_str_eq(b2 ? b2 : "(no single report)", "linux-ns", "%s", t2 ? t2 : "(none)");
+		dsh_proc_clear(&r);
+	}
+	unlink(file);
+	dsh_test_rmtree(ws);
+	free(ws);
+}
+
+/* --report-fd: a descriptor to a regular file is written again in place (and cut where the report
+   ends, whatever the file held); an O_APPEND one cannot be, and keeps the probe. */
+static void report_fd(const char *redirect, bool falls_back)
+{
+	char *ws = dsh_test_mkdtemp();
+	_cleanup_free_ char *file = NULL, *script = NULL, *shim = dsh_test_helper("esc_shim");
+	cr_assert(asprintf(&file, "%s.report.json", ws) > 0);
+	char junk[20000];
+	memset(junk, 'x', sizeof(junk) - 1);
+	junk[sizeof(junk) - 1] = '\0';
+	dsh_test_write_file(file, strcmp(redirect, "<>") == 0 ? junk : "");
+	cr_assert(asprintf(&script, "exec 3%s'%s' && exec '%s' userns -- '%s' run --timing --workspace '%s' --report-fd 3 "
+				    "-- echo ran",
+			   redirect, file, shim, dsh_test_dshbox(), ws) > 0);
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(argv, env, NULL, &r), 0);
+	cr_log_info("3%s: exit %d\n%s%s", redirect, r.exit_code, r.out, r.err);
+	cr_expect_eq(r.exit_code, 0, "3%s: %s", redirect, r.err);
+	cr_expect_str_eq(r.out, "ran\n", "3%s", redirect);
+	cr_expect_eq(strstr(r.err, "dshbox: timing: fall back ") != NULL, falls_back, "3%s: %s", redirect, r.err);
+	_cleanup_free_ char *text = dsh_test_read_file(file), *backend = backend_of(text, 0);
+	cr_expect_str_eq(backend ? backend : "(no single report)", "landlock", "3%s: %s", redirect, text ? text : "(none)");
+	dsh_proc_clear(&r);
+	unlink(file);
+	dsh_test_rmtree(ws);
+	free(ws);
+}
+
+Test(start_decides, a_report_on_a_descriptor_names_the_backend_that_ran)
+{
+	if (!host_has_landlock())
+		DSH_SKIP("no Landlock here: the fallback cannot be shown");
+	report_fd("<>", true);
+	report_fd(">>", false);
+}
+
+Test(start_decides, a_report_on_stdout_keeps_the_probe)
+{
+	if (!host_has_landlock())
+		DSH_SKIP("no Landlock here: the fallback cannot be shown");
+	char *ws = dsh_test_mkdtemp();
+	char *extra[] = { "--report", "-", NULL };
+	struct dsh_proc r;
+	run(&r, "userns", ws, extra);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_null(strstr(r.err, "fall back"), "stdout cannot take a report back: auto probed first: %s", r.err);
+	/* The report, then the command's own output. */
+	cr_expect(strstr(r.out, "}\nran\n"), "%s", r.out);
+	_cleanup_free_ char *backend = backend_of(r.out, JSON_DISABLE_EOF_CHECK);
+	cr_expect_str_eq(backend ? backend : "(no report)", "landlock", "%s", r.out);
 	dsh_proc_clear(&r);
 	dsh_test_rmtree(ws);
 	free(ws);
