@@ -3,11 +3,13 @@
 //
 // The report goes to descriptor 3 (`--report -` would share stdout with the command).  That is an
 // unlinked file: Node's 'pipe' is a socket, which /dev/fd/3 cannot reopen (ENXIO), while a
-// regular file reopens through /dev/fd even with no name left.  So the file has no name anywhere
-// the command could reach, and dshbox closes every descriptor above 2 before the command's exec.  How a failure is classified is read
-// from that report, never guessed: `denied` when the command failed and its stderr carries one of
-// the report's denial signatures or dshbox's note that the runtime broker refused calls;
-// `sandbox-error` when the status and stderr prefix are the report's `runner_failure`.
+// regular file reopens through /dev/fd even with no name left, and is a report dshbox can write
+// again, so the start decides the backend with no probe first (docs/run.md).  So the file has no
+// name anywhere the command could reach, and dshbox closes every descriptor above 2 before the
+// command's exec.  How a failure is classified is read from that report, never guessed: `denied`
+// when the command failed and its stderr carries one of the report's denial signatures or dshbox's
+// note that the runtime broker refused calls; `sandbox-error` when the status and stderr prefix
+// are the report's `runner_failure`.
 import { spawn } from 'node:child_process';
 import { closeSync, fstatSync, mkdtempSync, openSync, readSync, rmdirSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
