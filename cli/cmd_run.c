@@ -28,8 +28,7 @@ static void help(void)
 	       "Run options:\n"
 	       "  --dry-run            print the backend's plan (the mount plan for linux-ns) and exit\n"
 	       "  --report FILE|-      write a JSON report: backend, enforcement, how each rule is enforced\n"
-	       "  --report-fd N        write the report to descriptor N (above 2), whole before CMD starts,\n"
-	       "                       which never holds it\n"
+	       "  --report-fd N        write the report to descriptor N (above 2), closed before CMD starts\n"
 	       "  --preserve-fd N      keep descriptor N (above 2) open in CMD (repeatable)\n"
 	       "  --timing             print each stage of the start and end with its wall-clock\n"
 	       "                       microseconds on stderr (also DSHBOX_TIMING=1)\n"
@@ -114,18 +113,18 @@ static int write_report_fd(int fd, const char *json)
 /*
  * Where --report goes.  The report names the backend before the command runs, so a run with one
  * used to probe auto's first choice, a throw-away namespace (2-4 ms, docs/run.md).  Where the report
- * can be written again — a regular file, by name or descriptor — the start decides instead, as on a
- * plain run: the report is written for the unprobed linux-ns, and should the host refuse that start
- * and auto fall back, written again for the backend that runs, before its command starts.  A report
- * into a pipe, a terminal, an O_APPEND descriptor or stdout cannot be taken back: there auto probes
- * first, as before.
+ * can be written again — a regular file named by --report, /dev/fd/N included, opened afresh for
+ * each write — the start decides instead, as on a plain run: the report is written for the
+ * unprobed linux-ns and, should the host refuse that start and auto fall back, written again for
+ * the backend that runs, before its command starts.  Stdout, a pipe, a terminal cannot take a
+ * report back, and --report-fd's descriptor is closed before the sandbox starts (init must not hold
+ * it while it serves, SPEC 9): there auto probes first, as before.
  */
 struct report {
-	const char *path;      /* --report FILE|-, or NULL */
-	int fd;                /* --report-fd N, or -1 (once closed too) */
-	off_t fd_start;        /* where the report begins in fd, when rewritable */
+	const char *path; /* --report FILE|-, or NULL */
+	int fd;           /* --report-fd N, or -1 */
 	bool rewritable;
-	int written_for;       /* the backend (enum dsh_backend_id) the report names; -1: none yet */
+	int written_for;  /* the backend (enum dsh_backend_id) the report names; -1: none yet */
 };
 
 static void report_classify(struct report *rp)
@@ -134,36 +133,6 @@ static void report_classify(struct report *rp)
 	rp->written_for = -1;
 	if (rp->path && strcmp(rp->path, "-") != 0)
 		rp->rewritable = stat(rp->path, &st) < 0 ? errno == ENOENT : S_ISREG(st.st_mode);
-	else if (rp->fd >= 0) {
-		int fl = fcntl(rp->fd, F_GETFL);
-		rp->fd_start = lseek(rp->fd, 0, SEEK_CUR);
-		rp->rewritable = fstat(rp->fd, &st) == 0 && S_ISREG(st.st_mode) && fl >= 0 && !(fl & O_APPEND) &&
-				 rp->fd_start >= 0;
-	}
-}
-
-/* The report again in place of the first, on a descriptor kept open for it (regular, no O_APPEND). */
-static int rewrite_report_fd(const struct report *rp, const char *json)
-{
-	int r = lseek(rp->fd, rp->fd_start, SEEK_SET) < 0 || ftruncate(rp->fd, rp->fd_start) < 0 ||
-				dsh_write_all(rp->fd, json, strlen(json)) < 0 || dsh_write_all(rp->fd, "\n", 1) < 0
-			? errno
-			: 0;
-	if (!r)
-		return 0;
-	struct dsh_error *err = NULL;
-	dsh_err_sys(&err, r, "--report-fd %d", rp->fd);
-	int rc = cli_fail(err);
-	dsh_error_free(err);
-	return rc;
-}
-
-static void report_close(struct report *rp)
-{
-	if (rp->path || rp->fd < 0)
-		return;
-	close(rp->fd);
-	rp->fd = -1;
 }
 
 /* The report for setup's backend: 0, or the exit status after the error said. */
@@ -177,8 +146,6 @@ static int report_write(struct report *rp, const struct dsh_policy *policy, cons
 	int rc;
 	if (rp->path)
 		rc = write_report(rp->path, json);
-	else if (rp->rewritable)
-		rc = rewrite_report_fd(rp, json);
 	else {
 		rc = write_report_fd(rp->fd, json);
 		rp->fd = -1;
@@ -272,9 +239,6 @@ static void before_confine(void *data, const struct dsh_run_setup *s)
 			exit(rc);
 		}
 	}
-	/* Only auto's unprobed linux-ns may still fall back: any other backend is the one that runs. */
-	if (!(bc->ro->start_decides && bc->ro->backend == DSH_BACKEND_AUTO && s->backend->id == DSH_BACKEND_LINUX_NS))
-		report_close(rp);
 	/* allowDegraded: each lost rule is said at every run, whatever --warnings says (SPEC 2). */
 	for (size_t i = 0; s->degraded && s->degraded[i]; i++)
 		cli_warn("%s", s->degraded[i]);
@@ -508,7 +472,6 @@ out_policy:
 	dsh_run_options_clear(&ro);
 	dsh_config_clear(&config);
 out:
-	report_close(&a.report); /* a rewritable report's descriptor, kept open while auto might fall back */
 	cli_policy_opts_clear(&a.po);
 	free(a.keep);
 	if (tm && ran) {
