@@ -318,6 +318,33 @@ static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_
 	}
 }
 
+/*
+ * SPEC 9: while it serves, init holds no descriptor the command may not have.  It was cloned with
+ * every descriptor dshbox had — the caller's (a host's report file, whatever it leaked), the
+ * start's pipes, the terminal — and keeps its standard three, what serving needs (the signalfd,
+ * the listener, the status pipe, the directories of the allowed sockets the broker holds) and
+ * nothing else.  The command has its own copies of what it keeps.
+ */
+static void keep_only_serving(const struct dsh_stage_ctx *c, int sfd, int listener, int status_fd)
+{
+	const struct dsh_broker *b = c->plan->broker;
+	size_t n = 3 + (b ? b->n_held : 0), k = 0;
+	int *keep = calloc(n, sizeof(*keep));
+	if (!keep)
+		_exit(125);
+	keep[k++] = sfd;
+	keep[k++] = listener;
+	keep[k++] = status_fd;
+	for (size_t i = 0; b && i < b->n_held; i++)
+		keep[k++] = b->held[i].dir;
+	struct dsh_error *e = NULL;
+	int r = dsh_fds_close_except(keep, k, &e);
+	free(keep);
+	dsh_error_free(e);
+	if (r < 0)
+		_exit(125); /* fail closed: the command's status is lost, the run ends as dshbox's failure */
+}
+
 static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 {
 	clock_note(c, "clone");
@@ -425,6 +452,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	nocore.rlim_max = 0;
 	(void)setrlimit(RLIMIT_CORE, &nocore); /* lowering a limit cannot fail */
 	close(c->report_fd);
+	keep_only_serving(c, sfd, listener, status_fd);
 	serve(c, sfd, listener, cmd, status_fd);
 }
 

@@ -160,6 +160,8 @@ int dsh_exec_command_as(const char *name, char *const *argv, char *const *envp, 
 
 /* Mark every descriptor above 2 close-on-exec, except those listed (which lose the flag). */
 int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err);
+/* Close every descriptor above 2, except those listed. */
+int dsh_fds_close_except(const int *keep, size_t n_keep, struct dsh_error **err);
 
 /*
  * Root's command (supervisor/root_caps.c): whether the caller may map its whole id ranges (root

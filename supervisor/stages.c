@@ -457,14 +457,15 @@ const struct dsh_stage dsh_stages[] = {
 /* ---- helpers shared with the none backend ---- */
 
 /*
- * CLOSE_RANGE_CLOEXEC is Linux 5.11; before it (Debian 11's 5.10) each open descriptor of the range
- * is marked by hand, found in /proc/self/fd.
+ * Every descriptor from lo to hi closed, or marked close-on-exec.  CLOSE_RANGE_CLOEXEC is Linux
+ * 5.11; before it (Debian 11's 5.10), or where a seccomp profile refuses close_range, each open
+ * descriptor of the range is found in /proc/self/fd.
  */
-static int cloexec_range(unsigned lo, unsigned hi)
+static int range_apply(unsigned lo, unsigned hi, bool close_them)
 {
-	if (close_range(lo, hi, CLOSE_RANGE_CLOEXEC) == 0)
+	if (close_range(lo, hi, close_them ? 0 : CLOSE_RANGE_CLOEXEC) == 0)
 		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
+	if (errno != EINVAL && errno != ENOSYS && errno != EPERM)
 		return -1;
 	DIR *d = opendir("/proc/self/fd");
 	if (!d)
@@ -475,15 +476,21 @@ static int cloexec_range(unsigned lo, unsigned hi)
 		unsigned long fd = strtoul(de->d_name, &end, 10);
 		if (*end || fd < lo || fd > hi || (int)fd == self)
 			continue;
-		int fl = fcntl((int)fd, F_GETFD);
-		if (fl >= 0)
+		int fl = close_them ? 0 : fcntl((int)fd, F_GETFD);
+		if (close_them)
+			(void)close((int)fd);
+		else if (fl >= 0)
 			(void)fcntl((int)fd, F_SETFD, fl | FD_CLOEXEC);
 	}
 	closedir(d);
 	return 0;
 }
 
-int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err)
+/*
+ * Every descriptor above 2 but those in keep closed (close_them), or marked close-on-exec, which
+ * the kept ones then lose.
+ */
+static int apply_outside(const int *keep, size_t n_keep, bool close_them, struct dsh_error **err)
 {
 	/* Walk the gaps between the kept descriptors, lowest first. */
 	unsigned lo = 3;
@@ -492,16 +499,27 @@ int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err
 		for (size_t i = 0; i < n_keep; i++)
 			if (keep[i] >= (int)lo && (unsigned)keep[i] < next)
 				next = (unsigned)keep[i];
-		if (next > lo && cloexec_range(lo, next - 1) < 0)
+		if (next > lo && range_apply(lo, next - 1, close_them) < 0)
 			return dsh_err_sys(err, errno, "close_range");
 		if (next == UINT_MAX)
-			break;
-		int fl = fcntl((int)next, F_GETFD);
-		if (fl < 0 || fcntl((int)next, F_SETFD, fl & ~FD_CLOEXEC) < 0)
-			return dsh_err_sys(err, errno, "--preserve-fd %u", next);
+			return 0;
+		if (!close_them) {
+			int fl = fcntl((int)next, F_GETFD);
+			if (fl < 0 || fcntl((int)next, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+				return dsh_err_sys(err, errno, "--preserve-fd %u", next);
+		}
 		lo = next + 1;
 	}
-	return 0;
+}
+
+int dsh_fds_close_on_exec(const int *keep, size_t n_keep, struct dsh_error **err)
+{
+	return apply_outside(keep, n_keep, false, err);
+}
+
+int dsh_fds_close_except(const int *keep, size_t n_keep, struct dsh_error **err)
+{
+	return apply_outside(keep, n_keep, true, err);
 }
 
 int dsh_exec_command(char *const *argv, char *const *envp, int *ret_exit, struct dsh_error **err)

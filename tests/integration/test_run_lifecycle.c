@@ -4,11 +4,14 @@
  * reproduced, signals forwarded, nothing left behind when the command or the supervisor dies,
  * 126/127 like env(1), 125 with one error line for a setup failure, descriptors above 2 closed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -237,6 +240,79 @@ Test(run_lifecycle, descriptors_closed_unless_preserved)
 	waitpid(pid, &st, 0);
 	close(out);
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) != 0, "fd 7 was open in the command without --preserve-fd");
+	close(fd);
+	dsh_test_rmtree(dir);
+	free(dir);
+}
+
+/* The sandbox's init: the child of dshbox's process named dshbox (the command is its child). */
+static pid_t init_of(pid_t supervisor)
+{
+	char path[64], comm[32];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)supervisor, (int)supervisor);
+	_cleanup_free_ char *children = dsh_test_read_file(path);
+	for (char *save = NULL, *t = children ? strtok_r(children, " \n", &save) : NULL; t; t = strtok_r(NULL, " \n", &save)) {
+		snprintf(path, sizeof(path), "/proc/%s/comm", t);
+		_cleanup_free_ char *c = dsh_test_read_file(path);
+		snprintf(comm, sizeof(comm), "%s", c ? c : "");
+		if (strcmp(comm, "dshbox\n") == 0)
+			return (pid_t)atoi(t);
+	}
+	return -1;
+}
+
+/*
+ * SPEC 9: while it serves, init holds no descriptor the command may not have.  A file the caller
+ * leaves open (fd 7, not preserved: the command has only 0-2) is not among init's descriptors,
+ * looked at from the host while the command waits.  Only root may look: init is non-dumpable, so
+ * to its owner, a user, its descriptors are out of reach altogether (EACCES), which is checked then.
+ */
+Test(run_lifecycle, init_holds_none_of_the_callers_descriptors)
+{
+	dsh_test_require_backend();
+	char *dir = dsh_test_mkdtemp();
+	_cleanup_free_ char *file = NULL, *stop = NULL, *script = NULL;
+	cr_assert(asprintf(&file, "%s/fd7", dir) > 0);
+	cr_assert(asprintf(&stop, "%s/stop", dir) > 0);
+	cr_assert(asprintf(&script, "echo up; while [ ! -e %s ]; do sleep 0.05; done", stop) > 0);
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0);
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--", "/bin/sh", "-c", script, NULL };
+	int out;
+	pid_t pid = spawn(argv, &out, fd);
+	char buf[256];
+	cr_assert(read_until(out, "up", buf, sizeof(buf)), "the command did not start: %s", buf);
+	pid_t init = init_of(pid);
+	cr_assert_gt(init, 0, "no init among dshbox's children");
+	char fds[64];
+	snprintf(fds, sizeof(fds), "/proc/%d/fd", (int)init);
+	DIR *d = opendir(fds);
+	if (geteuid() != 0) {
+		cr_expect(!d && errno == EACCES, "init's descriptors are open to its owner: %s", d ? "listed" : strerror(errno));
+	} else {
+		cr_assert_not_null(d, "%s: %s", fds, strerror(errno));
+		size_t n = 0;
+		for (struct dirent *de; (de = readdir(d));) {
+			if (de->d_name[0] == '.')
+				continue;
+			char link[PATH_MAX], target[PATH_MAX] = "";
+			snprintf(link, sizeof(link), "%s/%s", fds, de->d_name);
+			ssize_t k = readlink(link, target, sizeof(target) - 1);
+			target[k > 0 ? k : 0] = '\0';
+			cr_log_info("init's %s -> %s", de->d_name, target);
+			cr_expect(strcmp(target, file) != 0, "init holds the caller's fd 7 (%s) as its %s", file, de->d_name);
+			n++;
+		}
+		/* 0-2, the signalfd, the listener, the status pipe and, serving, /proc. */
+		cr_expect_leq(n, 7, "init holds %zu descriptors", n);
+	}
+	if (d)
+		closedir(d);
+	dsh_test_write_file(stop, "");
+	int st;
+	waitpid(pid, &st, 0);
+	close(out);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
 	close(fd);
 	dsh_test_rmtree(dir);
 	free(dir);
