@@ -123,16 +123,18 @@ static int write_report_fd(int fd, const char *json)
 struct report {
 	const char *path; /* --report FILE|-, or NULL */
 	int fd;           /* --report-fd N, or -1 */
-	bool rewritable;
 	int written_for;  /* the backend (enum dsh_backend_id) the report names; -1: none yet */
 };
 
-static void report_classify(struct report *rp)
+/* No report, or one that can be written again: the start may decide the backend. */
+static bool report_lets_start_decide(const struct report *rp)
 {
 	struct stat st;
-	rp->written_for = -1;
-	if (rp->path && strcmp(rp->path, "-") != 0)
-		rp->rewritable = stat(rp->path, &st) < 0 ? errno == ENOENT : S_ISREG(st.st_mode);
+	if (!rp->path)
+		return rp->fd < 0;
+	if (strcmp(rp->path, "-") == 0)
+		return false;
+	return stat(rp->path, &st) < 0 ? errno == ENOENT : S_ISREG(st.st_mode);
 }
 
 /* The report for setup's backend: 0, or the exit status after the error said. */
@@ -417,7 +419,7 @@ static int outcome(bool loud, const char *cwd, char *const *env_removed, const s
 
 int cmd_run(int argc, char **argv, char **envp)
 {
-	struct run_args a = { .report = { .fd = -1 } };
+	struct run_args a = { .report = { .fd = -1, .written_for = -1 } };
 	int rc, sig = 0;
 	bool done = false, ran = false; /* the timing view is printed for a run only, never after bad input */
 	struct dsh_config config;
@@ -437,8 +439,7 @@ int cmd_run(int argc, char **argv, char **envp)
 	ro.timing = tm;
 	/* A run lets the start decide (no probe) unless it names its backend before anything runs and
 	   could not take that back: --dry-run, a report that cannot be written again (struct report). */
-	report_classify(&a.report);
-	ro.start_decides = !a.dry_run && (a.report.rewritable || (!a.report.path && a.report.fd < 0));
+	ro.start_decides = !a.dry_run && report_lets_start_decide(&a.report);
 	dsh_timing_mark(tm, "policy", tm ? dsh_timing_now() : 0);
 	cli_policy_print_warnings(&a.po, policy);
 

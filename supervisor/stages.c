@@ -476,10 +476,12 @@ static int range_apply(unsigned lo, unsigned hi, bool close_them)
 		unsigned long fd = strtoul(de->d_name, &end, 10);
 		if (*end || fd < lo || fd > hi || (int)fd == self)
 			continue;
-		int fl = close_them ? 0 : fcntl((int)fd, F_GETFD);
-		if (close_them)
+		if (close_them) {
 			(void)close((int)fd);
-		else if (fl >= 0)
+			continue;
+		}
+		int fl = fcntl((int)fd, F_GETFD);
+		if (fl >= 0)
 			(void)fcntl((int)fd, F_SETFD, fl | FD_CLOEXEC);
 	}
 	closedir(d);
