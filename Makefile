@@ -311,7 +311,7 @@ deb:
 # reference matcher (glob_regex.c; no <regex.h> in mingw-w64) and the POSIX twin of a *_win.c seam
 # (realpath.c).  compat_win.h supplies the GNU string functions mingw's C library lacks.
 MINGW_CC ?= x86_64-w64-mingw32-gcc
-WIN_POSIX_ONLY := policy/config.c policy/doctor.c policy/glob_regex.c policy/realpath.c
+WIN_POSIX_ONLY := policy/config.c policy/doctor.c policy/glob_regex.c policy/realpath.c policy/program.c
 # Linux only: kernel-tight resolution (openat2, /proc/self/fd), descriptor passing, the timing clock.
 WIN_COMMON_LINUX_ONLY := common/resolve.c common/fdpass.c common/timing.c
 WIN_SRCS := $(wildcard winacl/*_win.c) winacl/plan.c winacl/compile.c \

@@ -144,15 +144,22 @@ static json_t *explain_json(const struct explained *ex)
 		for (size_t i = 0; ex->x[k].d.warnings && ex->x[k].d.warnings[i]; i++)
 			json_array_append_new(warnings, json_sprintf("%s: %s", ex->x[k].b->name, ex->x[k].d.warnings[i]));
 	}
+	/* SPEC 16: what enforces the next run, and what guards it. */
+	json_t *programs = json_array();
+	for (size_t i = 0; i < dsh_policy_program_count(p); i++) {
+		enum dsh_program_guard g;
+		const char *path = dsh_policy_program(p, i, &g);
+		json_array_append_new(programs, json_pack("{s:s, s:s}", "path", path, "guard", dsh_program_guard_to_string(g)));
+	}
 	/* SPEC 1.7: the names `run` would not pass on, never their values. */
 	json_t *environment = json_pack("{s:s, s:o}", "inherit", dsh_env_inherit_to_string(ro->env_inherit), "removed",
 					strv_json(ro->env_removed));
 	/* "backend": what a run would use (null when nothing can enforce the policy here, with why). */
 	json_t *chosen = ex->only ? json_string(ex->only->name) : json_null();
-	json_t *e = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
+	json_t *e = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
 			      dsh_mode_to_string(dsh_policy_mode(p)), "workspace", dsh_policy_workspace(p), "cwd",
 			      dsh_policy_cwd(p), "tmpdir", dsh_policy_tmpdir(p), "network", ro->network ? "on" : "off",
-			      "environment", environment, "backend", chosen, "writableRoots", roots, "rules", rules,
+			      "environment", environment, "programInUse", programs, "backend", chosen, "writableRoots", roots, "rules", rules,
 			      "backends", backends, "warnings", warnings);
 	if (e && ex->unavailable)
 		json_object_set_new(e, "backendUnavailable",
@@ -355,6 +362,16 @@ static int print_text(const struct explained *ex)
 			printf(" %s", ro->env_removed[i]);
 	}
 	printf("\n");
+	for (size_t i = 0; i < dsh_policy_program_count(p); i++) {
+		enum dsh_program_guard g;
+		const char *path = dsh_policy_program(p, i, &g);
+		static const char *const why[] = {
+			[DSH_PROGRAM_PROTECTED] = "r- for the run: program in use",
+			[DSH_PROGRAM_OUTSIDE] = "read-only: outside every writable root",
+			[DSH_PROGRAM_UNPROTECTED] = "writable: not protected in this mode or with protectDefaults: false",
+		};
+		printf("%s%s  (%s)\n", i ? "            " : "program:    ", path, why[g]);
+	}
 	print_roots(p);
 	if (print_rules(ex) < 0)
 		return -1;

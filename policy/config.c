@@ -13,6 +13,7 @@
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
 #include "policy/config.h"
+#include "policy/protected.h"
 
 /* A configuration file larger than this is refused: it is a policy, not a data set. */
 #define CONFIG_MAX_BYTES (4 * 1024 * 1024)
@@ -198,6 +199,20 @@ static int strings(struct ctx *x, yaml_node_t *n, const char *key, char ***dst)
 	return 0;
 }
 
+/* unprotect: [NAME...] (SPEC 16): each a name of the default-protected list, or the load fails there. */
+static int unprotect_field(struct ctx *x, struct dsh_config *c, yaml_node_t *v)
+{
+	int r = strings(x, v, "unprotect", &c->unprotect);
+	if (r < 0)
+		return r;
+	size_t k = 0;
+	for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++, k++)
+		if (!dsh_protected_name_find(c->unprotect[k]))
+			return bad(x, yaml_document_get_node(x->doc, *i), "unprotect",
+				   "'%s' is not a default-protected name (dshbox explain lists them)", c->unprotect[k]);
+	return 0;
+}
+
 /* env: { inherit: all|core|none, exclude: [PATTERN...], set: {NAME: VALUE} } (SPEC 1.7). */
 static int env_field(struct ctx *x, struct dsh_config *c, yaml_node_t *v)
 {
@@ -328,6 +343,8 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 		return env_field(x, c, v);
 	if (strcmp(key, "protectDefaults") == 0)
 		return boolean(x, v, key, &c->protect_defaults, false);
+	if (strcmp(key, "unprotect") == 0)
+		return unprotect_field(x, c, v);
 	if (strcmp(key, "nestedSandbox") == 0)
 		return boolean(x, v, key, &c->nested_sandbox, false);
 	if (strcmp(key, "tmp") == 0) {

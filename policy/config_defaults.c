@@ -33,6 +33,7 @@ void dsh_config_clear(struct dsh_config *c)
 		free(c->access_origins[i].file);
 	free(c->access_origins);
 	dsh_strv_free(c->sources);
+	dsh_strv_free(c->unprotect);
 	dsh_strv_free(c->runner_command);
 	dsh_strv_free(c->allow_unix_sockets);
 	dsh_strv_free(c->runner_failure_signatures);

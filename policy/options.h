@@ -34,7 +34,8 @@ struct dsh_config {
 	   dshbox would take literally; say {{ env.NAME }}).  The CLI sets it; the library's default
 	   keeps '$' a plain character, as the conformance vectors do. */
 	bool refuse_shell_variables;
-	bool protect_defaults;    /* the default-protected names of SPEC 1.6 */
+	bool protect_defaults;    /* the default-protected names of SPEC 1.6 and 16 */
+	char **unprotect;         /* unprotect: names of that list left unprotected */
 	enum dsh_tmp tmp;         /* tmp: host (default) or private */
 	char **sources;           /* the configuration and access files loaded (SPEC 1.6), as given */
 	long long diff_basis_max_bytes;   /* the file fence: largest old file an overwrite diffs */

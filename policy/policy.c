@@ -11,6 +11,7 @@
 #include "policy/index.h"
 #include "policy/path.h"
 #include "policy/policy.h"
+#include "policy/protected.h"
 #include "policy/rule.h"
 
 static const char *const root_origin_names[] = {
@@ -242,12 +243,6 @@ static int resolve_dir(const char *base, const char *path, const char *what, cha
 	return r;
 }
 
-/* The names a command in workspace-write must not rewrite in a writable root (SPEC 1.6). */
-static const char *const protected_names[] = {
-	".git/hooks", ".git/config", ".bashrc", ".bash_profile", ".bash_login", ".profile",
-	".zshrc", ".zprofile", ".zshenv", ".gitconfig",
-};
-
 /* Room for n more rules; roots point into the array, so they are re-pointed by index. */
 static int reserve_rules(struct dsh_policy *p, size_t n, struct dsh_error **err)
 {
@@ -279,20 +274,44 @@ static int push_literal(struct dsh_policy *p, enum dsh_rule_origin origin, const
 	return 0;
 }
 
+static bool in_writable_root(const struct dsh_policy *p, const char *path)
+{
+	for (size_t i = 0; i < p->n_roots; i++)
+		if (dsh_path_is_beneath(path, p->roots[i].path))
+			return true;
+	return false;
+}
+
+static bool unprotected(const struct dsh_config *c, const char *name)
+{
+	for (size_t i = 0; c->unprotect && c->unprotect[i]; i++)
+		if (strcmp(c->unprotect[i], name) == 0)
+			return true;
+	return false;
+}
+
 /*
- * SPEC 1.6: in workspace-write the command may not plant what runs outside it later — a hook, a
- * hooksPath, a shell's or git's start-up file in a writable root — nor rewrite the policy it runs
- * under.  These are ordinary r- rules, so every consumer treats them like the user's own.
+ * SPEC 1.6 and 16: in workspace-write the command may not plant what runs outside it later — a
+ * hook, a hooksPath, a shell's, git's, an editor's or an agent host's start-up file in a writable
+ * root — nor rewrite the policy it runs under or the program that enforces the next run.  These are
+ * ordinary r- rules, so every consumer treats them like the user's own.
  */
 static int add_protected_defaults(struct dsh_policy *p, const struct dsh_config *c, const char *cwd,
 				  struct dsh_error **err)
 {
 	if (p->mode != DSH_MODE_WORKSPACE_WRITE || !c->protect_defaults)
 		return 0;
+	for (size_t i = 0; c->unprotect && c->unprotect[i]; i++)
+		if (!dsh_protected_name_find(c->unprotect[i]))
+			return dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+				       "unprotect: '%s' is not a default-protected name (dshbox explain lists them)",
+				       c->unprotect[i]);
+	char **programs = p->programs;
+	if (!programs)
+		return dsh_err(err, DSH_ERR_SYSTEM, p->programs_errno, "the program in use: readlink /proc/self/exe");
 	struct dsh_canon_cache cache = { 0 };
-	if (p->n_roots == 0 && !c->sources)
-		return 0;
-	int r = reserve_rules(p, p->n_roots * ARRAY_SIZE(protected_names) + dsh_strv_len(c->sources), err);
+	int r = reserve_rules(p, p->n_roots * dsh_n_protected_names + dsh_strv_len(c->sources) +
+				     dsh_strv_len(programs), err);
 	for (size_t i = 0; r >= 0 && i < p->n_roots; i++) {
 		const char *root = p->roots[i].path;
 		/* A writable root that is a file (rw ~/.npmrc) has no names beneath it, nor can it become a
@@ -301,9 +320,12 @@ static int add_protected_defaults(struct dsh_policy *p, const struct dsh_config 
 		struct stat st;
 		if (stat(root, &st) == 0 && !S_ISDIR(st.st_mode))
 			continue;
-		for (size_t k = 0; r >= 0 && k < ARRAY_SIZE(protected_names); k++) {
+		for (size_t k = 0; r >= 0 && k < dsh_n_protected_names; k++) {
+			const char *name = dsh_protected_names[k].name;
+			if (unprotected(c, name))
+				continue;
 			_cleanup_free_ char *path = NULL;
-			if (asprintf(&path, "%s/%s", strcmp(root, "/") == 0 ? "" : root, protected_names[k]) < 0) {
+			if (asprintf(&path, "%s/%s", strcmp(root, "/") == 0 ? "" : root, name) < 0) {
 				path = NULL;
 				r = oom(err);
 				break;
@@ -315,6 +337,10 @@ static int add_protected_defaults(struct dsh_policy *p, const struct dsh_config 
 		_cleanup_free_ char *path = dsh_path_normalize(cwd, c->sources[i]);
 		r = path ? push_literal(p, DSH_ORIGIN_SELF, path, &cache, err) : oom(err);
 	}
+	/* Outside every writable root the program is read-only already: no rule, and no mount. */
+	for (size_t i = 0; r >= 0 && programs[i]; i++)
+		if (in_writable_root(p, programs[i]))
+			r = push_literal(p, DSH_ORIGIN_PROGRAM, programs[i], &cache, err);
 	dsh_canon_cache_clear(&cache);
 	return r;
 }
@@ -363,6 +389,16 @@ int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cw
 	r = compute_roots(p, err);
 	if (r < 0)
 		goto fail;
+	/* Named in every mode for explain; a refusal only where it must be protected (below). */
+	struct dsh_error *perr = NULL;
+	r = dsh_program_in_use(&p->programs, &perr);
+	if (r == -ENOMEM) {
+		dsh_error_free(perr);
+		r = oom(err);
+		goto fail;
+	}
+	p->programs_errno = r < 0 ? -r : 0;
+	dsh_error_free(perr);
 	r = add_protected_defaults(p, c, cwd, err);
 	if (r < 0)
 		goto fail;
@@ -399,7 +435,36 @@ void dsh_policy_free(struct dsh_policy *p)
 	free(p->tmpdir);
 	dsh_strv_free(p->warnings);
 	dsh_strv_free(p->host_sockets);
+	dsh_strv_free(p->programs);
 	free(p);
+}
+
+size_t dsh_policy_program_count(const struct dsh_policy *p)
+{
+	return dsh_strv_len(p->programs);
+}
+
+const char *dsh_policy_program(const struct dsh_policy *p, size_t i, enum dsh_program_guard *guard)
+{
+	const char *path = p->programs[i];
+	*guard = in_writable_root(p, path) ? DSH_PROGRAM_UNPROTECTED : DSH_PROGRAM_OUTSIDE;
+	for (size_t k = 0; *guard == DSH_PROGRAM_UNPROTECTED && k < p->n_rules; k++)
+		if (p->rules[k].origin == DSH_ORIGIN_PROGRAM && strcmp(p->rules[k].resolved, path) == 0)
+			*guard = DSH_PROGRAM_PROTECTED;
+	return path;
+}
+
+const char *dsh_program_guard_to_string(enum dsh_program_guard g)
+{
+	switch (g) {
+	case DSH_PROGRAM_PROTECTED:
+		return "protected";
+	case DSH_PROGRAM_OUTSIDE:
+		return "outside";
+	case DSH_PROGRAM_UNPROTECTED:
+		return "unprotected";
+	}
+	return "?";
 }
 
 char *const *dsh_policy_warnings(const struct dsh_policy *p)

@@ -94,6 +94,8 @@ struct dsh_policy {
 	long long diff_basis_max_bytes; /* the file fence's diff bound (diffBasisMaxBytes) */
 	char **warnings;     /* load-time warnings, one line each, without a prefix */
 	char **host_sockets; /* SPEC 3.11 candidates, existing or not */
+	char **programs;     /* SPEC 16: the program in use, or NULL when it cannot be named ... */
+	int programs_errno;  /* ... and why */
 };
 
 /* The SPEC 3.11 candidates for the environment envp. */

@@ -14,6 +14,7 @@ static const char *const rule_origin_names[] = {
 	[DSH_ORIGIN_USER] = "user",
 	[DSH_ORIGIN_DEFAULT] = "protected by default",
 	[DSH_ORIGIN_SELF] = "policy file in use",
+	[DSH_ORIGIN_PROGRAM] = "program in use",
 };
 
 const char *dsh_rule_origin_to_string(enum dsh_rule_origin o)

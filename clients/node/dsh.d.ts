@@ -13,6 +13,13 @@ export interface DshConfig {
   /** Base of relative paths given to the fs service (default: process.cwd()). */
   cwd?: string;
   diffBasisMaxBytes?: number;
+  /**
+   * dshbox's `unprotect`: names left writable of those it keeps `r-` in each writable root in
+   * workspace-write (`.git/hooks`, `.git/config`, `.gitconfig`, `.gitmodules`, the shells' start-up
+   * files, `.envrc`, `.ripgreprc`, `.mcp.json`, `.claude`, `.codex`, `.agents`, `.cursor`,
+   * `.gemini`, `.vscode`, `.idea`, `cordis.patch.yml`; docs/policy.md lists them all).
+   */
+  unprotect?: string[];
 }
 
 export interface DshSession {

@@ -10,9 +10,9 @@ import { findBinary } from './binary.js';
 import { accessRules, policyArgs } from './policy.js';
 import { openFence } from './fence.js';
 
-const KEYS = ['access', 'runnerCommand', 'runnerFailureSignatures', 'probeTimeoutMs', 'cwd', 'diffBasisMaxBytes'];
+const KEYS = ['access', 'runnerCommand', 'runnerFailureSignatures', 'probeTimeoutMs', 'cwd', 'diffBasisMaxBytes', 'unprotect'];
 // The keys dshbox takes only from a configuration file.
-const FILE_KEYS = ['runnerCommand', 'runnerFailureSignatures', 'probeTimeoutMs', 'diffBasisMaxBytes'];
+const FILE_KEYS = ['runnerCommand', 'runnerFailureSignatures', 'probeTimeoutMs', 'diffBasisMaxBytes', 'unprotect'];
 
 /** Checks the plugin's config and returns it normalised (access as a list). */
 export function normaliseConfig(config = {}) {
@@ -23,7 +23,7 @@ export function normaliseConfig(config = {}) {
     if (!/^(rw|r-|--)\s+\S/.test(rule))
       throw new TypeError(`config.access: rule "${rule}": expected 'rw', 'r-' or '--', white space, then a path`);
   const out = { access };
-  for (const key of ['runnerCommand', 'runnerFailureSignatures']) {
+  for (const key of ['runnerCommand', 'runnerFailureSignatures', 'unprotect']) {
     const v = config[key];
     if (v === undefined) continue;
     if (!Array.isArray(v) || !v.every((s) => typeof s === 'string'))

@@ -201,8 +201,19 @@ enum dsh_rule_origin {
 	DSH_ORIGIN_USER,    /* --access, the configuration, an access file */
 	DSH_ORIGIN_DEFAULT, /* a default-protected name of a writable root (SPEC 1.6) */
 	DSH_ORIGIN_SELF,    /* the configuration or access file in use (SPEC 1.6) */
+	DSH_ORIGIN_PROGRAM, /* the dshbox program in use: its executable, the libdshbox it loaded (SPEC 16) */
 };
 const char *dsh_rule_origin_to_string(enum dsh_rule_origin o);
+
+/* The dshbox program in use (SPEC 16): its executable and the libdshbox file a host loaded. */
+enum dsh_program_guard {
+	DSH_PROGRAM_PROTECTED,   /* an r- rule of origin DSH_ORIGIN_PROGRAM */
+	DSH_PROGRAM_OUTSIDE,     /* outside every writable root: read-only to the command already */
+	DSH_PROGRAM_UNPROTECTED, /* in a writable root: the mode or protectDefaults: false leaves it */
+};
+const char *dsh_program_guard_to_string(enum dsh_program_guard g);
+size_t dsh_policy_program_count(const struct dsh_policy *p);
+const char *dsh_policy_program(const struct dsh_policy *p, size_t i, enum dsh_program_guard *guard);
 
 size_t dsh_policy_rule_count(const struct dsh_policy *p);
 const struct dsh_rule *dsh_policy_rule(const struct dsh_policy *p, size_t i);

@@ -85,7 +85,7 @@ Test(explain, by_default_only_the_backend_that_would_run)
 	/* linux-ns enforces SPEC 1.6's defaults in full: one line per writable root, not 4 per name */
 	if (strcmp(name, "linux-ns") == 0) {
 		char *line = NULL;
-		cr_assert(asprintf(&line, "\n     %s: .git/hooks .git/config .bashrc", ws) > 0);
+		cr_assert(asprintf(&line, "\n     %s: .git/hooks .git/config .gitconfig .gitmodules .bashrc", ws) > 0);
 		cr_expect(strstr(r.out, line), "%s", r.out);
 		cr_expect_null(strstr(r.out, "(protected by default)"), "%s", r.out);
 		free(line);

@@ -60,7 +60,7 @@ test('the configuration file: what the schema accepts, dshbox loads', (t) => {
     {},
     { mode: 'read-only', network: 'off', access: ['-- **/*.pem', 'r- secrets'] },
     { mode: 'workspace-write', workspace: ws, cwd: ws, access: 'rw /var/tmp\n-- *.key\n', network: true,
-      probeTimeoutMs: 3000, diffBasisMaxBytes: 1024, maxMasks: 100, protectSockets: true, protectDefaults: false,
+      probeTimeoutMs: 3000, diffBasisMaxBytes: 1024, maxMasks: 100, protectSockets: true, protectDefaults: false, unprotect: ['.vscode'],
       allowUnixSockets: ['@x'], runtimeBroker: true, allowDegraded: false, nestedSandbox: false, tmp: 'private',
       env: { inherit: 'core', exclude: ['*TOKEN*'], set: { A: 'b' } } },
     { backend: 'runner', runnerCommand: ['bwrap'], runnerFailureSignatures: ['bwrap: '] },
@@ -72,7 +72,7 @@ test('the configuration file: what the schema accepts, dshbox loads', (t) => {
     const r = spawnSync(binary, ['explain', '--config', file], { cwd: ws, encoding: 'utf8' });
     assert.equal(r.status, 0, `${JSON.stringify(c)}: ${r.stderr}`);
   }
-  for (const bad of [{ mode: 'wide-open' }, { acces: [] }, { probeTimeoutMs: 0 }, { access: ['x'] }, { tmp: 'shared' },
+  for (const bad of [{ mode: 'wide-open' }, { acces: [] }, { probeTimeoutMs: 0 }, { access: ['x'] }, { tmp: 'shared' }, { unprotect: ['.ssh'] },
     { runnerCommand: ['bwrap'], runnerFailureSignatures: ['bwrap: '] }, { backend: 'bubblewrap' }]) {
     assert.notDeepEqual(validate(schema, bad), [], JSON.stringify(bad));
     const file = join(ws, 'bad.yml');
