@@ -155,6 +155,23 @@ static void lose(struct dsh_buf *b, const char *fmt, ...)
 }
 
 /*
+ * SPEC 16: the executable this process runs cannot be opened for writing or truncated while it runs
+ * (the kernel's deny-write on an executing file), and dshbox runs it for the whole run; every other
+ * change is a call by name, the broker's.  A libdshbox a host loaded has no such guard.
+ */
+static bool running_executable(const struct dsh_rule *rule)
+{
+	if (rule->origin != DSH_ORIGIN_PROGRAM || rule->glob)
+		return false;
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	return strcmp(exe, rule->canonical) == 0;
+}
+
+/*
  * What this backend enforces of one rule, from what is in force: the expression the plan chose, the
  * Landlock ABI of the plan (truncation is governed from ABI 3) and the runtime broker on or off.
  * Anything lost makes the rule partial and is said in lost.
@@ -208,6 +225,12 @@ static int describe_rule(const struct dsh_policy *p, const struct dsh_landlock_p
 		r = asprintf(&how, "read grant on %s; its siblings along the path from / are granted read and write", path);
 		break;
 	case EXPR_LOST_IN_ROOT:
+		if (broker && running_executable(rule)) {
+			r = asprintf(&how, "%s is the program running this sandbox: a write in place fails (ETXTBSY while "
+					   "dshbox executes it) and the runtime broker refuses renames onto it, links, "
+					   "removal and re-permissioning", path);
+			break;
+		}
 		r = asprintf(&how, "not expressible: %s exists inside writable root %s", where, root->path);
 		lose(&lost, "%s stays %s: a Landlock grant on writable root %s cannot be taken back beneath it", where,
 		     deny ? "readable and writable" : "writable", root->path);

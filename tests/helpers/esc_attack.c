@@ -370,6 +370,25 @@ static int a_link_to(int argc, char **argv)
 	return 0;
 }
 
+/* argv: DIR NAME: an unnamed file made in DIR with O_TMPFILE, written, then given NAME by linkat(2)
+   through /proc/self/fd (a name that no open(2) of NAME ever asked for). */
+static int a_tmpfile_link(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	errno = 0;
+	int fd = open(argv[0], O_TMPFILE | O_WRONLY | O_CLOEXEC, 0755);
+	step("tmpfile", fd);
+	if (fd < 0)
+		return 0;
+	TRY("tmpwrite", write(fd, "#!/bin/sh\n", 10));
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	TRY("link", linkat(AT_FDCWD, proc, AT_FDCWD, argv[1], AT_SYMLINK_FOLLOW));
+	close(fd);
+	return 0;
+}
+
 /* argv: PATH CONTENT: open(2) with O_CREAT (a new file, or the one there truncated) and write. */
 static int a_write_file(int argc, char **argv)
 {
@@ -623,7 +642,7 @@ static const struct {
 	{ "ptrace1", a_ptrace1 },     { "ptrace-out", a_ptrace_out }, { "ptrace1-userns", a_ptrace1_userns }, { "ptrace-sibling", a_ptrace_sibling },
 	{ "signal", a_signal },         { "procroot", a_procroot },
 	{ "links", a_links },         { "rename-ro", a_rename_ro },   { "rename-dir", a_rename_dir },
-	{ "symlink-to", a_symlink_to }, { "link-to", a_link_to }, { "bind-name", a_bind_name },
+	{ "symlink-to", a_symlink_to }, { "link-to", a_link_to }, { "tmpfile-link", a_tmpfile_link }, { "bind-name", a_bind_name },
 	{ "write-file", a_write_file }, { "make-fifo", a_make_fifo },   { "inherited", a_inherited },
 	{ "setuid", a_setuid },       { "rawdisk", a_rawdisk },       { "sysrq", a_sysrq },
 	{ "unix-connect", a_unix_connect }, { "abstract", a_abstract }, { "vsock", a_vsock },
