@@ -120,6 +120,10 @@ static int parse_class(const char *p, struct tok *t, const char **end, struct ds
 			set[i] = ~set[i];
 	set[0] &= ~((uint64_t)1 << '/');
 	set[0] &= ~(uint64_t)1; /* never NUL */
+	/* "[/]" is as empty as "[]": no regex bracket expression can say it. */
+	if (!(set[0] | set[1] | set[2] | set[3]))
+		return dsh_err(err, DSH_ERR_POLICY, EINVAL, "malformed glob: empty class '%.*s' (a class never matches '/')",
+			       (int)(p + 1 - start), start);
 	t->type = T_CLASS;
 	memcpy(t->set, set, sizeof(set));
 	*end = p + 1;

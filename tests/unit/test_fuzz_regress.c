@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The findings of the libFuzzer harnesses (tests/fuzz/, `make fuzz`), one test each, as a user or
+ * host meets them: each input is also a regression case in tests/fuzz/corpus/NAME/regress-*.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/strv.h"
+#include "policy/glob.h"
+#include "policy/glob_regex.h"
+#include "policy/policy.h"
+#include "tests/lib/harness.h"
+
+/*
+ * fuzz_glob: "[/]" (and "[!\x01-\xff]") can match no byte, since a class never matches '/'; it was
+ * accepted, its fast matcher matched nothing, and its regex was "[]//..." (a bracket expression
+ * running on into the rest: Seatbelt would have been given another pattern).  It is an empty
+ * class: malformed, and the rule fails the load (SPEC 1.2).
+ */
+Test(fuzz_regress, a_class_that_can_match_no_byte_is_malformed)
+{
+	const char *bad[] = { "/J[/]//*", "/ws/[/]x", "/ws/[!\x01-\xff]", "/a/[!\x01-.0-\xff]" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct dsh_error *err = NULL;
+		cr_expect_lt(dsh_glob_validate(bad[i], &err), 0, "'%s' accepted", bad[i]);
+		cr_expect(err && strstr(err->msg, "malformed glob"), "'%s': %s", bad[i], err ? err->msg : "no error");
+		dsh_error_free(err);
+	}
+	/* A class that keeps a byte besides '/' stays valid, and both matchers agree on it. */
+	struct dsh_glob g;
+	cr_assert_eq(dsh_glob_compile("/ws/[/x]y", &g, NULL), 0);
+	cr_expect(dsh_glob_match(&g, "/ws/xy") && dsh_glob_match_regex(&g, "/ws/xy"));
+	cr_expect(!dsh_glob_match(&g, "/ws//y") && !dsh_glob_match_regex(&g, "/ws//y"));
+	dsh_glob_clear(&g);
+
+	struct dsh_config c;
+	dsh_config_init(&c);
+	c.workspace = strdup("/ws");
+	dsh_strv_push(&c.access, "-- [/]*.pem");
+	struct dsh_policy *p = NULL;
+	struct dsh_error *err = NULL;
+	char *env[] = { "HOME=/home/u", NULL };
+	cr_expect_lt(dsh_policy_new(&c, env, "/ws", &p, &err), 0, "a rule with an empty class loaded");
+	cr_expect(err && strstr(err->msg, "rule \"-- [/]*.pem\"") && strstr(err->msg, "empty class"), "%s",
+		  err ? err->msg : "no error");
+	dsh_error_free(err);
+	dsh_policy_free(p);
+	dsh_config_clear(&c);
+}
