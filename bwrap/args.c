@@ -453,6 +453,8 @@ static int parse_process_option(struct parser *p, struct option_step *s, struct 
 	} else if (strcmp(arg, "--chdir") == 0) {
 		NEED(1, "--chdir takes one argument");
 		s->used = 1;
+		if (a->chdir)
+			a->chdir_repeated = true;
 		r = set_str(&a->chdir, s->val[0], err); /* the last one wins */
 	} else if (strcmp(arg, "--setenv") == 0) {
 		NEED(2, "--setenv takes two arguments");

@@ -28,10 +28,12 @@
 
 static bool level_prefix;
 
-static void usage(FILE *f)
+/* bubblewrap names itself as it was invoked (argv[0]); "bwrap" when run as `dshbox bwrap`. */
+static void usage(FILE *f, const char *prog)
 {
+	fprintf(f, "usage: %s [OPTIONS...] [--] COMMAND [ARGS...]\n\n", prog && *prog ? prog : "bwrap");
 	fprintf(f,
-		"usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]\n\n"
+		
 		"dshbox bwrap: bubblewrap's argv, enforced by dshbox's own mount code, lock and hardening.\n"
 		"dshbox's options, first on the line (or DSHBOX_BWRAP_COMPAT=strict in the environment):\n"
 		"    --dry-run                    Print the plan, with what dshbox adds, and exit\n"
@@ -229,7 +231,7 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 			break;
 	}
 	if (i >= argc) {
-		usage(stderr);
+		usage(stderr, argv[0]);
 		return BWRAP_EXIT_FAILURE;
 	}
 
@@ -243,6 +245,8 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 	if (dsh_bwrap_parse(argc - i, argv + i, read_fd, NULL, &a, &err) < 0)
 		return fail(err);
 	level_prefix = a.level_prefix;
+	if (a.chdir_repeated)
+		fprintf(stderr, "%sbwrap: Only the last --chdir option will take effect\n", level_prefix ? "<4>" : "");
 	int rc = 0;
 	struct dsh_bwrap_plan *plan = NULL;
 	struct dsh_seccomp_prog *progs = NULL;
@@ -250,7 +254,7 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 	_cleanup_strv_ char **env = NULL;
 	_cleanup_free_ char *cwd = NULL;
 	if (a.help) {
-		usage(stdout);
+		usage(stdout, argv[0]);
 		goto out;
 	}
 	if (a.version) {
@@ -262,7 +266,7 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 		goto out;
 	}
 	if (!dry_run && !a.argv[0]) {
-		usage(stderr);
+		usage(stderr, argv[0]);
 		rc = BWRAP_EXIT_FAILURE;
 		goto out;
 	}

@@ -18,6 +18,7 @@
  */
 
 #include <signal.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -72,6 +73,11 @@ struct dsh_sandbox_plan {
 		/* When the current directory does not exist inside (a new root): $HOME of the command's
 		   environment, then "/"; otherwise that is a setup failure. */
 		bool cwd_fallback;
+		/* dshbox bwrap: an entry of the request's environment, DSH_PWD_SLOT bytes, that the
+		   chdir stage fills with "PWD=" and the name it went to (the argv's, the caller's, $HOME
+		   or "/"), as bubblewrap sets PWD.  A buffer of the caller's: the command shares init's
+		   memory until exec and must not allocate.  NULL: the environment as given. */
+		char *pwd_slot;
 		/* The program looked up and run when it is not argv[0] (argv[0] being what it is told). */
 		const char *exec_name;
 		/* dshbox bwrap --as-pid-1: the command is pid 1 of a pid namespace of its own, nested in
@@ -108,6 +114,8 @@ enum dsh_stage_where {
 	DSH_STAGE_INIT,
 	DSH_STAGE_COMMAND,
 };
+
+#define DSH_PWD_SLOT (PATH_MAX + 5)
 
 struct dsh_stage_ctx {
 	const struct dsh_sandbox_plan *plan;

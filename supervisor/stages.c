@@ -257,6 +257,13 @@ static int st_pid_1(struct dsh_stage_ctx *c, struct dsh_error **err)
 
 /* ---- COMMAND stages: the forked command, before exec ---- */
 
+static int set_pwd(struct dsh_stage_ctx *c, const char *dir)
+{
+	if (c->plan->proc.pwd_slot)
+		snprintf(c->plan->proc.pwd_slot, DSH_PWD_SLOT, "PWD=%s", dir);
+	return 0;
+}
+
 static int st_chdir(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	/* Always by name, after the mounts: the old cwd may lie on a mount now covered by a clone. */
@@ -265,12 +272,12 @@ static int st_chdir(struct dsh_stage_ctx *c, struct dsh_error **err)
 		int e = errno;
 		if (c->plan->proc.cwd_fallback) {
 			const char *home = dsh_env_get(c->req->envp, "HOME");
-			if ((home && chdir(home) == 0) || chdir("/") == 0)
-				return 0;
+			if ((home && chdir(home) == 0) || chdir(home = "/") == 0)
+				return set_pwd(c, home);
 		}
 		return dsh_err_sys(err, e, "chdir '%s'", cwd);
 	}
-	return 0;
+	return set_pwd(c, cwd);
 }
 
 static int st_fds(struct dsh_stage_ctx *c, struct dsh_error **err)

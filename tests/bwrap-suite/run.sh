@@ -92,7 +92,7 @@ cat >"$runner/count-every-case.sh" <<'SHIM'
 set +e
 set -E
 case_failed=0
-trap 'case_failed=1; echo "# failed: $BASH_COMMAND (status $?)" >&2' ERR
+trap 'case_status=$?; case_failed=1; echo "# failed: $BASH_COMMAND (status $case_status)" >&2' ERR
 fatal() { echo "$@" >&2; case_failed=1; return 1; }
 assert_not_reached() { fatal "$@"; }
 echo() {

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The shapes bubblewrap's own test suite starts from (SPEC 13, tests/bwrap-suite/): the host's tree
+ * as the sandbox's root writable (--bind / /) or with its devices (--dev-bind / /), with no --proc;
+ * PWD the directory the command starts in; --help naming the program as invoked; the warning of a
+ * repeated --chdir; and dshbox run again by another name with a bubblewrap option first (how the
+ * suite nests: /proc/self/exe --ro-bind / / ...).  Where /usr/bin/bwrap exists, the same argv gives
+ * the same answer there.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "tests/lib/harness.h"
+
+static char *env[] = { "PATH=/usr/bin:/bin", "PWD=/nowhere", NULL };
+static char *dir;
+
+static void setup(void)
+{
+	dir = dsh_test_mkdtemp();
+}
+
+static void teardown(void)
+{
+	dsh_test_rmtree(dir);
+	free(dir);
+}
+
+TestSuite(bwrap_root, .init = setup, .fini = teardown);
+
+/* runner ARGS... (runner NULL: dshbox bwrap), into r. */
+static void run(const char *runner, char *const *args, struct dsh_proc *r)
+{
+	_cleanup_strv_ char **argv = NULL;
+	if (runner)
+		dsh_strv_push(&argv, runner);
+	else {
+		dsh_strv_push(&argv, dsh_test_dshbox());
+		dsh_strv_push(&argv, "bwrap");
+	}
+	for (size_t i = 0; args[i]; i++)
+		dsh_strv_push(&argv, args[i]);
+	cr_assert_eq(dsh_proc_run(argv, env, NULL, r), 0);
+}
+
+static void require_sandbox(void)
+{
+	struct dsh_proc r;
+	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--", "/bin/true", NULL };
+	run(NULL, args, &r);
+	bool ok = r.exit_code == 0;
+	_cleanup_free_ char *why = strdup(r.err);
+	dsh_proc_clear(&r);
+	if (!ok)
+		DSH_SKIP("dshbox bwrap cannot build a sandbox here: %s", why);
+}
+
+static bool have_bubblewrap(void)
+{
+	return access("/usr/bin/bwrap", X_OK) == 0;
+}
+
+/* The suite's $RUN: the host's tree writable, a tmpfs on /tmp, no --proc. */
+Test(bwrap_root, bind_root_is_the_hosts_tree_writable)
+{
+	require_sandbox();
+	char script[8192];
+	snprintf(script, sizeof(script), "echo made > %s/new && test -r /proc/self/status && test ! -e /tmp/%s",
+		 dir, strrchr(dir, '/') + 1);
+	char *args[] = { "--bind", "/", "/", "--tmpfs", "/tmp", "--", "/bin/sh", "-c", script, NULL };
+	const char *runners[] = { NULL, "/usr/bin/bwrap" };
+	for (size_t i = 0; i < 2; i++) {
+		if (i == 1 && !have_bubblewrap())
+			continue;
+		char p[4096];
+		snprintf(p, sizeof(p), "%s/new", dir);
+		unlink(p);
+		struct dsh_proc r;
+		run(runners[i], args, &r);
+		cr_expect_eq(r.exit_code, 0, "%s: exit %d: %s", runners[i] ? runners[i] : "dshbox", r.exit_code, r.err);
+		cr_expect_str_eq(r.err, "");
+		struct stat st;
+		cr_expect_eq(stat(p, &st), 0, "%s: the write reached the host", runners[i] ? runners[i] : "dshbox");
+		dsh_proc_clear(&r);
+	}
+}
+
+/* --dev-bind / /: the host's devices usable; --bind / /: nodev, as bubblewrap's bind is. */
+Test(bwrap_root, dev_bind_root_keeps_devices_bind_root_does_not)
+{
+	require_sandbox();
+	const char *runners[] = { NULL, "/usr/bin/bwrap" };
+	for (size_t i = 0; i < 2; i++) {
+		if (i == 1 && !have_bubblewrap())
+			continue;
+		struct dsh_proc r;
+		char *dev[] = { "--dev-bind", "/", "/", "--", "/bin/sh", "-c", "echo x > /dev/null", NULL };
+		run(runners[i], dev, &r);
+		cr_expect_eq(r.exit_code, 0, "--dev-bind / /: exit %d: %s", r.exit_code, r.err);
+		dsh_proc_clear(&r);
+		char *nodev[] = { "--bind", "/", "/", "--", "/bin/sh", "-c", "echo x 2>/dev/null > /dev/null", NULL };
+		run(runners[i], nodev, &r);
+		cr_expect_neq(r.exit_code, 0, "--bind / /: /dev/null opened on a nodev tree (%s)",
+			      runners[i] ? runners[i] : "dshbox");
+		dsh_proc_clear(&r);
+	}
+}
+
+/* bubblewrap sets PWD to the directory the command starts in, after --clearenv too. */
+Test(bwrap_root, pwd_is_the_sandboxs_directory)
+{
+	require_sandbox();
+	const char *runners[] = { NULL, "/usr/bin/bwrap" };
+	for (size_t i = 0; i < 2; i++) {
+		if (i == 1 && !have_bubblewrap())
+			continue;
+		struct dsh_proc r;
+		char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--chdir", "/usr", "--clearenv", "/usr/bin/env",
+				 NULL };
+		run(runners[i], args, &r);
+		cr_expect_eq(r.exit_code, 0, "%s", r.err);
+		cr_expect_str_eq(r.out, "PWD=/usr\n", "%s", runners[i] ? runners[i] : "dshbox");
+		dsh_proc_clear(&r);
+		_cleanup_free_ char *cwd = getcwd(NULL, 0), *want = NULL;
+		cr_assert(asprintf(&want, "%s\n", cwd) > 0);
+		char *kept[] = { "--ro-bind", "/", "/", "--proc", "/proc", "/bin/sh", "-c", "echo \"$PWD\"", NULL };
+		run(runners[i], kept, &r);
+		cr_expect_str_eq(r.out, want, "no --chdir: the caller's directory (%s)", runners[i] ? runners[i] : "dshbox");
+		dsh_proc_clear(&r);
+	}
+}
+
+Test(bwrap_root, repeated_chdir_warns_and_the_last_wins)
+{
+	require_sandbox();
+	struct dsh_proc r;
+	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--chdir", "/usr", "--chdir", "/etc", "/bin/pwd", NULL };
+	run(NULL, args, &r);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, "/etc\n");
+	cr_expect_str_eq(r.err, "bwrap: Only the last --chdir option will take effect\n");
+	dsh_proc_clear(&r);
+}
+
+/* Usage names the program as it was invoked, as bubblewrap's does ("usage: ${BWRAP}"). */
+Test(bwrap_root, help_names_argv0)
+{
+	char link[4096], want[4200];
+	snprintf(link, sizeof(link), "%s/bwrap", dir);
+	cr_assert_eq(symlink(dsh_test_dshbox(), link), 0);
+	snprintf(want, sizeof(want), "usage: %s [OPTIONS...] [--] COMMAND [ARGS...]\n", link);
+	struct dsh_proc r;
+	char *help[] = { "--help", NULL };
+	run(link, help, &r);
+	cr_expect_eq(r.exit_code, 0);
+	cr_expect(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
+	dsh_proc_clear(&r);
+	run(NULL, help, &r);
+	cr_expect(strncmp(r.out, "usage: bwrap [OPTIONS...]", 25) == 0, "dshbox bwrap --help: %s", r.out);
+	dsh_proc_clear(&r);
+}
+
+/* bubblewrap's nesting re-runs the binary as /proc/self/exe: another name, a bubblewrap option first. */
+Test(bwrap_root, run_again_by_another_name_is_bwrap)
+{
+	require_sandbox();
+	char exe[4096], named[4096];
+	snprintf(exe, sizeof(exe), "%s/exe", dir);
+	snprintf(named, sizeof(named), "%s/dshbox", dir);
+	cr_assert_eq(symlink(dsh_test_dshbox(), exe), 0);
+	cr_assert_eq(symlink(dsh_test_dshbox(), named), 0);
+	struct dsh_proc r;
+	char *args[] = { "--ro-bind", "/", "/", "--proc", "/proc", "--", "/bin/sh", "-c", "exit 3", NULL };
+	run(exe, args, &r);
+	cr_expect_eq(r.exit_code, 3, "%s", r.err);
+	dsh_proc_clear(&r);
+	char *bad[] = { "--frob", NULL };
+	run(exe, bad, &r);
+	cr_expect_eq(r.exit_code, 1);
+	cr_expect_str_eq(r.err, "bwrap: Unknown option --frob\n");
+	dsh_proc_clear(&r);
+	/* Named dshbox, it is dshbox: no command starts with "--". */
+	run(named, args, &r);
+	cr_expect_eq(r.exit_code, 125, "%s", r.err);
+	cr_expect(strncmp(r.err, "dshbox: error: unknown command '--ro-bind'\n", 43) == 0, "%s", r.err);
+	dsh_proc_clear(&r);
+}
