@@ -752,6 +752,7 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	sb->proc.cwd_fallback = a->chdir == NULL;
 	sb->proc.keep_caps = bp->caps;
 	sb->proc.as_pid_1 = a->as_pid_1;
+	sb->proc.lock_files = a->lock_files;
 
 	/* bubblewrap lets the command make user namespaces unless the argv says --disable-userns
 	   (sandbox-runtime's seccomp helper makes one): the list then allows them and the mount calls a

@@ -50,6 +50,7 @@ static void usage(FILE *f, const char *prog)
 		"    --ro-bind-data FD DEST --symlink SRC DEST --seccomp FD --add-seccomp-fd FD --block-fd FD\n"
 		"    --info-fd FD --json-status-fd FD --new-session --die-with-parent --as-pid-1\n"
 		"    --cap-add CAP --cap-drop CAP --perms OCTAL --size BYTES --chmod OCTAL PATH\n"
+		"    --lock-file DEST --bind-fd FD DEST --ro-bind-fd FD DEST\n"
 		"See dshbox(1), section BWRAP, for what is applied today.\n");
 }
 
@@ -245,6 +246,23 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 	if (dsh_bwrap_parse(argc - i, argv + i, read_fd, NULL, &a, &err) < 0)
 		return fail(err);
 	level_prefix = a.level_prefix;
+	/* --bind-fd/--ro-bind-fd: the descriptor's directory by its name on the host, as bubblewrap
+	   resolves its sources before it builds the tree (a descriptor's mount is of the caller's
+	   mount namespace, which the sandbox's copy cannot clone from). */
+	for (size_t k = 0; k < a.n_ops; k++) {
+		struct dsh_bwrap_op *op = &a.ops[k];
+		if (op->fd < 0 || (op->kind != DSH_BWRAP_BIND && op->kind != DSH_BWRAP_RO_BIND))
+			continue;
+		char *real = realpath(op->source, NULL);
+		if (!real) {
+			char m[256];
+			snprintf(m, sizeof(m), "Can't find source path %s: %s", op->source, strerror(errno));
+			dsh_bwrap_args_clear(&a);
+			return fail_msg(m);
+		}
+		free(op->source);
+		op->source = real;
+	}
 	if (a.chdir_repeated)
 		fprintf(stderr, "%sbwrap: Only the last --chdir option will take effect\n", level_prefix ? "<4>" : "");
 	int rc = 0;

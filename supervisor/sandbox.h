@@ -78,6 +78,9 @@ struct dsh_sandbox_plan {
 		   or "/"), as bubblewrap sets PWD.  A buffer of the caller's: the command shares init's
 		   memory until exec and must not allocate.  NULL: the environment as given. */
 		char *pwd_slot;
+		/* dshbox bwrap --lock-file: paths inside the finished tree that init opens and holds a
+		   read lock on (fcntl F_RDLCK) for as long as the sandbox lives (NULL-terminated). */
+		char *const *lock_files;
 		/* The program looked up and run when it is not argv[0] (argv[0] being what it is told). */
 		const char *exec_name;
 		/* dshbox bwrap --as-pid-1: the command is pid 1 of a pid namespace of its own, nested in
@@ -128,6 +131,8 @@ struct dsh_stage_ctx {
 	int broker_sock;            /* the command's end: the listener goes to init through it, or -1 */
 	int keeper_fds[2];          /* SPEC 3.14: the keeper's request pipe (read, write), or -1 */
 	int exec_exit;              /* 126 or 127 */
+	int *lock_fds;              /* init's descriptors of proc.lock_files, kept while it serves */
+	size_t n_lock_fds;
 	/* The timing view: where init's and the command's stages ended (the command writes here too:
 	   it shares init's memory until exec).  Kept only when plan->opts->timing is set. */
 	size_t n_clock;

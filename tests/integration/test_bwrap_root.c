@@ -189,3 +189,65 @@ Test(bwrap_root, run_again_by_another_name_is_bwrap)
 	cr_expect(strncmp(r.err, "dshbox: error: unknown command '--ro-bind'\n", 43) == 0, "%s", r.err);
 	dsh_proc_clear(&r);
 }
+
+/* --lock-file: a read lock held by the sandbox while it runs, gone when it ends (bubblewrap's pid 1). */
+Test(bwrap_root, lock_file_is_held_while_the_sandbox_runs)
+{
+	require_sandbox();
+	char lock[4096], script[8192];
+	snprintf(lock, sizeof(lock), "%s/lock", dir);
+	dsh_test_write_file(lock, "");
+	/* The command asks from inside whether a write lock could be had: not while the sandbox holds
+	   its read lock through init (flock(1) cannot say; python's fcntl.lockf can). */
+	snprintf(script, sizeof(script),
+		 "python3 -c 'import fcntl,sys\nf=open(sys.argv[1],\"r+\")\ntry:\n fcntl.lockf(f,fcntl.LOCK_EX|fcntl.LOCK_NB)\n "
+		 "print(\"free\")\nexcept OSError:\n print(\"held\")' %s",
+		 lock);
+	char *args[] = { "--bind", "/", "/", "--lock-file", lock, "--", "/bin/sh", "-c", script, NULL };
+	struct dsh_proc r;
+	run(NULL, args, &r);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, "held\n", "%s", r.err);
+	dsh_proc_clear(&r);
+	char *missing[] = { "--bind", "/", "/", "--lock-file", "/nonexistent-dshbox-lock", "true", NULL };
+	run(NULL, missing, &r);
+	cr_expect_eq(r.exit_code, 1);
+	cr_expect(strstr(r.err, "Unable to open lock file /nonexistent-dshbox-lock: No such file or directory\n") != NULL,
+		  "%s", r.err);
+	cr_expect_eq(strchr(r.err, '\n') - r.err + 1, (long)strlen(r.err), "one line: %s", r.err);
+	dsh_proc_clear(&r);
+	char *pid1[] = { "--bind", "/", "/", "--unshare-pid", "--as-pid-1", "--lock-file", lock, "true", NULL };
+	run(NULL, pid1, &r);
+	cr_expect_eq(r.exit_code, 1);
+	cr_expect_str_eq(r.err, "bwrap: Specifying --as-pid-1 and --lock-file is not permitted\n");
+	dsh_proc_clear(&r);
+}
+
+/* --bind-fd/--ro-bind-fd: the directory the descriptor refers to, the descriptor not the command's. */
+Test(bwrap_root, bind_fd_binds_the_descriptors_directory)
+{
+	require_sandbox();
+	char p[4096], script[8192];
+	snprintf(p, sizeof(p), "%s/file-data", dir);
+	dsh_test_write_file(p, "foobar\n");
+	const char *runners[] = { NULL, "/usr/bin/bwrap" };
+	for (size_t i = 0; i < 2; i++) {
+		if (i == 1 && !have_bubblewrap())
+			continue;
+		for (int ro = 0; ro < 2; ro++) {
+			snprintf(script, sizeof(script),
+				 "exec 9<%s; %s%s --bind / / %s 9 /tmp -- /bin/sh -c "
+				 "'cat /tmp/file-data; test ! -e /proc/self/fd/9 && echo closed; touch /tmp/x && echo written'",
+				 dir, runners[i] ? runners[i] : dsh_test_dshbox(), runners[i] ? "" : " bwrap",
+				 ro ? "--ro-bind-fd" : "--bind-fd");
+			char *sh[] = { "/bin/sh", "-c", script, NULL };
+			struct dsh_proc r;
+			cr_assert_eq(dsh_proc_run(sh, env, NULL, &r), 0);
+			cr_expect_str_eq(r.out, ro ? "foobar\nclosed\n" : "foobar\nclosed\nwritten\n", "%s %s: %s",
+					 runners[i] ? runners[i] : "dshbox", ro ? "--ro-bind-fd" : "--bind-fd", r.err);
+			dsh_proc_clear(&r);
+			snprintf(p, sizeof(p), "%s/x", dir);
+			unlink(p);
+		}
+	}
+}
