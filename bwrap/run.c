@@ -713,6 +713,11 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	}
 	if ((r = translate(a, bp, err)) < 0)
 		goto fail;
+	/* bubblewrap's /dev has a core symlink to /proc/kcore; dshbox run's has none. */
+	for (size_t i = 0; i < bp->mounts->n; i++)
+		bp->mounts->entries[i].dev_core |= bp->mounts->entries[i].action == DSH_MOUNT_DEV;
+	for (size_t i = 0; i < bp->mounts->n_ordered; i++)
+		bp->mounts->ordered[i].dev_core |= bp->mounts->ordered[i].action == DSH_MOUNT_DEV;
 
 	/* The policy behind the plan: what the broker and Landlock ask about.  The tree itself comes
 	   from the argv; the policy agrees with it (its writable roots are the argv's binds). */

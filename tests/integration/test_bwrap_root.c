@@ -251,3 +251,22 @@ Test(bwrap_root, bind_fd_binds_the_descriptors_directory)
 		}
 	}
 }
+
+/* --dev: bubblewrap's devices and links, core -> /proc/kcore among them. */
+Test(bwrap_root, dev_has_bubblewraps_links)
+{
+	require_sandbox();
+	const char *runners[] = { NULL, "/usr/bin/bwrap" };
+	for (size_t i = 0; i < 2; i++) {
+		if (i == 1 && !have_bubblewrap())
+			continue;
+		struct dsh_proc r;
+		char *args[] = { "--bind", "/", "/", "--unshare-pid", "--dev", "/dev", "/usr/bin/readlink", "/dev/core",
+				 "/dev/fd", "/dev/stdin", "/dev/ptmx", NULL };
+		run(runners[i], args, &r);
+		cr_expect_eq(r.exit_code, 0, "%s", r.err);
+		cr_expect_str_eq(r.out, "/proc/kcore\n/proc/self/fd\n/proc/self/fd/0\npts/ptmx\n", "%s",
+				 runners[i] ? runners[i] : "dshbox");
+		dsh_proc_clear(&r);
+	}
+}
