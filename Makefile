@@ -195,6 +195,11 @@ test-srt: $(DSHBOX)
 # The Codex CLI from npm, `codex sandbox` with dshbox as its bwrap (a printed skip without the registry).
 test-codex: $(DSHBOX)
 	tests/codex/run.sh $(BUILD)
+# bubblewrap's own tests/test-run.sh (apt-get source bubblewrap, fetched at test time) with real
+# bubblewrap and with dshbox as bwrap, every case counted (docs/bwrap.md).  Not part of `make test`.
+.PHONY: test-bwrap-suite
+test-bwrap-suite: $(DSHBOX)
+	tests/bwrap-suite/run.sh $(BUILD)
 # dshbox in Podman with runc over a debootstrapped Debian 12, as root (docs/containers.md); rows
 # whose container cannot start here are printed skips.  Not part of `make test`.
 .PHONY: test-containers

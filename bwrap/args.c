@@ -40,7 +40,7 @@ static const struct {
 	int n_values;
 } refused[] = {
 	{ "--userns", 1 },  { "--userns2", 1 },	    { "--pidns", 1 },	      { "--userns-block-fd", 1 },
-	{ "--lock-file", 1 }, { "--bind-fd", 2 },  { "--ro-bind-fd", 2 },    { "--overlay-src", 1 },
+	{ "--overlay-src", 1 },
 	{ "--overlay", 3 }, { "--tmp-overlay", 1 }, { "--ro-overlay", 1 },  { "--exec-label", 1 },
 	{ "--file-label", 1 },
 };
@@ -334,6 +334,18 @@ static int parse_mount_op(struct parser *p, struct option_step *s, struct dsh_er
 									    : DSH_BWRAP_BIND;
 		bool try_ = strlen(arg) > 4 && strcmp(arg + strlen(arg) - 4, "-try") == 0;
 		r = add_op(p, k, s->val[0], s->val[1], -1, try_, NULL, err);
+	} else if (strcmp(arg, "--bind-fd") == 0 || strcmp(arg, "--ro-bind-fd") == 0) {
+		/* bubblewrap binds what the descriptor refers to, by its /proc/self/fd name. */
+		NEED(2, "%s takes two arguments", arg);
+		s->used = 2;
+		int fd;
+		if ((r = parse_fd(s->val[0], &fd, err)) < 0)
+			return r;
+		char src[64];
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+		if ((r = add_op(p, strcmp(arg, "--bind-fd") == 0 ? DSH_BWRAP_BIND : DSH_BWRAP_RO_BIND, src, s->val[1], fd,
+				false, NULL, err)) < 0)
+			return r;
 	} else if (strcmp(arg, "--proc") == 0 || strcmp(arg, "--dev") == 0 || strcmp(arg, "--mqueue") == 0) {
 		NEED(1, "%s takes an argument", arg);
 		s->used = 1;
@@ -453,6 +465,8 @@ static int parse_process_option(struct parser *p, struct option_step *s, struct 
 	} else if (strcmp(arg, "--chdir") == 0) {
 		NEED(1, "--chdir takes one argument");
 		s->used = 1;
+		if (a->chdir)
+			a->chdir_repeated = true;
 		r = set_str(&a->chdir, s->val[0], err); /* the last one wins */
 	} else if (strcmp(arg, "--setenv") == 0) {
 		NEED(2, "--setenv takes two arguments");
@@ -478,6 +492,10 @@ static int parse_process_option(struct parser *p, struct option_step *s, struct 
 			a->gid = v;
 			a->have_gid = true;
 		}
+	} else if (strcmp(arg, "--lock-file") == 0) {
+		NEED(1, "--lock-file takes an argument");
+		s->used = 1;
+		r = dsh_strv_push(&a->lock_files, s->val[0]) < 0 ? dsh_err_sys(err, ENOMEM, "bwrap arguments") : 0;
 	} else if (strcmp(arg, "--hostname") == 0) {
 		NEED(1, "--hostname takes an argument");
 		s->used = 1;
@@ -660,6 +678,7 @@ void dsh_bwrap_args_clear(struct dsh_bwrap_args *a)
 	free(a->hostname);
 	free(a->add_seccomp_fds);
 	dsh_strv_free(a->unsupported);
+	dsh_strv_free(a->lock_files);
 	dsh_strv_free(a->argv);
 	memset(a, 0, sizeof(*a));
 	a->seccomp_fd = a->info_fd = a->json_status_fd = a->block_fd = a->sync_fd = -1;
@@ -680,6 +699,8 @@ int dsh_bwrap_validate(const struct dsh_bwrap_args *a, uid_t uid, gid_t gid, str
 		return usage_err(err, "Specifying --hostname requires --unshare-uts");
 	if (a->as_pid_1 && !a->unshare_pid)
 		return usage_err(err, "Specifying --as-pid-1 requires --unshare-pid");
+	if (a->as_pid_1 && a->lock_files)
+		return usage_err(err, "Specifying --as-pid-1 and --lock-file is not permitted");
 	return 0;
 }
 

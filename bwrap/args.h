@@ -81,6 +81,8 @@ struct dsh_bwrap_args {
 	bool level_prefix;
 	bool help, version;       /* seen first: the front end prints and exits 0 */
 	char *chdir;
+	char **lock_files;        /* --lock-file, in argv order */
+	bool chdir_repeated;      /* --chdir given more than once: bubblewrap warns that the last wins */
 	char *argv0;
 	char *hostname;
 	bool have_uid, have_gid;

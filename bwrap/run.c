@@ -428,11 +428,16 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 	 */
 	size_t first = a->n_ops;
 	for (size_t i = 0; i < a->n_ops; i++)
-		if (a->ops[i].kind == DSH_BWRAP_RO_BIND && strcmp(a->ops[i].source, "/") == 0 &&
-		    strcmp(a->ops[i].dest, "/") == 0)
+		if (is_bind(a->ops[i].kind) && strcmp(a->ops[i].source, "/") == 0 && strcmp(a->ops[i].dest, "/") == 0)
 			first = i;
 	if (first == a->n_ops)
 		return translate_new_root(a, bp, err);
+	/* The host's whole tree: read-only (--ro-bind), writable (--bind), with its devices (--dev-bind). */
+	const struct dsh_bwrap_op *root = &a->ops[first];
+	bool root_rw = root->kind != DSH_BWRAP_RO_BIND;
+	_cleanup_free_ char *root_why = NULL;
+	if (asprintf(&root_why, "%s / /", opname(root)) < 0)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
 	struct dsh_mount_plan *m = bp->mounts;
 	int r;
 	for (size_t i = 0; i < first; i++) {
@@ -443,20 +448,29 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 		if (is_bind(op->kind) && (r = check_source(op, err)) < 0)
 			return r;
 		_cleanup_free_ char *n = NULL;
-		if (asprintf(&n, "left out %s %s: covered by the --ro-bind / / after it", opname(op), op->dest) < 0 ||
+		if (asprintf(&n, "left out %s %s: covered by the %s after it", opname(op), op->dest, root_why) < 0 ||
 		    dsh_mount_plan_note(m, n) < 0)
 			return dsh_err_sys(err, ENOMEM, "bwrap plan");
 	}
-	m->ro_root = true;
-	r = dsh_mount_plan_push(m, "/", DSH_MOUNT_RO_ROOT, "--ro-bind / /", err);
+	/* A writable root is the plan's root entry with nothing made read-only (ns/plan.h's ro_root). */
+	m->ro_root = !root_rw;
+	r = dsh_mount_plan_push(m, "/", DSH_MOUNT_RO_ROOT, root_why, err);
 	if (r < 0)
 		return r;
-	/* bubblewrap's --ro-bind / / is nodev (and nosuid) all the way down: device nodes of the host
-	   tree cannot be opened, only those of --dev and --dev-bind.  First of the ordered operations,
-	   with the plan's minimal /dev given its devices back right after. */
-	if ((r = add_attr(bp, "/", MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID, 0, "--ro-bind / / (nodev)", err)) < 0)
+	/* bubblewrap's binds are nosuid, and nodev but for --dev-bind, all the way down: device nodes
+	   of the host tree cannot be opened, only those of --dev and --dev-bind.  First of the ordered
+	   operations, with the plan's minimal /dev given its devices back right after. */
+	_cleanup_free_ char *attr_why = NULL;
+	if (asprintf(&attr_why, "%s (%s)", root_why, root->kind == DSH_BWRAP_DEV_BIND ? "nosuid" : "nodev, nosuid") < 0)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	if ((r = add_attr(bp, "/", (root->kind == DSH_BWRAP_DEV_BIND ? 0 : MOUNT_ATTR_NODEV) | MOUNT_ATTR_NOSUID, 0,
+			  attr_why, err)) < 0)
 		return r;
 	bool have_ws = false, ordered = false;
+	if (root_rw) {
+		if ((r = add_writable(bp, "/", &have_ws, err)) < 0 || (r = note_writable(bp, "/", err)) < 0)
+			return r;
+	}
 	_cleanup_free_ bool *skip = calloc(a->n_ops + 1, sizeof(bool)), *held = calloc(a->n_ops + 1, sizeof(bool));
 	if (!skip || !held)
 		return dsh_err_sys(err, ENOMEM, "bwrap plan");
@@ -545,7 +559,7 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 	}
 	/* The lock stage writes the nested user namespace's id maps through /proc/self, which the
 	   read-only root covers unless a fresh procfs is mounted (SPEC 3.3's pitfall). */
-	if (!m->proc)
+	if (!m->proc && !root_rw)
 		return cannot(err, "--ro-bind / / without --proc /proc is not applied by dshbox bwrap yet");
 	/* dshbox's /dev is read-only once made: the mount point of --mqueue /dev/mqueue is made with it. */
 	bool dev_mqueue = false;
@@ -699,6 +713,11 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	}
 	if ((r = translate(a, bp, err)) < 0)
 		goto fail;
+	/* bubblewrap's /dev has a core symlink to /proc/kcore; dshbox run's has none. */
+	for (size_t i = 0; i < bp->mounts->n; i++)
+		bp->mounts->entries[i].dev_core |= bp->mounts->entries[i].action == DSH_MOUNT_DEV;
+	for (size_t i = 0; i < bp->mounts->n_ordered; i++)
+		bp->mounts->ordered[i].dev_core |= bp->mounts->ordered[i].action == DSH_MOUNT_DEV;
 
 	/* The policy behind the plan: what the broker and Landlock ask about.  The tree itself comes
 	   from the argv; the policy agrees with it (its writable roots are the argv's binds). */
@@ -738,6 +757,7 @@ int dsh_bwrap_plan_build(const struct dsh_bwrap_args *a, const struct dsh_bwrap_
 	sb->proc.cwd_fallback = a->chdir == NULL;
 	sb->proc.keep_caps = bp->caps;
 	sb->proc.as_pid_1 = a->as_pid_1;
+	sb->proc.lock_files = a->lock_files;
 
 	/* bubblewrap lets the command make user namespaces unless the argv says --disable-userns
 	   (sandbox-runtime's seccomp helper makes one): the list then allows them and the mount calls a
@@ -833,10 +853,28 @@ int dsh_bwrap_plan_run(struct dsh_bwrap_plan *bp, char *const *argv, char *const
 		memcpy(told, argv, n * sizeof(*told));
 		told[0] = (char *)bp->argv0;
 	}
-	struct dsh_run_request req = { .argv = told ? told : argv, .envp = envp, .preserve_fds = bp->pass_fds,
+	/* bubblewrap sets PWD to the directory the command starts in, after the argv's environment
+	   options: the chdir stage fills the slot (supervisor/sandbox.h). */
+	size_t n_env = 0;
+	while (envp && envp[n_env])
+		n_env++;
+	_cleanup_free_ char **env = calloc(n_env + 2, sizeof(*env));
+	_cleanup_free_ char *pwd = calloc(1, DSH_PWD_SLOT);
+	if (!env || !pwd)
+		return dsh_err_sys(err, ENOMEM, "PWD");
+	size_t out = 0;
+	for (size_t i = 0; i < n_env; i++)
+		if (strncmp(envp[i], "PWD=", 4) != 0)
+			env[out++] = envp[i];
+	snprintf(pwd, DSH_PWD_SLOT, "PWD=/");
+	env[out] = pwd;
+	bp->sb.proc.pwd_slot = pwd;
+	struct dsh_run_request req = { .argv = told ? told : argv, .envp = env, .preserve_fds = bp->pass_fds,
 				       .n_preserve_fds = bp->n_pass_fds };
 	bp->sb.proc.exec_name = told ? argv[0] : NULL;
-	return dsh_sandbox_run(&bp->sb, &req, ret, err);
+	int r = dsh_sandbox_run(&bp->sb, &req, ret, err);
+	bp->sb.proc.pwd_slot = NULL;
+	return r;
 }
 
 void dsh_bwrap_plan_free(struct dsh_bwrap_plan *bp)

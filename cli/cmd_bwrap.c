@@ -28,10 +28,12 @@
 
 static bool level_prefix;
 
-static void usage(FILE *f)
+/* bubblewrap names itself as it was invoked (argv[0]); "bwrap" when run as `dshbox bwrap`. */
+static void usage(FILE *f, const char *prog)
 {
+	fprintf(f, "usage: %s [OPTIONS...] [--] COMMAND [ARGS...]\n\n", prog && *prog ? prog : "bwrap");
 	fprintf(f,
-		"usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]\n\n"
+		
 		"dshbox bwrap: bubblewrap's argv, enforced by dshbox's own mount code, lock and hardening.\n"
 		"dshbox's options, first on the line (or DSHBOX_BWRAP_COMPAT=strict in the environment):\n"
 		"    --dry-run                    Print the plan, with what dshbox adds, and exit\n"
@@ -48,6 +50,7 @@ static void usage(FILE *f)
 		"    --ro-bind-data FD DEST --symlink SRC DEST --seccomp FD --add-seccomp-fd FD --block-fd FD\n"
 		"    --info-fd FD --json-status-fd FD --new-session --die-with-parent --as-pid-1\n"
 		"    --cap-add CAP --cap-drop CAP --perms OCTAL --size BYTES --chmod OCTAL PATH\n"
+		"    --lock-file DEST --bind-fd FD DEST --ro-bind-fd FD DEST\n"
 		"See dshbox(1), section BWRAP, for what is applied today.\n");
 }
 
@@ -229,7 +232,7 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 			break;
 	}
 	if (i >= argc) {
-		usage(stderr);
+		usage(stderr, argv[0]);
 		return BWRAP_EXIT_FAILURE;
 	}
 
@@ -243,6 +246,25 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 	if (dsh_bwrap_parse(argc - i, argv + i, read_fd, NULL, &a, &err) < 0)
 		return fail(err);
 	level_prefix = a.level_prefix;
+	/* --bind-fd/--ro-bind-fd: the descriptor's directory by its name on the host, as bubblewrap
+	   resolves its sources before it builds the tree (a descriptor's mount is of the caller's
+	   mount namespace, which the sandbox's copy cannot clone from). */
+	for (size_t k = 0; k < a.n_ops; k++) {
+		struct dsh_bwrap_op *op = &a.ops[k];
+		if (op->fd < 0 || (op->kind != DSH_BWRAP_BIND && op->kind != DSH_BWRAP_RO_BIND))
+			continue;
+		char *real = realpath(op->source, NULL);
+		if (!real) {
+			char m[256];
+			snprintf(m, sizeof(m), "Can't find source path %s: %s", op->source, strerror(errno));
+			dsh_bwrap_args_clear(&a);
+			return fail_msg(m);
+		}
+		free(op->source);
+		op->source = real;
+	}
+	if (a.chdir_repeated)
+		fprintf(stderr, "%sbwrap: Only the last --chdir option will take effect\n", level_prefix ? "<4>" : "");
 	int rc = 0;
 	struct dsh_bwrap_plan *plan = NULL;
 	struct dsh_seccomp_prog *progs = NULL;
@@ -250,7 +272,7 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 	_cleanup_strv_ char **env = NULL;
 	_cleanup_free_ char *cwd = NULL;
 	if (a.help) {
-		usage(stdout);
+		usage(stdout, argv[0]);
 		goto out;
 	}
 	if (a.version) {
@@ -262,7 +284,7 @@ int cmd_bwrap(int argc, char **argv, char **envp)
 		goto out;
 	}
 	if (!dry_run && !a.argv[0]) {
-		usage(stderr);
+		usage(stderr, argv[0]);
 		rc = BWRAP_EXIT_FAILURE;
 		goto out;
 	}

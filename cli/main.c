@@ -36,6 +36,12 @@ int main(int argc, char **argv, char **envp)
 	base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "";
 	if (strcmp(base, "bwrap") == 0)
 		return cmd_bwrap(argc, argv, envp);
+	/* Run again by another name with a bubblewrap option first: bubblewrap's nesting runs
+	   "/proc/self/exe --ro-bind / / ..." inside the sandbox (no dshbox command starts with "--"). */
+	size_t bl = strlen(base);
+	if (argc >= 2 && strncmp(argv[1], "--", 2) == 0 && argv[1][2] && strcmp(argv[1], "--help") != 0 &&
+	    strcmp(argv[1], "--version") != 0 && (bl < 6 || strcmp(base + bl - 6, "dshbox") != 0))
+		return cmd_bwrap(argc, argv, envp);
 	if (argc < 2) {
 		usage(stderr);
 		return cli_usage_error(NULL, "no command given");

@@ -322,6 +322,8 @@ int dsh_mount_apply_dev(struct applier *a, const struct dsh_mount_entry *e, int 
 	for (size_t k = 0; k < ARRAY_SIZE(links); k++)
 		if (symlinkat(links[k][0], d, links[k][1]) < 0)
 			return dsh_err_sys(err, errno, "symlink /dev/%s", links[k][1]);
+	if (e->dev_core && symlinkat("/proc/kcore", d, "core") < 0)
+		return dsh_err_sys(err, errno, "symlink /dev/core");
 	/* Nothing more is ever made in /dev itself; the devices stay writable on a read-only mount. */
 	return dsh_m_setattr(d, "", false, MOUNT_ATTR_RDONLY, 0, err);
 }

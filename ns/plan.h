@@ -56,6 +56,7 @@ struct dsh_mount_entry {
 	dev_t dev;
 	ino_t ino;
 	bool dev_mqueue;              /* dev: with an empty mqueue directory (for an mqueue mounted later) */
+	bool dev_core;                /* dev: with bubblewrap's core -> /proc/kcore (dshbox bwrap) */
 	/* The operations in plan->ordered only. */
 	char *source;                 /* bind: the host path; symlink: the link's text */
 	bool readonly;                /* bind, bind-data */

@@ -328,7 +328,7 @@ static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_
 static void keep_only_serving(const struct dsh_stage_ctx *c, int sfd, int listener, int status_fd)
 {
 	const struct dsh_broker *b = c->plan->broker;
-	size_t n = 3 + (b ? b->n_held : 0), k = 0;
+	size_t n = 3 + (b ? b->n_held : 0) + c->n_lock_fds, k = 0;
 	int *keep = calloc(n, sizeof(*keep));
 	if (!keep)
 		_exit(125);
@@ -337,6 +337,8 @@ static void keep_only_serving(const struct dsh_stage_ctx *c, int sfd, int listen
 	keep[k++] = status_fd;
 	for (size_t i = 0; b && i < b->n_held; i++)
 		keep[k++] = b->held[i].dir;
+	for (size_t i = 0; i < c->n_lock_fds; i++)
+		keep[k++] = c->lock_fds[i];
 	struct dsh_error *e = NULL;
 	int r = dsh_fds_close_except(keep, k, &e);
 	free(keep);

@@ -18,6 +18,7 @@
  */
 
 #include <signal.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -72,6 +73,14 @@ struct dsh_sandbox_plan {
 		/* When the current directory does not exist inside (a new root): $HOME of the command's
 		   environment, then "/"; otherwise that is a setup failure. */
 		bool cwd_fallback;
+		/* dshbox bwrap: an entry of the request's environment, DSH_PWD_SLOT bytes, that the
+		   chdir stage fills with "PWD=" and the name it went to (the argv's, the caller's, $HOME
+		   or "/"), as bubblewrap sets PWD.  A buffer of the caller's: the command shares init's
+		   memory until exec and must not allocate.  NULL: the environment as given. */
+		char *pwd_slot;
+		/* dshbox bwrap --lock-file: paths inside the finished tree that init opens and holds a
+		   read lock on (fcntl F_RDLCK) for as long as the sandbox lives (NULL-terminated). */
+		char *const *lock_files;
 		/* The program looked up and run when it is not argv[0] (argv[0] being what it is told). */
 		const char *exec_name;
 		/* dshbox bwrap --as-pid-1: the command is pid 1 of a pid namespace of its own, nested in
@@ -109,6 +118,8 @@ enum dsh_stage_where {
 	DSH_STAGE_COMMAND,
 };
 
+#define DSH_PWD_SLOT (PATH_MAX + 5)
+
 struct dsh_stage_ctx {
 	const struct dsh_sandbox_plan *plan;
 	const struct dsh_run_request *req;
@@ -120,6 +131,8 @@ struct dsh_stage_ctx {
 	int broker_sock;            /* the command's end: the listener goes to init through it, or -1 */
 	int keeper_fds[2];          /* SPEC 3.14: the keeper's request pipe (read, write), or -1 */
 	int exec_exit;              /* 126 or 127 */
+	int *lock_fds;              /* init's descriptors of proc.lock_files, kept while it serves */
+	size_t n_lock_fds;
 	/* The timing view: where init's and the command's stages ended (the command writes here too:
 	   it shares init's memory until exec).  Kept only when plan->opts->timing is set. */
 	size_t n_clock;

@@ -135,6 +135,33 @@ static int st_on_locked(struct dsh_stage_ctx *c, struct dsh_error **err)
 }
 
 /*
+ * --lock-file: init holds a read lock on each for the sandbox's life, as bubblewrap's pid 1 does
+ * (a POSIX lock belongs to init's descriptor table: the command's copies, closed at exec, do not
+ * release it).  In the finished tree, before the capability drop, with bubblewrap's words.
+ */
+static int st_lock_files(struct dsh_stage_ctx *c, struct dsh_error **err)
+{
+	size_t n = 0;
+	while (c->plan->proc.lock_files && c->plan->proc.lock_files[n])
+		n++;
+	if (n == 0)
+		return 0;
+	if (!(c->lock_fds = calloc(n, sizeof(int))))
+		return dsh_err_sys(err, ENOMEM, "--lock-file");
+	for (size_t i = 0; i < n; i++) {
+		const char *path = c->plan->proc.lock_files[i];
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return dsh_err_sys(err, errno, "Unable to open lock file %s", path);
+		c->lock_fds[c->n_lock_fds++] = fd;
+		struct flock l = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+		if (fcntl(fd, F_SETLK, &l) < 0)
+			return dsh_err_sys(err, errno, "Unable to lock file %s", path);
+	}
+	return 0;
+}
+
+/*
  * With nothing to re-mask (no r-/-- entry a host-side replacement could take away) the keeper only
  * holds the mounts: the outer mount namespace and the detached clones, whose last reference,
  * dropped, unmounts them and waits for an RCU grace period.  A holder does that for the run and
@@ -257,6 +284,13 @@ static int st_pid_1(struct dsh_stage_ctx *c, struct dsh_error **err)
 
 /* ---- COMMAND stages: the forked command, before exec ---- */
 
+static int set_pwd(struct dsh_stage_ctx *c, const char *dir)
+{
+	if (c->plan->proc.pwd_slot)
+		snprintf(c->plan->proc.pwd_slot, DSH_PWD_SLOT, "PWD=%s", dir);
+	return 0;
+}
+
 static int st_chdir(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	/* Always by name, after the mounts: the old cwd may lie on a mount now covered by a clone. */
@@ -265,12 +299,12 @@ static int st_chdir(struct dsh_stage_ctx *c, struct dsh_error **err)
 		int e = errno;
 		if (c->plan->proc.cwd_fallback) {
 			const char *home = dsh_env_get(c->req->envp, "HOME");
-			if ((home && chdir(home) == 0) || chdir("/") == 0)
-				return 0;
+			if ((home && chdir(home) == 0) || chdir(home = "/") == 0)
+				return set_pwd(c, home);
 		}
 		return dsh_err_sys(err, e, "chdir '%s'", cwd);
 	}
-	return 0;
+	return set_pwd(c, cwd);
 }
 
 static int st_fds(struct dsh_stage_ctx *c, struct dsh_error **err)
@@ -438,6 +472,7 @@ const struct dsh_stage dsh_stages[] = {
 	{ "mounts", DSH_STAGE_INIT, true, st_mounts },
 	{ "lock", DSH_STAGE_INIT, true, st_lock },
 	{ "info", DSH_STAGE_INIT, true, st_on_locked },
+	{ "lock files", DSH_STAGE_INIT, true, st_lock_files },
 	{ "keeper", DSH_STAGE_INIT, true, st_keeper },
 	{ "pid 1", DSH_STAGE_INIT, true, st_pid_1 },
 	/* Taken by init, which the command inherits them from: init is the broker, and the broker has

@@ -193,7 +193,6 @@ Test(bwrap, dshbox_failures_are_one_bwrap_line_and_exit_1)
 		{ "--ro-bind", "/", "/", "--proc", "/proc", "--unshare-user", "--unshare-net", "--cap-add", "ALL",
 		  "--cap-drop", "CAP_SYS_ADMIN", "true", NULL },
 		{ "--ro-bind", "/", "/", "--mqueue", "/dev/mqueue", "true", NULL },
-		{ "--dev-bind", "/", "/", "--proc", "/proc", "true", NULL },
 		{ "--ro-bind", "/", "/", "--proc", "/proc", "--bind", "/var/tmp", "/", "true", NULL },
 		{ "--ro-bind", "/", "/", "true", NULL },
 		{ "--ro-bind", "/", "/", "--bind", "/nonexistent-dshbox", "/nonexistent-dshbox", "true", NULL },
@@ -240,7 +239,7 @@ Test(bwrap, invoked_as_bwrap)
 	char *none[] = { NULL };
 	run_args(link, none, &r);
 	cr_expect_eq(r.exit_code, 1, "no command: bubblewrap's usage and exit 1");
-	cr_expect(strncmp(r.err, "usage: bwrap", 12) == 0, "%s", r.err);
+	cr_expect(strncmp(r.err, "usage: ", 7) == 0 && strncmp(r.err + 7, link, strlen(link)) == 0, "%s", r.err);
 	dsh_proc_clear(&r);
 }
 
