@@ -410,6 +410,37 @@ static int note_held_remount(struct dsh_mount_plan *m, const char *why, struct d
 	return 0;
 }
 
+/* After the host tree's operations: what the stages need of the plan, and the mode it implies. */
+static int finish_host_root(struct dsh_bwrap_plan *bp, bool root_rw, struct dsh_error **err)
+{
+	struct dsh_mount_plan *m = bp->mounts;
+	int r;
+	/* The lock stage writes the nested user namespace's id maps through /proc/self, which the
+	   read-only root covers unless a fresh procfs is mounted (SPEC 3.3's pitfall). */
+	if (!m->proc && !root_rw)
+		return cannot(err, "--ro-bind / / without --proc /proc is not applied by dshbox bwrap yet");
+	/* dshbox's /dev is read-only once made: the mount point of --mqueue /dev/mqueue is made with it. */
+	bool dev_mqueue = false;
+	for (size_t i = 0; m->dev && i < m->n_ordered; i++)
+		if (m->ordered[i].action == DSH_MOUNT_MQUEUE && strcmp(m->ordered[i].path, "/dev/mqueue") == 0)
+			dev_mqueue = true;
+	for (size_t i = 0; dev_mqueue && i < m->n; i++)
+		if (m->entries[i].action == DSH_MOUNT_DEV)
+			m->entries[i].dev_mqueue = true;
+	if (m->dev) {
+		/* Right after the nodev pass, before the operations in argv order. */
+		if ((r = add_attr(bp, "/dev", 0, MOUNT_ATTR_NODEV, "--dev /dev (its devices)", err)) < 0)
+			return r;
+		struct dsh_mount_entry last = m->ordered[m->n_ordered - 1];
+		memmove(&m->ordered[2], &m->ordered[1], (m->n_ordered - 2) * sizeof(*m->ordered));
+		m->ordered[1] = last;
+	}
+	if (m->private_tmp && dsh_strv_push(&m->creatable, "/tmp") < 0)
+		return dsh_err_sys(err, ENOMEM, "bwrap plan");
+	bp->config.mode = bp->any_writable ? DSH_MODE_WORKSPACE_WRITE : DSH_MODE_READ_ONLY;
+	return 0;
+}
+
 /*
  * bubblewrap applies operations in argv order, a later mount covering an earlier one; dshbox's plan
  * is applied parents first.  An operation becomes a plan entry when it is one (the table in
@@ -557,30 +588,7 @@ static int translate(const struct dsh_bwrap_args *a, struct dsh_bwrap_plan *bp, 
 		if (writable && (r = note_writable(bp, target, err)) < 0)
 			return r;
 	}
-	/* The lock stage writes the nested user namespace's id maps through /proc/self, which the
-	   read-only root covers unless a fresh procfs is mounted (SPEC 3.3's pitfall). */
-	if (!m->proc && !root_rw)
-		return cannot(err, "--ro-bind / / without --proc /proc is not applied by dshbox bwrap yet");
-	/* dshbox's /dev is read-only once made: the mount point of --mqueue /dev/mqueue is made with it. */
-	bool dev_mqueue = false;
-	for (size_t i = 0; m->dev && i < m->n_ordered; i++)
-		if (m->ordered[i].action == DSH_MOUNT_MQUEUE && strcmp(m->ordered[i].path, "/dev/mqueue") == 0)
-			dev_mqueue = true;
-	for (size_t i = 0; dev_mqueue && i < m->n; i++)
-		if (m->entries[i].action == DSH_MOUNT_DEV)
-			m->entries[i].dev_mqueue = true;
-	if (m->dev) {
-		/* Right after the nodev pass, before the operations in argv order. */
-		if ((r = add_attr(bp, "/dev", 0, MOUNT_ATTR_NODEV, "--dev /dev (its devices)", err)) < 0)
-			return r;
-		struct dsh_mount_entry last = m->ordered[m->n_ordered - 1];
-		memmove(&m->ordered[2], &m->ordered[1], (m->n_ordered - 2) * sizeof(*m->ordered));
-		m->ordered[1] = last;
-	}
-	if (m->private_tmp && dsh_strv_push(&m->creatable, "/tmp") < 0)
-		return dsh_err_sys(err, ENOMEM, "bwrap plan");
-	bp->config.mode = bp->any_writable ? DSH_MODE_WORKSPACE_WRITE : DSH_MODE_READ_ONLY;
-	return 0;
+	return finish_host_root(bp, root_rw, err);
 }
 
 static int add_socket_masks(struct dsh_bwrap_plan *bp, const struct dsh_bwrap_args *a, struct dsh_error **err)
