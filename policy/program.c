@@ -41,34 +41,29 @@ static int push_unique(char ***v, char *path, struct dsh_error **err)
 
 int dsh_program_in_use(char ***ret, struct dsh_error **err)
 {
-	_cleanup_strv_ char **v = calloc(1, sizeof(*v));
-	if (!v)
-		return oom(err);
 	char buf[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	if (n > 0 && buf[0] == '/') {
-		buf[n] = '\0';
-		drop_deleted(buf);
-		char *exe = strdup(buf);
-		int r = exe ? push_unique(&v, exe, err) : oom(err);
-		if (r < 0)
-			return r;
-	} else {
-		/* Without procfs the executable cannot be named: a rule that should hold and cannot be
-		   stated is a refusal, not a silent gap. */
+	/* Without procfs the executable cannot be named: a rule that should hold and cannot be
+	   stated is a refusal, not a silent gap. */
+	if (n <= 0 || buf[0] != '/')
 		return dsh_err(err, DSH_ERR_SYSTEM, n < 0 ? errno : ENAMETOOLONG,
 			       "the program in use: readlink /proc/self/exe");
-	}
+	buf[n] = '\0';
+	drop_deleted(buf);
+	_cleanup_strv_ char **v = NULL;
+	char *exe = strdup(buf);
+	if (!exe)
+		return oom(err);
+	int r = push_unique(&v, exe, err);
+	if (r < 0)
+		return r;
 	/* A host that loaded libdshbox from a file of its own: that file too.  In a static program
 	   dladdr names the executable, or nothing. */
 	Dl_info info;
 	if (dladdr((void *)dsh_program_in_use, &info) && info.dli_fname && info.dli_fname[0] == '/') {
 		char *lib = realpath(info.dli_fname, NULL);
-		if (lib) {
-			int r = push_unique(&v, lib, err);
-			if (r < 0)
-				return r;
-		}
+		if (lib && (r = push_unique(&v, lib, err)) < 0)
+			return r;
 	}
 	*ret = TAKE_PTR(v);
 	return 0;
