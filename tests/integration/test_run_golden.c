@@ -92,7 +92,7 @@ Test(run_golden, dry_run_plans)
 		char *argv[40];
 		char *owned[40];
 		int n = 0, no = 0;
-		argv[n++] = (char *)dsh_test_dshbox();
+		argv[n++] = (char *)dsh_test_dshbox_outside_roots();
 		argv[n++] = "run";
 		argv[n++] = "--dry-run";
 		argv[n++] = "--backend";
@@ -201,7 +201,7 @@ Test(run_golden, tmp_workspace_and_sockets)
 	_cleanup_free_ char *cfg = NULL;
 	cr_assert(asprintf(&cfg, "%s/private-tmp.yml", root) > 0);
 	dsh_test_write_file(cfg, "tmp: private\n");
-	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--dry-run", "--config", cfg, "--workspace", tmpws, "--access", "-- *.pem",
+	char *argv[] = { (char *)dsh_test_dshbox_outside_roots(), "run", "--dry-run", "--config", cfg, "--workspace", tmpws, "--access", "-- *.pem",
 			 "--access", "-- /tmp/**/*.pem", "--", "true", NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run(argv, genv, NULL, &r), 0);
@@ -234,7 +234,7 @@ Test(run_golden, report_json)
 	_cleanup_free_ char *ws = NULL, *report = NULL, *cfg = NULL;
 	cr_assert(asprintf(&ws, "%s/ws", root) > 0 && asprintf(&report, "%s/report.json", root) > 0 &&
 		  asprintf(&cfg, "%s/cfg.yml", root) > 0);
-	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--config", cfg, "--workspace", ws, "--access", "-- *.pem",
+	char *argv[] = { (char *)dsh_test_dshbox_outside_roots(), "run", "--config", cfg, "--workspace", ws, "--access", "-- *.pem",
 			 "--access", "r- .git/hooks", "--report", report, "--", "/bin/true", NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run(argv, env, NULL, &r), 0);

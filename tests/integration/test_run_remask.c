@@ -117,7 +117,7 @@ Test(run_remask, glob_matches_past_the_watch_limit_are_said, .timeout = 60)
 	cr_assert(asprintf(&script,
 			   "echo 2 > /proc/sys/user/max_inotify_watches || exit 99; exec '%s' run --warnings=stderr "
 			   "--workspace '%s' --cwd '%s' --access '-- **/*.pem' -- sh -c 'cat */k.pem; echo done'",
-			   dsh_test_dshbox(), ws, ws) > 0);
+			   dsh_test_dshbox_outside_roots(), ws, ws) > 0);
 	const char *argv[] = { "unshare", "-Ur", "sh", "-c", script, NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run((char *const *)argv, NULL, NULL, &r), 0);
