@@ -67,7 +67,7 @@ static bool writable(struct dsh_policy *p, const char *path)
 
 Test(protected, each_name_is_read_only_in_a_root_and_unprotect_drops_one)
 {
-	char *ws = dsh_test_mkdtemp();
+	_cleanup_free_ char *ws = dsh_test_mkdtemp();
 	_cleanup_error_ struct dsh_error *err = NULL;
 	struct dsh_policy *p = load("mode: workspace-write\n", ws, &err);
 	cr_assert_not_null(p, "%s", err ? err->msg : "");
@@ -129,7 +129,7 @@ Test(protected, the_program_in_use_is_read_only_where_it_lies_in_a_root)
 	dsh_policy_free(p);
 
 	/* Elsewhere it is read-only already: said, and no rule. */
-	char *ws = dsh_test_mkdtemp();
+	_cleanup_free_ char *ws = dsh_test_mkdtemp();
 	p = load("mode: workspace-write\n", ws, &err);
 	cr_assert_not_null(p, "%s", err ? err->msg : "");
 	dsh_policy_program(p, 0, &g);
