@@ -26,7 +26,7 @@ const struct dsh_protected_name *dsh_protected_name_find(const char *name);
 
 /*
  * The files that enforce this process's next run, canonical and de-duplicated: the executable it
- * started from and, when the library was loaded from a file of its own, that file.  *ret is
+ * started from (first) and, when the library was loaded from a file of its own, that file.  *ret is
  * NULL-terminated (possibly empty); a path the kernel reports deleted is given by its name, which
  * a replacement would take.
  */

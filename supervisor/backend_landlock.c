@@ -159,16 +159,12 @@ static void lose(struct dsh_buf *b, const char *fmt, ...)
  * (the kernel's deny-write on an executing file), and dshbox runs it for the whole run; every other
  * change is a call by name, the broker's.  A libdshbox a host loaded has no such guard.
  */
-static bool running_executable(const struct dsh_rule *rule)
+static bool running_executable(const struct dsh_policy *p, const struct dsh_rule *rule)
 {
-	if (rule->origin != DSH_ORIGIN_PROGRAM || rule->glob)
-		return false;
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return false;
-	exe[n] = '\0';
-	return strcmp(exe, rule->canonical) == 0;
+	enum dsh_program_guard g;
+	/* dsh_program_in_use() names the executable first */
+	return rule->origin == DSH_ORIGIN_PROGRAM && dsh_policy_program_count(p) > 0 &&
+	       strcmp(dsh_policy_program(p, 0, &g), rule->canonical) == 0;
 }
 
 /*
@@ -225,7 +221,7 @@ static int describe_rule(const struct dsh_policy *p, const struct dsh_landlock_p
 		r = asprintf(&how, "read grant on %s; its siblings along the path from / are granted read and write", path);
 		break;
 	case EXPR_LOST_IN_ROOT:
-		if (broker && running_executable(rule)) {
+		if (broker && running_executable(p, rule)) {
 			r = asprintf(&how, "%s is the program running this sandbox: a write in place fails (ETXTBSY while "
 					   "dshbox executes it) and the runtime broker refuses renames onto it, links, "
 					   "removal and re-permissioning", path);

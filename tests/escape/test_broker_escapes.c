@@ -29,17 +29,6 @@ static char *at(const char *rel)
 	return s;
 }
 
-static const char *backend(void)
-{
-	const char *b = getenv("DSHBOX_ESCAPE_BACKEND");
-	return b && *b ? b : "auto";
-}
-
-static bool landlock_backend(void)
-{
-	return strcmp(backend(), "landlock") == 0;
-}
-
 /* SPEC 4: a backend that loses a rule refuses the run, naming it, unless allowDegraded. */
 static void expect_refused(const struct dsh_proc *r, const char *rule)
 {
@@ -61,7 +50,7 @@ static void run_sh(struct dsh_proc *r, const char *script, ...)
 {
 	va_list ap;
 	va_start(ap, script);
-	dsh_test_run_sh(r, env, backend(), ws, script, ap);
+	dsh_test_run_sh(r, env, dsh_test_escape_backend(), ws, script, ap);
 	va_end(ap);
 }
 
@@ -95,7 +84,7 @@ Test(broker_escape, renaming_the_directory_of_a_masked_file)
 	struct dsh_proc r;
 	run_sh(&r, "mv sub moved; cat moved/secret.txt sub/secret.txt", "-- sub/secret.txt", NULL);
 	cr_expect_null(strstr(r.out, "s3cret"), "the secret was read: %s", r.out);
-	if (landlock_backend())
+	if (dsh_test_escape_landlock())
 		expect_refused(&r, "-- sub/secret.txt");
 	else
 		cr_expect(strstr(r.err, "Permission denied"), "%s", r.err);
@@ -111,7 +100,7 @@ Test(broker_escape, replacing_a_read_only_directory_by_a_copy)
 	struct dsh_proc r;
 	run_sh(&r, "mv .git .git.old; cp -a .git.old .git 2>/dev/null; echo evil >> .git/hooks/pre-commit; exit 0",
 	       "r- .git/hooks", NULL);
-	if (landlock_backend())
+	if (dsh_test_escape_landlock())
 		expect_refused(&r, "r- .git/hooks");
 	expect_file(hook, "#!/bin/sh\nexit 0\n");
 	_cleanup_free_ char *old = at(".git.old");
@@ -137,7 +126,7 @@ Test(broker_escape, replacing_a_symlink_a_rule_was_spelled_through)
 	cr_assert_eq(symlink("real-build", link), 0);
 	struct dsh_proc r;
 	run_sh(&r, "rm -f build; mkdir build && echo evil > build/out; exit 0", "r- build", NULL);
-	if (landlock_backend())
+	if (dsh_test_escape_landlock())
 		expect_refused(&r, "r- build");
 	struct stat st;
 	cr_expect(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the symlink the rule names was replaced");
@@ -152,7 +141,7 @@ Test(broker_escape, chmod_000_above_a_protected_path)
 	struct dsh_proc r;
 	run_sh(&r, "chmod 000 d", "-- d/secret", NULL);
 	cr_expect_neq(r.exit_code, 0, "chmod of a protected ancestor succeeded");
-	if (landlock_backend())
+	if (dsh_test_escape_landlock())
 		expect_refused(&r, "-- d/secret");
 	struct stat st;
 	cr_assert_eq(stat(d, &st), 0);
@@ -161,7 +150,7 @@ Test(broker_escape, chmod_000_above_a_protected_path)
 	/* The next run still masks it. */
 	run_sh(&r, "cat d/secret", "-- d/secret", NULL);
 	cr_expect_null(strstr(r.out, "s3cret"));
-	if (landlock_backend())
+	if (dsh_test_escape_landlock())
 		expect_refused(&r, "-- d/secret");
 	dsh_proc_clear(&r);
 }
@@ -184,12 +173,12 @@ Test(broker_escape, the_configuration_file_in_use_stays_as_it_is)
 {
 	_cleanup_free_ char *cfg = at("dshbox.yml");
 	dsh_test_write_file(cfg, "mode: workspace-write\naccess:\n  - \"-- secret\"\n");
-	const char *argv[] = { dsh_test_dshbox(), "run", "--backend", backend(), "--config", cfg, "--workspace", ws,
+	const char *argv[] = { dsh_test_dshbox(), "run", "--backend", dsh_test_escape_backend(), "--config", cfg, "--workspace", ws,
 			       "--cwd", ws, "--", "sh", "-c",
 			       "echo 'mode: danger-full-access' > dshbox.yml; mv dshbox.yml x.yml; exit 0", NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, &r), 0);
-	if (landlock_backend()) {
+	if (dsh_test_escape_landlock()) {
 		/* the configuration file in use is r- (SPEC 1.6) and exists in the workspace */
 		_cleanup_free_ char *self = NULL;
 		cr_assert(asprintf(&self, "r- %s", cfg) > 0);
@@ -206,7 +195,7 @@ Test(broker_escape, metadata_of_protected_targets)
 	cr_assert_eq(chmod(ro, 0644), 0);
 	struct dsh_proc r;
 	run_sh(&r, "chmod 666 ro.txt; touch -d 2001-01-01 ro.txt; exit 0", "r- ro.txt", NULL);
-	if (landlock_backend())
+	if (dsh_test_escape_landlock())
 		expect_refused(&r, "r- ro.txt");
 	struct stat st;
 	cr_assert_eq(stat(ro, &st), 0);

@@ -34,12 +34,6 @@ static void put(const char *rel, const char *content)
 	dsh_test_write_file(path, content);
 }
 
-static const char *backend(void)
-{
-	const char *b = getenv("DSHBOX_ESCAPE_BACKEND");
-	return b && *b ? b : "auto";
-}
-
 static char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "HOME=/nonexistent", NULL };
 
 /* dshbox run --backend B --workspace WS --cwd WS [--access RULE]... -- sh -c SCRIPT; rules end at
@@ -50,7 +44,7 @@ static void run_sh(struct dsh_proc *r, const char *script, ...)
 	cr_assert(asprintf(&full, "ATTACK='%s'; %s", attack, script) > 0);
 	va_list ap;
 	va_start(ap, script);
-	dsh_test_run_sh(r, env, backend(), ws, full, ap);
+	dsh_test_run_sh(r, env, dsh_test_escape_backend(), ws, full, ap);
 	va_end(ap);
 }
 
@@ -225,7 +219,7 @@ Test(broker_subtree, a_socket_bound_under_a_glob_without_protect_sockets)
 	_cleanup_free_ char *cfg = NULL;
 	cr_assert(asprintf(&cfg, "%s/dshbox.yml", top) > 0);
 	dsh_test_write_file(cfg, "protectSockets: false\n");
-	const char *argv[] = { dsh_test_dshbox(), "run", "--backend", backend(), "--config", cfg, "--workspace", ws,
+	const char *argv[] = { dsh_test_dshbox(), "run", "--backend", dsh_test_escape_backend(), "--config", cfg, "--workspace", ws,
 			       "--cwd", ws, "--access", "-- **/*.pem", "--", attack, "bind-name", "k.pem", NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, &r), 0);
@@ -299,7 +293,7 @@ Test(broker_subtree, a_tree_built_in_tmp_and_moved_in)
 	struct dsh_proc r;
 	run_sh(&r, script, "-- keys/*.pem", NULL);
 	dsh_test_rmtree(tmp);
-	bool one_mount = strcmp(backend(), "landlock") == 0 && mount_id("/tmp") == mount_id(ws);
+	bool one_mount = strcmp(dsh_test_escape_backend(), "landlock") == 0 && mount_id("/tmp") == mount_id(ws);
 	const char *want = one_mount ? "rename=EACCES" : "rename=EXDEV";
 	expect_line(&r, want);
 	expect_absent("keys/k.pem");
@@ -393,7 +387,7 @@ Test(broker_subtree, a_worktree_git_file_is_kept)
 	struct dsh_proc r;
 	run_sh(&r, "\"$ATTACK\" write-file .git 'gitdir: elsewhere'; \"$ATTACK\" rename-dir n .git; rm -f .git; echo rm=$?",
 	       NULL);
-	if (strcmp(backend(), "landlock") == 0) {
+	if (strcmp(dsh_test_escape_backend(), "landlock") == 0) {
 		cr_expect_eq(r.exit_code, 125, "stdout: %s\nstderr: %s", r.out, r.err);
 		cr_expect(strstr(r.err, "dshbox: error:") && strstr(r.err, git), "the refusal names %s: %s", git, r.err);
 		cr_expect_str_eq(r.out, "", "the command ran");

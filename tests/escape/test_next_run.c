@@ -25,17 +25,6 @@ static char *top, *ws;
 
 static char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "HOME=/nonexistent", NULL };
 
-static const char *backend(void)
-{
-	const char *b = getenv("DSHBOX_ESCAPE_BACKEND");
-	return b && *b ? b : "auto";
-}
-
-static bool landlock_backend(void)
-{
-	return strcmp(backend(), "landlock") == 0;
-}
-
 static char *at(const char *rel)
 {
 	char *s = NULL;
@@ -92,7 +81,7 @@ static void run_script(struct dsh_proc *r, const char *script)
 	_cleanup_free_ char *attack = dsh_test_helper("esc_attack");
 	_cleanup_free_ char *full = NULL;
 	cr_assert(asprintf(&full, "A=%s; %s; exit 0", attack, script) > 0);
-	const char *argv[] = { dsh_test_dshbox(), "run", "--backend", backend(), "--workspace", ws, "--cwd", ws,
+	const char *argv[] = { dsh_test_dshbox(), "run", "--backend", dsh_test_escape_backend(), "--workspace", ws, "--cwd", ws,
 			       "--", "sh", "-c", full, NULL };
 	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, r), 0);
 }
@@ -161,7 +150,7 @@ Test(next_run, a_present_protected_name_cannot_be_changed_replaced_or_removed)
 				   n, dir ? "$N/f" : "$N", dir ? "$N" : ".") > 0);
 		struct dsh_proc r;
 		run_script(&r, script);
-		if (landlock_backend()) {
+		if (dsh_test_escape_landlock()) {
 			cr_expect_eq(r.exit_code, 125, "%s: landlock ran with a protected name it cannot hold: %s", n,
 				     r.err);
 			cr_expect_null(strstr(r.out, "ran"), "%s: the command ran", n);
@@ -223,7 +212,7 @@ Test(next_run, the_program_in_use_cannot_be_replaced_for_the_next_run)
 			   "mv bin bin.old && mkdir bin && cp bin.old/x bin/dshbox 2>/dev/null; "
 			   "echo ran",
 			   marker, marker) > 0);
-	const char *argv[] = { copy, "run", "--backend", backend(), "--workspace", ws, "--cwd", ws, "--", "sh", "-c",
+	const char *argv[] = { copy, "run", "--backend", dsh_test_escape_backend(), "--workspace", ws, "--cwd", ws, "--", "sh", "-c",
 			       script, NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, &r), 0);
@@ -233,7 +222,7 @@ Test(next_run, the_program_in_use_cannot_be_replaced_for_the_next_run)
 	dsh_proc_clear(&r);
 	cr_expect(same_file_content(copy, dsh_test_dshbox()), "%s was replaced", copy);
 	/* the next run is dshbox's, and plants nothing */
-	const char *next[] = { copy, "run", "--backend", backend(), "--workspace", ws, "--cwd", ws, "--", "true",
+	const char *next[] = { copy, "run", "--backend", dsh_test_escape_backend(), "--workspace", ws, "--cwd", ws, "--", "true",
 			       NULL };
 	cr_assert_eq(dsh_proc_run((char *const *)next, env, NULL, &r), 0);
 	dsh_proc_clear(&r);

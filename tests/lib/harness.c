@@ -196,6 +196,17 @@ const char *dsh_test_dshbox(void)
 	return DSH_BUILD "/dshbox";
 }
 
+const char *dsh_test_escape_backend(void)
+{
+	const char *b = getenv("DSHBOX_ESCAPE_BACKEND");
+	return b && *b ? b : "auto";
+}
+
+bool dsh_test_escape_landlock(void)
+{
+	return strcmp(dsh_test_escape_backend(), "landlock") == 0;
+}
+
 const char *dsh_test_dshbox_outside_roots(void)
 {
 	static char path[256];

@@ -63,6 +63,9 @@ int dsh_count_lines_with_prefix(const char *s, const char *prefix);
 
 /* Absolute path of the built dshbox binary, of a helper program, of the conformance directory. */
 const char *dsh_test_dshbox(void);
+/* The backend the escape suite runs: DSHBOX_ESCAPE_BACKEND, default auto (CI runs landlock too). */
+const char *dsh_test_escape_backend(void);
+bool dsh_test_escape_landlock(void);
 /*
  * The same program kept outside every writable root of a test's policy: from a checkout under /tmp
  * (a writable root with tmp: host) build/dshbox is the program in use inside one, and gets its own
