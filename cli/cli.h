@@ -62,6 +62,8 @@ enum {
 	CLI_OPT_ALLOW_DEGRADED,
 	CLI_OPT_ALLOW_ENV,
 	CLI_OPT_ALLOW_UNIX_SOCKET,
+	CLI_OPT_ALLOW_DOMAIN,
+	CLI_OPT_DENY_DOMAIN,
 	CLI_OPT_POLICY_END,
 };
 #define CLI_POLICY_LONG_OPTIONS                                         \
@@ -76,7 +78,9 @@ enum {
 	{ "warnings", required_argument, NULL, CLI_OPT_WARNINGS },      \
 	{ "allow-degraded", no_argument, NULL, CLI_OPT_ALLOW_DEGRADED },        \
 	{ "allow-env", required_argument, NULL, CLI_OPT_ALLOW_ENV },            \
-	{ "allow-unix-socket", required_argument, NULL, CLI_OPT_ALLOW_UNIX_SOCKET }
+	{ "allow-unix-socket", required_argument, NULL, CLI_OPT_ALLOW_UNIX_SOCKET },    \
+	{ "allow-domain", required_argument, NULL, CLI_OPT_ALLOW_DOMAIN },              \
+	{ "deny-domain", required_argument, NULL, CLI_OPT_DENY_DOMAIN }
 
 #define CLI_POLICY_HELP                                                                     \
 	"Policy options:\n"                                                                 \
@@ -88,6 +92,9 @@ enum {
 	"                       (repeatable; added to the configuration's rules)\n"          \
 	"  --access-file FILE   add the rules of FILE, one per line\n"                      \
 	"  --network on|off     off: own network namespace with loopback only\n"            \
+	"  --allow-domain PAT   reach only the names allowed (name, *.name, name:PORT, an\n" \
+	"                       IP or CIDR; repeatable; the network is then filtered)\n"   \
+	"  --deny-domain PAT    never reach PAT, even when allowed (repeatable)\n"          \
 	"  --backend B          auto | linux-ns | landlock | runner | none\n"               \
 	"  --cwd DIR            base of relative paths (default: the current directory)\n"  \
 	"  --warnings=stderr    print load-time warnings on stderr\n"                       \
@@ -109,6 +116,7 @@ struct cli_policy_opts {
 	char **access_files;  /* --access-file, in order */
 	char **allow_env;     /* --allow-env */
 	char **allow_sockets; /* --allow-unix-socket */
+	char **domains;       /* --allow-domain P as "+P", --deny-domain P as "-P", in order */
 	bool warnings_to_stderr;
 };
 

@@ -68,6 +68,11 @@ int cli_policy_option(struct cli_policy_opts *o, int opt, const char *arg, const
 		if (dsh_strv_push(&o->allow_sockets, arg) < 0)
 			return cli_usage_error(cmd, "out of memory");
 		break;
+	case CLI_OPT_ALLOW_DOMAIN:
+	case CLI_OPT_DENY_DOMAIN:
+		if (dsh_strv_pushf(&o->domains, "%c%s", opt == CLI_OPT_DENY_DOMAIN ? '-' : '+', arg) < 0)
+			return cli_usage_error(cmd, "out of memory");
+		break;
 	case CLI_OPT_WARNINGS:
 		if (strcmp(arg, "stderr") != 0)
 			return cli_usage_error(cmd, "--warnings: only 'stderr' is supported, got '%s'", arg);
@@ -103,8 +108,19 @@ int cli_policy_load(struct cli_policy_opts *o, char **envp, struct dsh_config *c
 		return cli_fail(err);
 	if (o->have_mode)
 		c->mode = o->mode;
+	if (o->have_network && o->domains) {
+		dsh_err(&err, DSH_ERR_USAGE, EINVAL, "--network %s and --%s-domain exclude each other", o->network ? "on" : "off",
+			o->domains[0][0] == '-' ? "deny" : "allow");
+		dsh_err_hint(&err, "--allow-domain alone filters the network by name");
+		return cli_fail(err);
+	}
 	if (o->have_network)
-		c->network = o->network;
+		dsh_config_set_network(c, o->network, NULL);
+	for (size_t i = 0; o->domains && o->domains[i]; i++) {
+		bool deny = o->domains[i][0] == '-';
+		if (dsh_config_add_domain(c, deny, o->domains[i] + 1, deny ? "--deny-domain" : "--allow-domain", &err) < 0)
+			return cli_fail(err);
+	}
 	if (o->have_backend)
 		c->backend = o->backend;
 	if (o->allow_degraded)
@@ -171,5 +187,6 @@ void cli_policy_opts_clear(struct cli_policy_opts *o)
 	dsh_strv_free(o->access_files);
 	dsh_strv_free(o->allow_env);
 	dsh_strv_free(o->allow_sockets);
+	dsh_strv_free(o->domains);
 	memset(o, 0, sizeof(*o));
 }

@@ -13,6 +13,7 @@
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
 #include "policy/config.h"
+#include "policy/netpolicy.h"
 #include "policy/protected.h"
 
 /* A configuration file larger than this is refused: it is a policy, not a data set. */
@@ -266,6 +267,110 @@ static int env_field(struct ctx *x, struct dsh_config *c, yaml_node_t *v)
 	return 0;
 }
 
+/* One list of network patterns into np, each naming its file and line. */
+static int net_patterns(struct ctx *x, yaml_node_t *v, const char *key, bool deny, struct dsh_net_policy *np)
+{
+	if (v->type != YAML_SEQUENCE_NODE)
+		return bad(x, v, key, "%s", "expected a list of patterns");
+	for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
+		yaml_node_t *item = yaml_document_get_node(x->doc, *i);
+		const char *s;
+		int r = scalar(x, item, key, &s);
+		if (r < 0)
+			return r;
+		_cleanup_free_ char *origin = NULL;
+		if (asprintf(&origin, "%s:%zu", x->origin, (size_t)item->start_mark.line + 1) < 0)
+			return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+		struct dsh_net_pattern p;
+		if ((r = dsh_net_pattern_parse(s, origin, &p, x->err)) < 0)
+			return r;
+		if ((r = dsh_net_policy_add(np, deny, &p, x->err)) < 0) {
+			dsh_net_pattern_clear(&p);
+			return r;
+		}
+	}
+	return 0;
+}
+
+int dsh_config_add_domain(struct dsh_config *c, bool deny, const char *pattern, const char *origin,
+			  struct dsh_error **err)
+{
+	struct dsh_net_pattern p;
+	int r = dsh_net_pattern_parse(pattern, origin ? origin : "(host)", &p, err);
+	if (r < 0)
+		return r;
+	if (!c->net) {
+		if (!(c->net = calloc(1, sizeof(*c->net)))) {
+			dsh_net_pattern_clear(&p);
+			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+		}
+		dsh_net_policy_init(c->net);
+	}
+	if ((r = dsh_net_policy_add(c->net, deny, &p, err)) < 0) {
+		dsh_net_pattern_clear(&p);
+		return r;
+	}
+	c->network = false;
+	return 0;
+}
+
+/* network: on | off | { allowDomains, denyDomains, allowLocalBinding, ask, askTimeoutMs } (SPEC 12). */
+static int network_field(struct ctx *x, struct dsh_config *c, yaml_node_t *v)
+{
+	if (v->type == YAML_SCALAR_NODE) {
+		dsh_net_policy_free(c->net);
+		c->net = NULL;
+		return boolean(x, v, "network", &c->network, true);
+	}
+	if (v->type != YAML_MAPPING_NODE)
+		return bad(x, v, "network", "%s", "expected on, off or a mapping with allowDomains and denyDomains");
+	struct dsh_net_policy *np = calloc(1, sizeof(*np));
+	if (!np)
+		return dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+	dsh_net_policy_init(np);
+	_cleanup_strv_ char **seen = NULL;
+	int r = 0;
+	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start; r >= 0 && pr < v->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(x->doc, pr->key);
+		yaml_node_t *val = yaml_document_get_node(x->doc, pr->value);
+		const char *key;
+		if ((r = scalar(x, k, "network", &key)) < 0)
+			break;
+		if (dsh_strv_contains(seen, key)) {
+			r = bad(x, k, "network", "duplicate key '%s'", key);
+			break;
+		}
+		if (dsh_strv_push(&seen, key) < 0) {
+			r = dsh_err(x->err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
+			break;
+		}
+		long long ms;
+		if (strcmp(key, "allowDomains") == 0)
+			r = net_patterns(x, val, "network.allowDomains", false, np);
+		else if (strcmp(key, "denyDomains") == 0)
+			r = net_patterns(x, val, "network.denyDomains", true, np);
+		else if (strcmp(key, "allowLocalBinding") == 0)
+			r = boolean(x, val, "network.allowLocalBinding", &np->allow_local_binding, false);
+		else if (strcmp(key, "ask") == 0)
+			r = boolean(x, val, "network.ask", &np->ask, false);
+		else if (strcmp(key, "askTimeoutMs") == 0) {
+			if ((r = integer(x, val, "network.askTimeoutMs", &ms)) >= 0 && (ms <= 0 || ms > 3600000))
+				r = bad(x, val, "network.askTimeoutMs", "expected 1 to 3600000 milliseconds, got '%s'",
+					(const char *)val->data.scalar.value);
+			np->ask_timeout_ms = (unsigned)ms;
+		} else
+			r = bad(x, k, "network", "unknown key '%s' (allowDomains, denyDomains, allowLocalBinding, ask, askTimeoutMs)", key);
+	}
+	if (r < 0) {
+		dsh_net_policy_free(np);
+		return r;
+	}
+	dsh_net_policy_free(c->net);
+	c->net = np;
+	c->network = false;
+	return 0;
+}
+
 static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node_t *v)
 {
 	if (strcmp(key, "mode") == 0) {
@@ -311,7 +416,7 @@ static int field(struct ctx *x, struct dsh_config *c, const char *key, yaml_node
 		return r;
 	}
 	if (strcmp(key, "network") == 0)
-		return boolean(x, v, key, &c->network, true);
+		return network_field(x, c, v);
 	if (strcmp(key, "backend") == 0) {
 		const char *s;
 		int r = scalar(x, v, key, &s);

@@ -9,6 +9,7 @@
 
 #include "common/strv.h"
 #include "policy/options.h"
+#include "policy/netpolicy.h"
 
 void dsh_config_init(struct dsh_config *c)
 {
@@ -40,5 +41,6 @@ void dsh_config_clear(struct dsh_config *c)
 	dsh_strv_free(c->env_exclude);
 	dsh_strv_free(c->env_set);
 	dsh_strv_free(c->env_allow);
+	dsh_net_policy_free(c->net);
 	memset(c, 0, sizeof(*c));
 }

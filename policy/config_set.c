@@ -11,6 +11,7 @@
 #include "common/cleanup.h"
 #include "common/strv.h"
 #include "policy/options.h"
+#include "policy/netpolicy.h"
 
 struct dsh_config *dsh_config_new(void)
 {
@@ -86,6 +87,8 @@ int dsh_config_set_network(struct dsh_config *c, bool network, struct dsh_error 
 {
 	(void)err;
 	c->network = network;
+	dsh_net_policy_free(c->net);
+	c->net = NULL;
 	return 0;
 }
 

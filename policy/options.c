@@ -8,6 +8,7 @@
 #include "common/strv.h"
 #include "dshbox/dshbox.h"
 #include "policy/env.h"
+#include "policy/netpolicy.h"
 #include "policy/options.h"
 #include "policy/rule.h"
 
@@ -81,14 +82,16 @@ int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, 
 		return r;
 	o->backend = c->backend;
 	o->allow_degraded = c->allow_degraded;
-	o->network = c->network;
+	o->network = c->network && !c->net;
 	o->probe_timeout_ms = c->probe_timeout_ms;
 	o->max_masks = c->max_masks;
 	o->protect_sockets = c->protect_sockets;
 	o->runtime_broker = c->runtime_broker;
 	o->nested_sandbox = c->nested_sandbox;
 	o->env_inherit = c->env_inherit;
-	r = allow_unix_sockets(c, envp, &o->allow_unix_sockets, err);
+	r = c->net ? dsh_net_policy_copy(c->net, &o->net, err) : 0;
+	if (r >= 0)
+		r = allow_unix_sockets(c, envp, &o->allow_unix_sockets, err);
 	if (r >= 0)
 		r = dsh_env_command(c, envp, &o->command_env, &o->env_removed, err);
 	if (r < 0) {
@@ -114,6 +117,7 @@ void dsh_run_options_clear(struct dsh_run_options *o)
 	dsh_strv_free(o->env_removed);
 	dsh_strv_free(o->runner_command);
 	dsh_strv_free(o->runner_failure_signatures);
+	dsh_net_policy_free(o->net);
 	memset(o, 0, sizeof(*o));
 }
 

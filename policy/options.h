@@ -14,6 +14,8 @@
 
 #include "dshbox/dshbox.h"
 
+struct dsh_net_policy;
+
 /* Where an access entry came from: a rule error from a file names the file and line (SPEC 1.3). */
 struct dsh_access_origin {
 	char *file;     /* NULL: not from a file (the command line, a host's own rule) */
@@ -41,6 +43,8 @@ struct dsh_config {
 	long long diff_basis_max_bytes;   /* the file fence: largest old file an overwrite diffs */
 	/* Run options (struct dsh_run_options), read by dsh_run_options_init(). */
 	bool network;             /* false: own network namespace, loopback only */
+	struct dsh_net_policy *net; /* network: a mapping, or --allow-domain/--deny-domain (SPEC 12);
+				       NULL: on or off as network says.  Set, network is false. */
 	char **runner_command;
 	char **runner_failure_signatures;
 	long long probe_timeout_ms;
@@ -71,6 +75,9 @@ struct dsh_run_options {
 	bool allow_degraded;              /* SPEC 4: a backend that loses a rule runs (with a warning
 					     per loss) instead of refusing; see dsh_run_check_degraded() */
 	bool network;
+	/* The network by name (SPEC 12), a copy of the configuration's; NULL: network on or off.  Set,
+	   network is false: the command's namespace has loopback only, and dshbox serves the names. */
+	struct dsh_net_policy *net;
 	char **runner_command;            /* NULL-terminated, or NULL */
 	char **runner_failure_signatures; /* NULL-terminated, or NULL */
 	long long probe_timeout_ms;       /* positive bound for each backend probe */

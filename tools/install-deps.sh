@@ -31,7 +31,7 @@ $SUDO apt-get update -qq
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	build-essential pkg-config ca-certificates git \
 	libmount-dev libseccomp-dev libcap-ng-dev libnl-3-dev libnl-route-3-dev \
-	libyaml-dev libjansson-dev libcriterion-dev \
+	libyaml-dev libjansson-dev libidn2-dev libunistring-dev libcriterion-dev \
 	util-linux uidmap iproute2 procps strace gdb \
 	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 \
 	qemu-system-x86 busybox-static cpio xz-utils zstd \

@@ -100,6 +100,11 @@ int dsh_config_set_cwd(struct dsh_config *c, const char *path, struct dsh_error 
 int dsh_config_add_access(struct dsh_config *c, const char *rule, struct dsh_error **err);
 int dsh_config_set_tmp(struct dsh_config *c, enum dsh_tmp tmp, struct dsh_error **err);
 int dsh_config_set_network(struct dsh_config *c, bool network, struct dsh_error **err);
+/* Filter the network by name (SPEC 12): add one pattern to the allowed (deny false) or denied names;
+   the first call turns a network that was on or off into a filtered one.  origin names the pattern
+   in errors and in explain ("--allow-domain"; NULL: "(host)"). */
+int dsh_config_add_domain(struct dsh_config *c, bool deny, const char *pattern, const char *origin,
+			  struct dsh_error **err);
 int dsh_config_set_backend(struct dsh_config *c, enum dsh_backend_id backend, struct dsh_error **err);
 int dsh_config_set_runtime_broker(struct dsh_config *c, bool on, struct dsh_error **err);
 int dsh_config_set_allow_degraded(struct dsh_config *c, bool on, struct dsh_error **err);
