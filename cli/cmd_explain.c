@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "policy/netpolicy.h"
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "dshbox/backend.h"
@@ -124,6 +125,43 @@ static json_t *rule_json(const struct explained *ex, size_t i)
 			 dsh_rule_canonical(r), "glob", dsh_rule_is_glob(r), "regex", regexes, "backends", per);
 }
 
+/* SPEC 12.3: the network as explain names it, and a filter's patterns with where each came from. */
+static const char *network_word(const struct dsh_run_options *ro)
+{
+	return ro->net ? "filtered" : ro->network ? "on" : "off";
+}
+
+static json_t *patterns_json(const struct dsh_net_pattern *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s}", "pattern", v[i].text, "origin", v[i].origin));
+	return a;
+}
+
+static json_t *net_filter_json(const struct dsh_net_policy *np)
+{
+	return json_pack("{s:o, s:o, s:b, s:b, s:I}", "allowDomains", patterns_json(np->allow, np->n_allow), "denyDomains",
+			 patterns_json(np->deny, np->n_deny), "allowLocalBinding", np->allow_local_binding, "ask", np->ask,
+			 "askTimeoutMs", (json_int_t)np->ask_timeout_ms);
+}
+
+static void print_net_filter(const struct dsh_net_policy *np)
+{
+	printf("\nnetwork by name (names in neither list: %s; the command's own loopback: %s):\n",
+	       np->ask ? "asked of the host" : "refused", np->allow_local_binding ? "it may listen" : "no listening");
+	for (int deny = 0; deny < 2; deny++) {
+		const struct dsh_net_pattern *v = deny ? np->deny : np->allow;
+		size_t n = deny ? np->n_deny : np->n_allow;
+		for (size_t i = 0; i < n; i++) {
+			char ports[16] = "80, 443";
+			if (v[i].port)
+				snprintf(ports, sizeof(ports), "%u", (unsigned)v[i].port);
+			printf("  %s %-32s ports %-8s (%s)\n", deny ? "deny " : "allow", v[i].text, ports, v[i].origin);
+		}
+	}
+}
+
 static json_t *explain_json(const struct explained *ex)
 {
 	const struct dsh_policy *p = ex->p;
@@ -158,9 +196,11 @@ static json_t *explain_json(const struct explained *ex)
 	json_t *chosen = ex->only ? json_string(ex->only->name) : json_null();
 	json_t *e = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
 			      dsh_mode_to_string(dsh_policy_mode(p)), "workspace", dsh_policy_workspace(p), "cwd",
-			      dsh_policy_cwd(p), "tmpdir", dsh_policy_tmpdir(p), "network", ro->network ? "on" : "off",
+			      dsh_policy_cwd(p), "tmpdir", dsh_policy_tmpdir(p), "network", network_word(ro),
 			      "environment", environment, "programInUse", programs, "backend", chosen, "writableRoots", roots, "rules", rules,
 			      "backends", backends, "warnings", warnings);
+	if (e && ro->net)
+		json_object_set_new(e, "networkFilter", net_filter_json(ro->net));
 	if (e && ex->unavailable)
 		json_object_set_new(e, "backendUnavailable",
 				    json_pack("{s:s, s:s?}", "reason", ex->unavailable->msg ? ex->unavailable->msg : "",
@@ -352,7 +392,7 @@ static int print_text(const struct explained *ex)
 	const struct dsh_policy *p = ex->p;
 	const struct dsh_run_options *ro = ex->ro;
 	printf("mode:       %s\nworkspace:  %s\ncwd:        %s\nnetwork:    %s\n", dsh_mode_to_string(dsh_policy_mode(p)),
-	       dsh_policy_workspace(p), dsh_policy_cwd(p), ro->network ? "on" : "off");
+	       dsh_policy_workspace(p), dsh_policy_cwd(p), network_word(ro));
 	if (dsh_policy_tmpdir(p))
 		printf("TMPDIR:     %s\n", dsh_policy_tmpdir(p));
 	printf("env:        inherit %s", dsh_env_inherit_to_string(ro->env_inherit));
@@ -373,6 +413,8 @@ static int print_text(const struct explained *ex)
 		printf("%s%s  (%s)\n", i ? "            " : "program:    ", path, why[g]);
 	}
 	print_roots(p);
+	if (ro->net)
+		print_net_filter(ro->net);
 	if (print_rules(ex) < 0)
 		return -1;
 	printf(ex->n > 1 ? "\nbackends:\n" : "\nbackend:\n");

@@ -44,6 +44,22 @@ static int timed_out(const char *name, const struct dsh_error *e, long long boun
 	return r;
 }
 
+/*
+ * SPEC 12.3: a network filtered by name is enforced where the command's namespace has loopback only
+ * and dshbox serves the names in it.  No backend of this build serves them yet (docs/network.md):
+ * each refuses up front, so that auto passes over it and a chosen one fails at start (125), never
+ * runs with less than the policy says, nor with less network than it allows without saying so.
+ */
+int dsh_backend_check_network(const struct dsh_backend *b, const struct dsh_run_options *o, struct dsh_error **err)
+{
+	if (!o->net)
+		return 0;
+	int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend '%s' cannot filter the network by name: this "
+				"build has no network service (SPEC 12.2)", b->name);
+	dsh_err_hint(err, "choose network on or off; explain shows the patterns the policy holds");
+	return r;
+}
+
 int dsh_backend_select_among(const struct dsh_policy *p, const struct dsh_run_options *o,
 			     const struct dsh_backend *const *order, size_t n, const struct dsh_error *prior,
 			     const struct dsh_backend **ret, struct dsh_error **err)
@@ -71,7 +87,7 @@ int dsh_backend_select_among(const struct dsh_policy *p, const struct dsh_run_op
 			return timed_out(b->name, NULL, bound, err);
 		}
 		struct dsh_error *e = NULL;
-		if (b->probe(p, &left, &e) == 0) {
+		if (dsh_backend_check_network(b, o, &e) == 0 && b->probe(p, &left, &e) == 0) {
 			dsh_buf_free(&why);
 			*ret = b;
 			return 0;
@@ -90,7 +106,7 @@ int dsh_backend_select_among(const struct dsh_policy *p, const struct dsh_run_op
 		if (!first_hint && first)
 			first_hint = first->hint;
 	}
-	if (danger) {
+	if (danger && !o->net) {
 		dsh_buf_free(&why);
 		*ret = &dsh_backend_none;
 		return 0;
@@ -128,9 +144,12 @@ int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options 
 		if (!b)
 			return dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend '%s' is not built into this dshbox",
 				       dsh_backend_id_to_string(o->backend));
+		int r = dsh_backend_check_network(b, o, err);
+		if (r < 0)
+			return r;
 		/* linux-ns reports its own clone failure with a hint; the others say up front. */
 		if (b->id != DSH_BACKEND_LINUX_NS && b->probe) {
-			int r = b->probe(p, o, err);
+			r = b->probe(p, o, err);
 			if (r < 0)
 				return r;
 		}
@@ -139,13 +158,13 @@ int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options 
 		*ret = b;
 		return 0;
 	}
-	if (danger && !dsh_policy_has_deny_rules(p)) {
+	if (danger && !dsh_policy_has_deny_rules(p) && !o->net) {
 		*ret = &dsh_backend_none;
 		return 0;
 	}
 	/* The start itself is linux-ns's probe: the same namespaces, made once (issue 14). */
 	const struct dsh_backend *ln = dsh_backend_get(DSH_BACKEND_LINUX_NS);
-	if (o->start_decides && ln && ln->confine) {
+	if (o->start_decides && ln && ln->confine && !o->net) {
 		*ret = ln;
 		return 0;
 	}

@@ -8,6 +8,8 @@
 /* Whether the policy has any r- or -- rule. */
 bool dsh_policy_has_deny_rules(const struct dsh_policy *p);
 
+/* SPEC 12.3: 0 when backend b can enforce o's network (a filter by name: linux-ns only); else -ENOTSUP. */
+int dsh_backend_check_network(const struct dsh_backend *b, const struct dsh_run_options *o, struct dsh_error **err);
 /*
  * auto's choice among order[0..n) (NULL entries skipped), each probed with what is left of one
  * probeTimeoutMs; prior: an earlier backend's refusal, counted as its probe's.  A probe that gives no
