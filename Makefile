@@ -27,7 +27,7 @@ else
 BUILD ?= build
 endif
 
-PKGS := libseccomp libcap-ng libnl-3.0 libnl-route-3.0 yaml-0.1 jansson libidn2
+PKGS := libseccomp libcap-ng libnl-3.0 libnl-route-3.0 yaml-0.1 jansson libidn2 libevent_core libevent_extra
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
 # libmount reads mount tables for the integration suite only (the tree test parses the sandbox's
@@ -38,7 +38,7 @@ MOUNT_LIBS = $(shell $(PKG_CONFIG) --libs mount)
 # dshbox itself links the small libraries statically where their archives exist: the dynamic
 # loader's work per library is ~12% of `dshbox run -- true` (docs/run.md).  STATIC_LIBS=0: all shared.
 STATIC_LIBS ?= 1
-STATIC_A := $(if $(filter 1,$(STATIC_LIBS)),$(foreach n,seccomp nl-route-3 nl-3 yaml jansson cap-ng idn2 unistring,$(if $(filter-out lib$(n).a,$(shell $(CC) -print-file-name=lib$(n).a)),$(n))))
+STATIC_A := $(if $(filter 1,$(STATIC_LIBS)),$(foreach n,seccomp nl-route-3 nl-3 yaml jansson cap-ng idn2 unistring event_extra event_core,$(if $(filter-out lib$(n).a,$(shell $(CC) -print-file-name=lib$(n).a)),$(n))))
 STATIC_LINK := -Wl,-Bstatic $(addprefix -l,$(STATIC_A)) -Wl,-Bdynamic
 DSHBOX_LIBS := $(if $(STATIC_A),$(STATIC_LINK)) $(filter-out $(addprefix -l,$(STATIC_A)),$(PKG_LIBS))
 # With STATIC_LIBS=1 the C library goes in too, as a static PIE (still loaded at a random address):
@@ -46,7 +46,7 @@ DSHBOX_LIBS := $(if $(STATIC_A),$(STATIC_LINK)) $(filter-out $(addprefix -l,$(ST
 # time of `dshbox run -- true` (docs/performance.md).  Not under a sanitizer (its runtime is a
 # shared library) nor where libc.a or one of the archives above is missing.  glibc's link-time notes on the name-service
 # calls libnl and libcap-ng reference (dshbox calls none) are silenced where ld can.
-STATIC_LIBC := $(if $(and $(filter 1,$(STATIC_LIBS)),$(filter 8,$(words $(STATIC_A))),$(if $(SANITIZE),,1)),$(if $(filter-out libc.a,$(shell $(CC) -print-file-name=libc.a)),1))
+STATIC_LIBC := $(if $(and $(filter 1,$(STATIC_LIBS)),$(filter 10,$(words $(STATIC_A))),$(if $(SANITIZE),,1)),$(if $(filter-out libc.a,$(shell $(CC) -print-file-name=libc.a)),1))
 comma := ,
 DSHBOX_LIBS := $(if $(STATIC_LIBC),$(PKG_LIBS),$(DSHBOX_LIBS))
 DSHBOX_LDFLAGS := $(if $(STATIC_LIBC),-static-pie $(shell echo 'int main(void) { return 0; }' | \
@@ -78,7 +78,7 @@ endif
 
 # The library: every mechanism, backend and the policy engine.  Files ending in _win.c are the
 # Windows-only appliers (make windows).
-LIB_DIRS := common policy ns landlock seccomp fence broker seatbelt winacl supervisor bwrap
+LIB_DIRS := common policy net ns landlock seccomp fence broker seatbelt winacl supervisor bwrap
 LIB_SRCS := $(filter-out %_win.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 CLI_SRCS := $(wildcard cli/*.c)
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)

@@ -19,7 +19,7 @@ rank() {
 	cli) echo 5 ;;
 	bwrap) echo 4 ;;
 	supervisor) echo 3 ;;
-	ns | landlock | seccomp | fence | broker | seatbelt | winacl) echo 2 ;;
+	ns | landlock | seccomp | fence | broker | seatbelt | winacl | net) echo 2 ;;
 	policy) echo 1 ;;
 	common | dshbox) echo 0 ;;
 	*) echo -1 ;;

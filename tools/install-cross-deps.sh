@@ -39,7 +39,7 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
 	"gcc-$triplet" "binutils-$triplet" "libc6-dev-$debarch-cross" pkg-config qemu-user qemu-system-arm \
 	"libseccomp-dev:$debarch" "libcap-ng-dev:$debarch" "libnl-3-dev:$debarch" \
 	"libnl-route-3-dev:$debarch" "libyaml-dev:$debarch" "libjansson-dev:$debarch" \
-	"libidn2-dev:$debarch" "libunistring-dev:$debarch" \
+	"libidn2-dev:$debarch" "libunistring-dev:$debarch" "libevent-dev:$debarch" \
 	"libmount-dev:$debarch" "libffi8:$debarch" "libgit2-1.5:$debarch" >/dev/null
 # Criterion is not co-installable: Debian 12's amd64 libnanomsg5 is a binNMU (+b1) the other
 # architectures lack, Multi-Arch: same wants one version, so apt would remove the native Criterion

@@ -12,7 +12,8 @@ else
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-# build:      the compiler, pkg-config and the libraries libdshbox links (SPEC 7), git for .ci/run
+# build:      the compiler, pkg-config and the libraries libdshbox links (SPEC 7), git for .ci/run;
+#             libevent: the network service's event loop, relays and DNS (SPEC 12.2)
 # test:       Criterion; libmount (the integration suite reads mount tables with it: dshbox and
 #             libdshbox do not link it); util-linux (setpriv), iproute2 and procps, which the suites
 #             run; strace and gdb, which run inside `dshbox run` (debuggers work there: SPEC 3.7);
@@ -31,7 +32,7 @@ $SUDO apt-get update -qq
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	build-essential pkg-config ca-certificates git \
 	libmount-dev libseccomp-dev libcap-ng-dev libnl-3-dev libnl-route-3-dev \
-	libyaml-dev libjansson-dev libidn2-dev libunistring-dev libcriterion-dev \
+	libyaml-dev libjansson-dev libidn2-dev libunistring-dev libevent-dev libcriterion-dev \
 	util-linux uidmap iproute2 procps strace gdb \
 	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 \
 	qemu-system-x86 busybox-static cpio xz-utils zstd \
