@@ -365,7 +365,7 @@ Test(policy, config_errors_name_the_right_line)
 		size_t len;
 		const char *want;
 	} cases[] = {
-		{ "mode: read-only\nnetwork:\n  - a\n  - b\n", 0, "t.yml:2: network: expected a single value" },
+		{ "mode: read-only\nnetwork:\n  - a\n  - b\n", 0, "t.yml:2: network: expected on, off or a mapping with allowDomains and denyDomains" },
 		{ "mode: read-only\nbogus:\n  - a\n", 0, "t.yml:2: bogus: unknown key" },
 		{ "mode: read-only\nnetwork: off\nwork\0space: x\n", 40, "t.yml:3: control characters are not allowed" },
 		{ "mode: read-only\naccess:\n  - \"-- a\"\n  - \"bad rule\"\n", 0, "t.yml:4: rule \"bad rule\"" },
