@@ -88,6 +88,7 @@ static void run_script(struct dsh_proc *r, const char *script)
 
 Test(next_run, an_absent_protected_name_cannot_be_made_by_any_route)
 {
+	dsh_test_require_backend();
 	for (size_t i = 0; i < dsh_n_protected_names; i++) {
 		const char *n = dsh_protected_names[i].name;
 		dsh_test_rmtree(ws);
@@ -121,6 +122,7 @@ Test(next_run, an_absent_protected_name_cannot_be_made_by_any_route)
 
 Test(next_run, a_present_protected_name_cannot_be_changed_replaced_or_removed)
 {
+	dsh_test_require_backend();
 	for (size_t i = 0; i < dsh_n_protected_names; i++) {
 		const char *n = dsh_protected_names[i].name;
 		dsh_test_rmtree(ws);
@@ -200,6 +202,7 @@ static bool same_file_content(const char *a, const char *b)
 
 Test(next_run, the_program_in_use_cannot_be_replaced_for_the_next_run)
 {
+	dsh_test_require_backend();
 	_cleanup_free_ char *copy = install_copy(), *marker = NULL, *script = NULL;
 	cr_assert(asprintf(&marker, "%s/pwned", top) > 0);
 	cr_assert(asprintf(&script,
