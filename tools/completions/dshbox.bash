@@ -13,9 +13,9 @@ _dshbox()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd= op= dashdash=0 i w
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local policy='--config --mode --workspace --access --access-file --network --backend --cwd --warnings=stderr --allow-degraded --allow-env --allow-unix-socket --help'
+	local policy='--config --mode --workspace --access --access-file --network --backend --cwd --warnings=stderr --allow-degraded --allow-env --allow-unix-socket --allow-domain --deny-domain --help'
 	# Options whose value is the next word: skipped when looking for the command and fs's operation.
-	local takes_arg=' --config --mode --workspace --access --access-file --network --backend --cwd --allow-env --allow-unix-socket --report --report-fd --jobs --preserve-fd --offset --limit --old --new --row --expect-version --version-fd '
+	local takes_arg=' --config --mode --workspace --access --access-file --network --backend --cwd --allow-env --allow-unix-socket --allow-domain --deny-domain --report --report-fd --jobs --preserve-fd --offset --limit --old --new --row --expect-version --version-fd '
 
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
