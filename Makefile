@@ -383,8 +383,28 @@ cross-test: cross
 	@echo "cross-test: not run: $(CROSS_UNIT_EXCLUDE) (see the Makefile)"
 	tools/vmtest/arm64.sh build/$(ARCH) $(CRITERION_ARGS) --filter '!($(subst $(space),|,$(CROSS_UNIT_EXCLUDE)))'
 
+# ---- fuzzing (make fuzz; tests/fuzz/, tools/fuzz.sh, docs/HACKING.md) -------------------------
+# The library again with clang, -fsanitize=fuzzer-no-link,address,undefined, into $(FUZZ_BUILD)
+# (clang's warnings are not gcc's: not errors here, the gcc build keeps -Werror), then one
+# libFuzzer binary per tests/fuzz/fuzz_*.c, each run FUZZ_SECONDS on a copy of its seed corpus.
+FUZZ_SECONDS ?= 30
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CC ?= clang
+FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+.PHONY: fuzz fuzz-build fuzz-harnesses
+fuzz: fuzz-build
+	tools/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+fuzz-build:
+	$(MAKE) CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) SANITIZE=address,undefined STATIC_LIBS=0 \
+		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link -Wno-error' fuzz-harnesses
+fuzz-harnesses: $(patsubst %,$(BUILD)/fuzz/%,$(FUZZ_NAMES))
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIBA)
+	@mkdir -p $(dir $@)
+	$(call quiet,LINK,$@)$(CC) $(TEST_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBA) $(PKG_LIBS)
+# ---- end of fuzzing ----------------------------------------------------------------------------
+
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 # Not beneath containers/: tests/containers/run.sh keeps a Debian rootfs there, full of /etc/*.d.
 -include $(shell find $(BUILD) -path $(BUILD)/containers -prune -o -name '*.d' -type f -print 2>/dev/null)
