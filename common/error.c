@@ -6,12 +6,42 @@
 
 #include "dshbox/error.h"
 
+/* A message is one line (dshbox: error: ...), and what it quotes may be anything the user or a
+ * command wrote: control characters are spelled out (\n, \x01), so that a name with a newline in
+ * it can neither split the line nor forge a second one. */
+static char *one_line(char *s)
+{
+	size_t n = 0;
+	if (!s)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		n += *p < 0x20 || *p == 0x7f ? 4 : 1;
+	if (n == strlen(s))
+		return s;
+	char *out = malloc(n + 1), *o = out;
+	if (out) {
+		for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+			if (*p == '\n' || *p == '\t' || *p == '\r') {
+				*o++ = '\\';
+				*o++ = *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r';
+			} else if (*p < 0x20 || *p == 0x7f) {
+				o += sprintf(o, "\\x%02x", *p);
+			} else {
+				*o++ = (char)*p;
+			}
+		}
+		*o = '\0';
+	}
+	free(s);
+	return out;
+}
+
 static char *vformat(const char *fmt, va_list ap)
 {
 	char *s = NULL;
 	if (vasprintf(&s, fmt, ap) < 0)
 		return NULL;
-	return s;
+	return one_line(s);
 }
 
 /* Used when even the error cannot be allocated: the caller still sees a failure, never success. */

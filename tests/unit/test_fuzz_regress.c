@@ -3,6 +3,7 @@
  * The findings of the libFuzzer harnesses (tests/fuzz/, `make fuzz`), one test each, as a user or
  * host meets them: each input is also a regression case in tests/fuzz/corpus/NAME/regress-*.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "policy/glob.h"
 #include "policy/glob_regex.h"
 #include "policy/policy.h"
+#include "policy/rule.h"
 #include "tests/lib/harness.h"
 
 /*
@@ -47,4 +49,41 @@ Test(fuzz_regress, a_class_that_can_match_no_byte_is_malformed)
 	dsh_error_free(err);
 	dsh_policy_free(p);
 	dsh_config_clear(&c);
+}
+
+/*
+ * fuzz_glob: a one-character literal pattern other than "/" ("a", as a relative rule is compiled
+ * before expansion) was taken for "/" by the fast matcher, which then matched every absolute path
+ * and not the name itself, while the regex matched the name: the two disagreed.
+ */
+Test(fuzz_regress, a_one_character_literal_is_not_the_root)
+{
+	struct dsh_glob g;
+	cr_assert_eq(dsh_glob_compile("a", &g, NULL), 0);
+	cr_expect(dsh_glob_match(&g, "a") && dsh_glob_match_regex(&g, "a"));
+	cr_expect(dsh_glob_match(&g, "a/b") && dsh_glob_match_regex(&g, "a/b"));
+	cr_expect(!dsh_glob_match(&g, "/etc") && !dsh_glob_match_regex(&g, "/etc"));
+	dsh_glob_clear(&g);
+	cr_assert_eq(dsh_glob_compile("/", &g, NULL), 0);
+	cr_expect(dsh_glob_match(&g, "/etc") && dsh_glob_match_regex(&g, "/etc"));
+	dsh_glob_clear(&g);
+}
+
+/*
+ * fuzz_env, fuzz_bwrap: an error quoting what it was given ("'{{ env.A\nB }}' may only hold
+ * env.NAME", "Invalid fd: 3\n") printed as two lines, and the second could pass for another
+ * `dshbox:` line.  A message is one line: control characters are spelled out.
+ */
+Test(fuzz_regress, an_error_quoting_a_newline_stays_one_line)
+{
+	struct dsh_error *err = NULL;
+	char *out = NULL;
+	char *env[] = { "HOME=/home/u", NULL };
+	cr_assert_lt(dsh_expand_env("{{ env.A\nB }}", env, false, &out, &err), 0);
+	cr_expect(err && !strchr(err->msg, '\n') && strstr(err->msg, "env.A\\nB"), "%s", err ? err->msg : "none");
+	dsh_error_free(err);
+	err = NULL;
+	cr_assert_lt(dsh_err(&err, DSH_ERR_USAGE, EINVAL, "bad %s", "x\x01y\tz\r"), 0);
+	cr_expect_str_eq(err->msg, "bad x\\x01y\\tz\\r");
+	dsh_error_free(err);
 }
