@@ -665,7 +665,7 @@ bool dsh_glob_match(const struct dsh_glob *g, const char *path)
 {
 	if (g->literal) {
 		size_t n = g->literal_len;
-		if (n == 1)
+		if (n == 1 && g->literal[0] == '/') /* "/" holds everything below it */
 			return path[0] == '/';
 		return strncmp(path, g->literal, n) == 0 && (path[n] == '\0' || path[n] == '/');
 	}
