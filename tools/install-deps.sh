@@ -20,6 +20,7 @@ $SUDO apt-get update -qq
 #             uidmap (newuidmap: the root tests run unprivileged as root of a subordinate-id namespace)
 # compare:    bubblewrap, hyperfine, valgrind, cppcheck (make bench, make lint)
 # windows:    the mingw-w64 cross compiler (make windows)
+# fuzz:       clang and its runtime libraries (libFuzzer, ASan, UBSan: make fuzz, tests/fuzz)
 # vmtest:     qemu-system-x86, busybox-static, cpio, xz-utils and zstd (make vmtest boots Debian's
 #             kernels with them: tools/vmtest)
 # man:        man-db, so that `man ./man/dshbox.1` works
@@ -34,7 +35,7 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
 	libmount-dev libseccomp-dev libcap-ng-dev libnl-3-dev libnl-route-3-dev \
 	libyaml-dev libjansson-dev libidn2-dev libunistring-dev libevent-dev libcriterion-dev \
 	util-linux uidmap iproute2 procps strace gdb \
-	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 \
+	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 clang libclang-rt-dev \
 	qemu-system-x86 busybox-static cpio xz-utils zstd \
 	man-db \
 	python3-venv nodejs socat ripgrep curl \
