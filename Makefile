@@ -361,7 +361,7 @@ CROSS_LIBDIR = /usr/lib/$(ARCH)-linux-gnu
 CROSS_CRITERION = /opt/dshbox-cross/$(CROSS_DEBARCH_$(ARCH))$(CROSS_LIBDIR)
 CROSS_MAKE = $(MAKE) --no-print-directory BUILD=build/$(ARCH) CC=$(ARCH)-linux-gnu-gcc GEN_ARCH=$(ARCH) \
 	BUILD_CC=$(BUILD_CC) BUILD_PKG_CONFIG=$(BUILD_PKG_CONFIG) \
-	PKG_CONFIG="env PKG_CONFIG_LIBDIR=$(CROSS_LIBDIR)/pkgconfig:/usr/share/pkgconfig $(BUILD_PKG_CONFIG)" \
+	PKG_CONFIG="env PKG_CONFIG_LIBDIR=$(CROSS_LIBDIR)/pkgconfig:$(CROSS_CRITERION)/pkgconfig:/usr/share/pkgconfig $(BUILD_PKG_CONFIG)" \
 	CRITERION_LIBS="-L$(CROSS_CRITERION) -Wl,--disable-new-dtags,-rpath,$(CROSS_CRITERION) -lcriterion"
 # Left out of cross-test, which runs on an aarch64 kernel: seccomp_program reads the programs
 # with x86-64's numbers and architecture; seccomp/refuses_with_errno_and_never_kills calls an

@@ -39,25 +39,30 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
 	"gcc-$triplet" "binutils-$triplet" "libc6-dev-$debarch-cross" pkg-config qemu-user qemu-system-arm \
 	"libseccomp-dev:$debarch" "libcap-ng-dev:$debarch" "libnl-3-dev:$debarch" \
 	"libnl-route-3-dev:$debarch" "libyaml-dev:$debarch" "libjansson-dev:$debarch" \
-	"libidn2-dev:$debarch" "libunistring-dev:$debarch" "libevent-dev:$debarch" \
+	"libidn2-dev:$debarch" "libunistring-dev:$debarch" "libevent-core-2.1-7:$debarch" \
+	"libevent-extra-2.1-7:$debarch" \
 	"libmount-dev:$debarch" "libffi8:$debarch" "libgit2-1.5:$debarch" >/dev/null
 # Criterion is not co-installable: Debian 12's amd64 libnanomsg5 is a binNMU (+b1) the other
 # architectures lack, Multi-Arch: same wants one version, so apt would remove the native Criterion
 # (and every native test build with it).  Its target packages are unpacked into a directory of
 # their own instead, which `make cross` links against (CROSS_LIBS in the Makefile); its other
-# libraries (libffi8, libgit2-1.5) install through apt above.
+# libraries (libffi8, libgit2-1.5) install through apt above.  libevent-dev is not Multi-Arch
+# either (its event-config.h lies in /usr/include, one per architecture): apt would swap the native
+# one out, and the native build would lose it.  It is unpacked there too, its pkg-config files
+# pointed at where it lies; its shared libraries (Multi-Arch: same) install through apt above.
 root=/opt/dshbox-cross/$debarch
-if [ ! -e "$root/.complete" ]; then
+if [ ! -e "$root/.complete-2" ]; then
 	tmp=$(mktemp -d)
 	chmod 755 "$tmp" # apt-get download fetches as _apt
 	trap 'rm -rf "$tmp"' EXIT
 	(cd "$tmp" && apt-get download -qq "libcriterion3:$debarch" "libcriterion-dev:$debarch" \
-		"libnanomsg5:$debarch" >/dev/null)
+		"libnanomsg5:$debarch" "libevent-dev:$debarch" >/dev/null)
 	$SUDO rm -rf "$root"
 	$SUDO mkdir -p "$root"
 	for deb in "$tmp"/*.deb; do
 		$SUDO dpkg-deb -x "$deb" "$root"
 	done
-	$SUDO touch "$root/.complete"
+	$SUDO sed -i "s|^prefix=/usr\$|prefix=$root/usr|" "$root/usr/lib/$triplet/pkgconfig/"libevent*.pc
+	$SUDO touch "$root/.complete-2"
 fi
 echo "dshbox: cross dependencies for $arch ($debarch) installed (Criterion in $root)"

@@ -100,7 +100,7 @@ static int ask(const char *name, unsigned type, unsigned *ret_ancount, uint32_t 
 	ssize_t r = recv(c, a, sizeof(a), 0);
 	close(c);
 	cr_assert_geq(r, 12, "an answer for %s", name);
-	cr_assert_eq(a[0] << 8 | a[1], id);
+	cr_assert_eq((unsigned)(a[0] << 8 | a[1]), id);
 	*ret_ancount = a[6] << 8 | a[7];
 	*ret_a = 0;
 	if (*ret_ancount && r >= 4)
