@@ -310,6 +310,12 @@ oom:
 	return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 }
 
+bool dsh_backend_runner_direct(const void *plan)
+{
+	const struct runner_plan *rp = plan;
+	return rp && rp->direct;
+}
+
 static int rn_confine(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
 		      struct dsh_run_result *ret, struct dsh_error **err)
 {

@@ -21,6 +21,10 @@ static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGU
 /* The most watches one wait takes: a status and a report pipe (sandbox), a stderr (runner). */
 #define MAX_WATCHES 4
 
+/* Without a pidfd (before 5.3), how often the wait looks whether the child ended: SIGCHLD may
+   have gone to a host's thread that leaves it unblocked. */
+#define REAP_POLL_MS 100
+
 void dsh_child_signal_set(sigset_t *ret)
 {
 	sigemptyset(ret);
@@ -62,6 +66,7 @@ int dsh_child_begin(struct dsh_child *c, struct dsh_error **err)
 	memset(c, 0, sizeof(*c));
 	c->pid = -1;
 	c->sfd = -1;
+	c->pidfd = -1;
 	sigset_t set;
 	dsh_child_signal_set(&set);
 	if (sigprocmask(SIG_BLOCK, &set, &c->caller_mask) < 0)
@@ -116,6 +121,8 @@ int dsh_child_spawn(struct dsh_child *c, unsigned long clone_flags, int (*fn)(vo
 		_exit(fn(arg));
 	}
 	c->pid = pid;
+	/* Opened before the child is reaped, so the pid is still the child's (and close-on-exec). */
+	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	return 0;
 }
 
@@ -198,14 +205,14 @@ int dsh_child_wait(struct dsh_child *c, struct dsh_child_watch *watches, size_t 
 	int r = 0;
 	bool done = false;
 	while (!done && !c->reaped) {
-		struct pollfd pf[1 + MAX_WATCHES] = { { c->sfd, POLLIN, 0 } };
-		size_t which[1 + MAX_WATCHES], npf = 1;
+		struct pollfd pf[2 + MAX_WATCHES] = { { c->sfd, POLLIN, 0 }, { c->pidfd, POLLIN, 0 } };
+		size_t which[2 + MAX_WATCHES], npf = 2;
 		for (size_t i = 0; i < n; i++)
 			if (watches[i].fd >= 0) {
 				pf[npf] = (struct pollfd){ watches[i].fd, POLLIN, 0 };
 				which[npf++] = i;
 			}
-		int timeout = -1;
+		int timeout = c->pidfd >= 0 ? -1 : REAP_POLL_MS;
 		if (c->deadline_ms) {
 			long long left = c->deadline_ms - monotonic_ms();
 			if (left <= 0) {
@@ -213,7 +220,8 @@ int dsh_child_wait(struct dsh_child *c, struct dsh_child_watch *watches, size_t 
 				dsh_child_kill(c);
 				break;
 			}
-			timeout = left > 60000 ? 60000 : (int)left;
+			if (timeout < 0 || left < timeout)
+				timeout = left > 60000 ? 60000 : (int)left;
 		}
 		if (poll(pf, npf, timeout) < 0) {
 			if (errno == EINTR)
@@ -223,7 +231,7 @@ int dsh_child_wait(struct dsh_child *c, struct dsh_child_watch *watches, size_t 
 			break;
 		}
 		/* The descriptors first: a status written before the child ended is read as such. */
-		for (size_t k = 1; k < npf && !done; k++) {
+		for (size_t k = 2; k < npf && !done; k++) {
 			if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			struct dsh_child_watch *w = &watches[which[k]];
@@ -235,6 +243,8 @@ int dsh_child_wait(struct dsh_child *c, struct dsh_child_watch *watches, size_t 
 		}
 		if (!done && (pf[0].revents & POLLIN))
 			take_signals(c);
+		if (!done && (c->pidfd < 0 || (pf[1].revents & POLLIN)))
+			reap_if_ended(c);
 	}
 	if (r == 0) {
 		for (size_t i = 0; i < n; i++)
@@ -253,6 +263,10 @@ void dsh_child_end(struct dsh_child *c)
 			;
 		close(c->sfd);
 		c->sfd = -1;
+	}
+	if (c->pidfd >= 0) {
+		close(c->pidfd);
+		c->pidfd = -1;
 	}
 	sigprocmask(SIG_SETMASK, &c->caller_mask, NULL);
 }

@@ -31,6 +31,10 @@
 struct dsh_child {
 	pid_t pid;              /* -1 until spawned */
 	int sfd;                /* the signalfd, CLOEXEC and non-blocking; -1 before begin */
+	/* The child's pidfd, -1 before spawn or where pidfd_open fails (before 5.3).  A host's other
+	   thread that leaves SIGCHLD unblocked takes the signal the signalfd would have read: the
+	   pidfd tells of the end whatever the host's threads block. */
+	int pidfd;
 	sigset_t caller_mask;   /* the mask before begin: the child's command gets it back at exec */
 	bool reaped;
 	int status;             /* the wait status, once reaped */

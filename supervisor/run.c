@@ -7,6 +7,7 @@
 #include "common/cleanup.h"
 #include "common/strv.h"
 #include "policy/policy.h"
+#include "supervisor/backends.h"
 #include "supervisor/forked_run.h"
 
 /* A whole run (include/dshbox/backend.h dsh_run): the one a host and `dshbox run` share. */
@@ -44,16 +45,23 @@ void dsh_run_result_clear(struct dsh_run_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-struct none_args {
+struct in_place_args {
 	const struct dsh_policy *p;
-	const struct dsh_backend *b;
+	const struct dsh_run_setup *s;
 	const struct dsh_run_request *req;
 };
 
-static int none_in_child(const void *arg, struct dsh_run_result *ret, struct dsh_error **err)
+static int in_place_in_child(const void *arg, struct dsh_run_result *ret, struct dsh_error **err)
 {
-	const struct none_args *a = arg;
-	return a->b->confine(a->p, NULL, a->req, ret, err);
+	const struct in_place_args *a = arg;
+	return a->s->backend->confine(a->p, a->s->plan, a->req, ret, err);
+}
+
+/* none, and the runner where it runs the command directly, exec it in the calling process. */
+static bool execs_in_place(const struct dsh_run_setup *s)
+{
+	return s->backend->id == DSH_BACKEND_NONE ||
+	       (s->backend->id == DSH_BACKEND_RUNNER && dsh_backend_runner_direct(s->plan));
 }
 
 static int confine(const struct dsh_policy *p, const struct dsh_run_hooks *hooks, const struct dsh_run_setup *s,
@@ -62,10 +70,10 @@ static int confine(const struct dsh_policy *p, const struct dsh_run_hooks *hooks
 	if (hooks && hooks->before_confine)
 		hooks->before_confine(hooks->data, s);
 	memset(ret, 0, sizeof(*ret));
-	/* none execs the command in place: a host keeps its process, and waits for a child. */
-	if (s->backend->id == DSH_BACKEND_NONE && !(hooks && hooks->none_execs_in_place)) {
-		struct none_args a = { p, s->backend, req };
-		return dsh_forked_run(none_in_child, &a, NULL, ret, err);
+	/* A host keeps its process, and waits for a child, where the backend would exec in place. */
+	if (execs_in_place(s) && !(hooks && hooks->none_execs_in_place)) {
+		struct in_place_args a = { p, s, req };
+		return dsh_forked_run(in_place_in_child, &a, NULL, ret, err);
 	}
 	return s->backend->confine(p, s->plan, req, ret, err);
 }

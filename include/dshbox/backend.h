@@ -159,9 +159,10 @@ struct dsh_run_hooks {
 	   refused start), with its setup: setup->degraded are the lines to say at every run. */
 	void (*before_confine)(void *data, const struct dsh_run_setup *setup);
 	void *data;
-	/* Backend none replaces the calling process with the command, as `dshbox run` does (the
-	   command's status and signals are then its own).  Off, the default for a host: none runs the
-	   command in a child and waits, as every other backend does. */
+	/* Backend none (and the runner where it runs the command directly: danger-full-access
+	   without rules) replaces the calling process with the command, as `dshbox run` does (the
+	   command's status and signals are then its own).  Off, the default for a host: they run the
+	   command in a child and wait, as every other backend does. */
 	bool none_execs_in_place;
 };
 

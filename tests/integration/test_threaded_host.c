@@ -184,3 +184,63 @@ Test(threaded_host, none_leaves_the_host_in_place, .timeout = 120)
 	dsh_run_result_clear(&res);
 	host_stop(&h);
 }
+
+/* A runner in bubblewrap's dialect that runs what follows "--" as it is; its path in *ret_dir. */
+static char *fake_runner_config(const char *mode, char **ret_dir)
+{
+	*ret_dir = dsh_test_mkdtemp();
+	char *runner = NULL, *yaml = NULL;
+	cr_assert(asprintf(&runner, "%s/fake-runner", *ret_dir) > 0);
+	dsh_test_write_file(runner, "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do shift; done; shift\nexec \"$@\"\n");
+	cr_assert_eq(chmod(runner, 0755), 0);
+	cr_assert(asprintf(&yaml, "mode: %s\nrunnerCommand: [\"%s\"]\nrunnerFailureSignatures: [\"fake-runner:\"]\n",
+			   mode, runner) > 0);
+	free(runner);
+	return yaml;
+}
+
+/* The host's threads leave SIGCHLD unblocked (as Node's and Go's do): the signal may go to one of
+   them, and the runner's wait must still see its child end (issue 40). */
+Test(threaded_host, the_runner_comes_back_while_other_threads_take_sigchld, .timeout = 120)
+{
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ char *yaml = fake_runner_config("read-only", &dir);
+	struct host h;
+	host_start(&h, yaml, DSH_BACKEND_RUNNER);
+	sigset_t cur;
+	cr_assert_eq(pthread_sigmask(SIG_SETMASK, NULL, &cur), 0);
+	cr_assert(!sigismember(&cur, SIGCHLD), "the host's threads were started with SIGCHLD unblocked");
+	for (int i = 0; i < 10; i++) {
+		char script[64];
+		snprintf(script, sizeof(script), "exit %d", 3 + i % 5);
+		struct dsh_run_result res = { 0 };
+		_cleanup_error_ struct dsh_error *err = NULL;
+		cr_assert_eq(host_run(&h, script, &res, &err), 0, "run %d: %s", i, err ? err->msg : "");
+		cr_expect_eq(res.exit_code, 3 + i % 5, "run %d: the command's own status", i);
+		dsh_run_result_clear(&res);
+	}
+	host_stop(&h);
+	dsh_test_rmtree(dir);
+}
+
+/* danger-full-access without rules: the runner runs the command directly, and from a host that is
+   in a child, as with none; exec'd in place, the test's own process would end with the command. */
+Test(threaded_host, the_runners_direct_run_leaves_the_host_in_place, .timeout = 120)
+{
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ char *yaml = fake_runner_config("danger-full-access", &dir);
+	struct host h;
+	host_start(&h, yaml, DSH_BACKEND_RUNNER);
+	struct dsh_run_result res = { 0 };
+	_cleanup_error_ struct dsh_error *err = NULL;
+	pid_t self = getpid();
+	cr_assert_eq(host_run(&h, "exit 9", &res, &err), 0, "%s", err ? err->msg : "");
+	cr_expect_eq(res.exit_code, 9, "the command's status, and the host still runs to say so");
+	cr_expect_eq(getpid(), self);
+	dsh_run_result_clear(&res);
+	cr_assert_eq(host_run(&h, "kill -KILL $$", &res, &err), 0, "%s", err ? err->msg : "");
+	cr_expect_eq(res.signal, SIGKILL);
+	dsh_run_result_clear(&res);
+	host_stop(&h);
+	dsh_test_rmtree(dir);
+}
