@@ -95,11 +95,10 @@ static int host_run(struct host *h, const char *script, struct dsh_run_result *r
 	return r;
 }
 
-Test(threaded_host, runs_come_back_while_threads_allocate, .timeout = 600)
+static void runs_come_back(enum dsh_backend_id backend)
 {
-	dsh_test_require_backend();
 	struct host h;
-	host_start(&h, "mode: workspace-write\n", DSH_BACKEND_LINUX_NS);
+	host_start(&h, "mode: workspace-write\n", backend);
 	for (int i = 0; i < 25; i++) {
 		char script[64];
 		snprintf(script, sizeof(script), "exit %d", 3 + i % 5);
@@ -113,11 +112,22 @@ Test(threaded_host, runs_come_back_while_threads_allocate, .timeout = 600)
 	host_stop(&h);
 }
 
-Test(threaded_host, the_sandbox_holds_from_a_threaded_host, .timeout = 300)
+Test(threaded_host, runs_come_back_while_threads_allocate, .timeout = 600)
 {
 	dsh_test_require_backend();
+	runs_come_back(DSH_BACKEND_LINUX_NS);
+}
+
+Test(threaded_host, landlock_runs_come_back_while_threads_allocate, .timeout = 600)
+{
+	dsh_test_require_landlock();
+	runs_come_back(DSH_BACKEND_LANDLOCK);
+}
+
+static void sandbox_holds(enum dsh_backend_id backend)
+{
 	struct host h;
-	host_start(&h, "mode: workspace-write\n", DSH_BACKEND_LINUX_NS);
+	host_start(&h, "mode: workspace-write\n", backend);
 	_cleanup_free_ char *outside = dsh_test_mkdtemp();
 	_cleanup_free_ char *victim = NULL, *script = NULL, *made = NULL;
 	cr_assert(asprintf(&victim, "%s/victim", outside) > 0);
@@ -135,6 +145,18 @@ Test(threaded_host, the_sandbox_holds_from_a_threaded_host, .timeout = 300)
 	dsh_run_result_clear(&res);
 	dsh_test_rmtree(outside);
 	host_stop(&h);
+}
+
+Test(threaded_host, the_sandbox_holds_from_a_threaded_host, .timeout = 300)
+{
+	dsh_test_require_backend();
+	sandbox_holds(DSH_BACKEND_LINUX_NS);
+}
+
+Test(threaded_host, landlock_holds_from_a_threaded_host, .timeout = 300)
+{
+	dsh_test_require_landlock();
+	sandbox_holds(DSH_BACKEND_LANDLOCK);
 }
 
 Test(threaded_host, exec_failures_and_signals_come_back, .timeout = 300)
