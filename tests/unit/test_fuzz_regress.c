@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The findings of the libFuzzer harnesses (tests/fuzz/, `make fuzz`), one test each, as a user or
- * host meets them: each input is also a regression case in tests/fuzz/corpus/NAME/regress-*.
+ * host meets them: each input is also a regression case in tests/fuzz/regress/NAME/.
  */
 #include <errno.h>
 #include <stdio.h>
