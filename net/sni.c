@@ -68,12 +68,16 @@ static enum dsh_sni_result parse_server_name(struct rd ext, char *ret_name, size
 			return DSH_SNI_NOT_TLS;
 		if (type != 0)
 			continue;
-		/* RFC 6066: one host_name at most, ASCII, no trailing dot, no NUL. */
+		/* RFC 6066: one host_name at most, ASCII, no trailing dot, no NUL; and as a host
+		 * name, no empty label (no leading or doubled dot either). */
 		if (name.n == 0 || name.n > 253 || name.n + 1 > name_size)
 			return DSH_SNI_NOT_TLS;
-		for (size_t i = 0; i < name.n; i++)
+		for (size_t i = 0; i < name.n; i++) {
 			if (name.p[i] <= 0x20 || name.p[i] >= 0x7f)
 				return DSH_SNI_NOT_TLS;
+			if (name.p[i] == '.' && (i == 0 || i == name.n - 1 || name.p[i - 1] == '.'))
+				return DSH_SNI_NOT_TLS;
+		}
 		memcpy(ret_name, name.p, name.n);
 		ret_name[name.n] = '\0';
 		return DSH_SNI_FOUND;

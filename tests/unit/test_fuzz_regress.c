@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The findings of the libFuzzer harnesses (tests/fuzz/, `make fuzz`), one test each, as a user or
- * host meets them: each input is also a regression case in tests/fuzz/corpus/NAME/regress-*.
+ * host meets them: each input is also a regression case in tests/fuzz/regress/NAME/.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/strv.h"
+#include "net/sni.h"
 #include "policy/glob.h"
 #include "policy/glob_regex.h"
 #include "policy/policy.h"
@@ -86,4 +87,42 @@ Test(fuzz_regress, an_error_quoting_a_newline_stays_one_line)
 	cr_assert_lt(dsh_err(&err, DSH_ERR_USAGE, EINVAL, "bad %s", "x\x01y\tz\r"), 0);
 	cr_expect_str_eq(err->msg, "bad x\\x01y\\tz\\r");
 	dsh_error_free(err);
+}
+
+/* A ClientHello record asking for name: TLS 1.2, one cipher suite, the server_name extension only. */
+static size_t client_hello(unsigned char *b, const char *name)
+{
+	size_t n = strlen(name), i = 0, hs = 4 + 2 + 32 + 1 + 4 + 2 + 2 + 9 + n;
+	b[i++] = 22, b[i++] = 3, b[i++] = 1, b[i++] = (unsigned char)(hs >> 8), b[i++] = (unsigned char)hs;
+	b[i++] = 1, b[i++] = 0, b[i++] = (unsigned char)((hs - 4) >> 8), b[i++] = (unsigned char)(hs - 4);
+	b[i++] = 3, b[i++] = 3;
+	memset(b + i, 0x2a, 32), i += 32;
+	b[i++] = 0;                                 /* session id */
+	b[i++] = 0, b[i++] = 2, b[i++] = 0x13, b[i++] = 0x01; /* cipher suites */
+	b[i++] = 1, b[i++] = 0;                     /* compression */
+	b[i++] = 0, b[i++] = (unsigned char)(9 + n); /* extensions */
+	b[i++] = 0, b[i++] = 0, b[i++] = 0, b[i++] = (unsigned char)(5 + n);
+	b[i++] = 0, b[i++] = (unsigned char)(3 + n), b[i++] = 0, b[i++] = 0, b[i++] = (unsigned char)n;
+	memcpy(b + i, name, n);
+	return i + n;
+}
+
+/*
+ * fuzz_sni: a ClientHello asking for "exam..e.com" (or ".example.com", "example.com.") was read as
+ * FOUND with that name, though RFC 6066 3 holds host_name to a host name without a trailing dot
+ * and the reader promised one.  An empty label is no host name: the hello is NOT_TLS, as for any
+ * other malformed name.
+ */
+Test(fuzz_regress, a_server_name_with_an_empty_label_is_refused)
+{
+	const char *bad[] = { "exam..e.com", ".example.com", "example.com.", ".", ".." };
+	unsigned char b[512];
+	char name[256];
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t n = client_hello(b, bad[i]);
+		cr_expect_eq(dsh_sni_parse(b, n, name, sizeof(name)), DSH_SNI_NOT_TLS, "'%s' accepted", bad[i]);
+	}
+	size_t n = client_hello(b, "a.example.com");
+	cr_assert_eq(dsh_sni_parse(b, n, name, sizeof(name)), DSH_SNI_FOUND);
+	cr_expect_str_eq(name, "a.example.com");
 }
