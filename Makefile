@@ -3,7 +3,7 @@
 #   make test            unit, integration and escape tests (Criterion)
 #   make check-asan      the tests built with ASan+UBSan (SANITIZE=address,undefined)
 #   make lint            the layering, cppcheck over the sources, and that libdshbox.so exports
-#                        dsh_* only (tools/check-exports.sh)
+#                        what include/dshbox/ marks DSH_PUBLIC, no more (tools/check-exports.sh)
 #   make bench           benchmarks (never timed assertions)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make windows         the Windows runner with mingw-w64
@@ -105,8 +105,10 @@ PREBUILT_OBJ := $(BUILD)/gen/seccomp_prebuilt.o
 LIB_OBJS += $(PREBUILT_OBJ)
 
 VERSION := $(shell sed -n 's/^\#define DSHBOX_VERSION "\(.*\)"$$/\1/p' include/dshbox/version.h)
-# The shared library: the same (PIC) objects as the archive, linked with a soname and a version
-# script that exports dsh_* only.  The soname's number is DSHBOX_ABI (include/dshbox/version.h).
+# The shared library: the same (PIC) objects as the archive, linked with a soname.  It exports the
+# DSH_PUBLIC declarations of include/dshbox/ (-fvisibility=hidden, below); its version script
+# (tools/libdshbox.map) versions them and keeps any name outside dsh_ local.  The soname's number
+# is DSHBOX_ABI (include/dshbox/version.h).
 SOVERSION := $(shell sed -n 's/^\#define DSHBOX_ABI \([0-9]*\)$$/\1/p' include/dshbox/version.h)
 SONAME := libdshbox.so.$(SOVERSION)
 LIBA := $(BUILD)/libdshbox.a
@@ -144,6 +146,14 @@ $(BUILD)/gen/seccomp_prebuilt.c: $(GEN_SECCOMP)
 	$(call quiet,GEN,$@)ASAN_OPTIONS=detect_leaks=0 $(GEN_RUN) $(GEN_SECCOMP) > $@.tmp && mv $@.tmp $@
 $(PREBUILT_OBJ): $(BUILD)/gen/seccomp_prebuilt.c
 	$(call quiet,CC,$<)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The library's objects hide every symbol but those its public headers mark DSH_PUBLIC
+# (include/dshbox/export.h): what libdshbox.so exports is what include/dshbox/ declares, checked by
+# tools/check-exports.sh.  Only the shared library sees a difference; the archive's objects still
+# link into dshbox and the tests whole.  Every object depends on export.h, whose rule it is: an
+# object compiled before the rule (or under another one) is compiled again.
+$(LIB_OBJS): ALL_CFLAGS += -fvisibility=hidden
+$(LIB_OBJS): include/dshbox/export.h
 
 $(LIBA): $(LIB_OBJS)
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^

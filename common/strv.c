@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "common/strv.h"
+/* dsh_strv_free is public: its definition must see the DSH_PUBLIC declaration, or the library
+   compiled with -fvisibility=hidden keeps it to itself. */
+#include "dshbox/dshbox.h"
 
 size_t dsh_strv_len(char *const *v)
 {

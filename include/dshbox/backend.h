@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "dshbox/dshbox.h"
+#include "dshbox/export.h"
 
 /*
  * SPEC 2 knows two levels only.  A rule a backend does not enforce at all is `partial` with the whole
@@ -22,7 +23,7 @@ enum dsh_enforcement {
 	DSH_ENFORCE_FULL,    /* the rule holds as written */
 	DSH_ENFORCE_PARTIAL, /* the rule holds in part, or not at all: lost says what is lost */
 };
-const char *dsh_enforcement_to_string(enum dsh_enforcement e);
+DSH_PUBLIC const char *dsh_enforcement_to_string(enum dsh_enforcement e);
 
 struct dsh_rule_report {
 	enum dsh_enforcement level;
@@ -42,7 +43,7 @@ struct dsh_description {
 	   one sees only the kernel's EACCES, so a failed run names them (SPEC 2, 3.3). */
 	char **hidden;
 };
-void dsh_description_clear(struct dsh_description *d);
+DSH_PUBLIC void dsh_description_clear(struct dsh_description *d);
 
 struct dsh_run_request {
 	char *const *argv;       /* argv[0] is looked up in PATH of envp */
@@ -89,9 +90,9 @@ struct dsh_backend {
 };
 
 /* The registry (supervisor/): every backend compiled into this build, by id. */
-const struct dsh_backend *dsh_backend_get(enum dsh_backend_id id);
+DSH_PUBLIC const struct dsh_backend *dsh_backend_get(enum dsh_backend_id id);
 /* All compiled-in backends (NULL-terminated), for explain's table. */
-const struct dsh_backend *const *dsh_backend_list(void);
+DSH_PUBLIC const struct dsh_backend *const *dsh_backend_list(void);
 
 /*
  * Choose the backend for a run (SPEC 4).  An explicit backend is used as asked.  auto: danger-full-
@@ -99,8 +100,8 @@ const struct dsh_backend *const *dsh_backend_list(void);
  * probe bounded by o->probe_timeout_ms; when neither can enforce, fail closed (-ENOTSUP, with a
  * hint), except in danger-full-access, which falls back to none (describe says what is not enforced).
  */
-int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options *o,
-		       const struct dsh_backend **ret, struct dsh_error **err);
+DSH_PUBLIC int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options *o,
+				  const struct dsh_backend **ret, struct dsh_error **err);
 
 /*
  * Honest degradation (SPEC 4): the rules d reports lost (a report with `lost` set).  Nothing lost, or a
@@ -110,8 +111,9 @@ int dsh_backend_select(const struct dsh_policy *p, const struct dsh_run_options 
  * naming each lost rule (or the first ones and a count) with the remedies as its hint; the command
  * must not run.
  */
-int dsh_run_check_degraded(const struct dsh_policy *p, const struct dsh_run_options *o,
-			   const struct dsh_description *d, char ***ret_warnings, struct dsh_error **err);
+DSH_PUBLIC int dsh_run_check_degraded(const struct dsh_policy *p, const struct dsh_run_options *o,
+				      const struct dsh_description *d, char ***ret_warnings,
+				      struct dsh_error **err);
 
 /* Everything a run needs before confine(), from dsh_run_prepare(). */
 struct dsh_run_setup {
@@ -128,12 +130,13 @@ struct dsh_run_setup {
  * ret->backend, plan and description stay filled so the caller can still report what is lost or
  * print the plan; the command must not run.  Call dsh_run_setup_clear() whatever it returned.
  */
-int dsh_run_prepare(const struct dsh_policy *p, const struct dsh_run_options *o, struct dsh_run_setup *ret,
-		    struct dsh_error **err);
+DSH_PUBLIC int dsh_run_prepare(const struct dsh_policy *p, const struct dsh_run_options *o,
+			       struct dsh_run_setup *ret, struct dsh_error **err);
 /* The same for a backend already chosen (auto's fallback after dsh_backend_fall_back). */
-int dsh_run_prepare_backend(const struct dsh_policy *p, const struct dsh_run_options *o, const struct dsh_backend *b,
-			    struct dsh_run_setup *ret, struct dsh_error **err);
-void dsh_run_setup_clear(struct dsh_run_setup *s);
+DSH_PUBLIC int dsh_run_prepare_backend(const struct dsh_policy *p, const struct dsh_run_options *o,
+				       const struct dsh_backend *b, struct dsh_run_setup *ret,
+				       struct dsh_error **err);
+DSH_PUBLIC void dsh_run_setup_clear(struct dsh_run_setup *s);
 
 /*
  * With o->start_decides, auto chooses linux-ns without probing it (the probe makes a throw-away
@@ -142,9 +145,9 @@ void dsh_run_setup_clear(struct dsh_run_setup *s);
  * this chooses the next backend as auto would have: probed, the same errors and fallbacks.  -ENOTSUP
  * when auto has nothing to fall back on (failed was not auto's unprobed choice): report the error.
  */
-int dsh_backend_fall_back(const struct dsh_policy *p, const struct dsh_run_options *o,
-			  const struct dsh_backend *failed, const struct dsh_error *why,
-			  const struct dsh_backend **ret, struct dsh_error **err);
+DSH_PUBLIC int dsh_backend_fall_back(const struct dsh_policy *p, const struct dsh_run_options *o,
+				     const struct dsh_backend *failed, const struct dsh_error *why,
+				     const struct dsh_backend **ret, struct dsh_error **err);
 
 /*
  * A person's workspace must exist and be a directory, and "/" in workspace-write (a host started
@@ -152,7 +155,7 @@ int dsh_backend_fall_back(const struct dsh_policy *p, const struct dsh_run_optio
  * kind DSH_ERR_CONFIG with a hint.  (The policy itself resolves the workspace lexically, as the
  * conformance vectors need; this is the check a front end makes before any command.)
  */
-int dsh_run_check_workspace(const struct dsh_policy *p, struct dsh_error **err);
+DSH_PUBLIC int dsh_run_check_workspace(const struct dsh_policy *p, struct dsh_error **err);
 
 struct dsh_run_hooks {
 	/* Called just before each backend's confine (the first choice, and auto's fallback after a
@@ -181,14 +184,14 @@ struct dsh_run_hooks {
  * child made by fork() (glibc resets malloc's and stdio's locks there), so no lock another thread
  * holds can stop it; signals sent to the caller are not passed on to the command in that case.
  */
-int dsh_run(const struct dsh_policy *p, const struct dsh_run_options *o, const struct dsh_run_request *req,
-	    const struct dsh_run_hooks *hooks, struct dsh_run_setup *setup, struct dsh_run_result *ret,
-	    struct dsh_error **err);
+DSH_PUBLIC int dsh_run(const struct dsh_policy *p, const struct dsh_run_options *o,
+		       const struct dsh_run_request *req, const struct dsh_run_hooks *hooks,
+		       struct dsh_run_setup *setup, struct dsh_run_result *ret, struct dsh_error **err);
 /* What dsh_run's result holds (message, warnings); the struct itself is the caller's. */
-void dsh_run_result_clear(struct dsh_run_result *r);
+DSH_PUBLIC void dsh_run_result_clear(struct dsh_run_result *r);
 
 /* The --report JSON object (SPEC 2) for a chosen backend and its description. */
-int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_run_options *o,
-			const struct dsh_description *d, char **ret, struct dsh_error **err);
+DSH_PUBLIC int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_run_options *o,
+				   const struct dsh_description *d, char **ret, struct dsh_error **err);
 
 #endif

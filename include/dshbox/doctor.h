@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "dshbox/dshbox.h"
+#include "dshbox/export.h"
 
 /*
  * Reads the dsh host's patch files (cordis.patch.yml) in layer order — bundle patches, profile
@@ -28,16 +29,16 @@ struct dsh_doctor {
 	char **notes;               /* items that were not understood, layer by layer */
 };
 
-extern const char *const dsh_doctor_official_rows[2];
+DSH_PUBLIC extern const char *const dsh_doctor_official_rows[2];
 
-int dsh_doctor_init(struct dsh_doctor *d, const char *row, struct dsh_error **err);
+DSH_PUBLIC int dsh_doctor_init(struct dsh_doctor *d, const char *row, struct dsh_error **err);
 /* Apply one layer.  A file that is not YAML, or not a list, is an error naming it. */
-int dsh_doctor_add_layer(struct dsh_doctor *d, const char *yaml, size_t len, const char *origin,
-			 struct dsh_error **err);
+DSH_PUBLIC int dsh_doctor_add_layer(struct dsh_doctor *d, const char *yaml, size_t len, const char *origin,
+				    struct dsh_error **err);
 /* The same for a patch file (at most 4 MiB); errors name the file. */
-int dsh_doctor_add_file(struct dsh_doctor *d, const char *path, struct dsh_error **err);
+DSH_PUBLIC int dsh_doctor_add_file(struct dsh_doctor *d, const char *path, struct dsh_error **err);
 /* The assembly mistakes, one line each (NULL-terminated; free with dsh_strv_free() of dshbox.h). */
-char **dsh_doctor_findings(const struct dsh_doctor *d);
-void dsh_doctor_clear(struct dsh_doctor *d);
+DSH_PUBLIC char **dsh_doctor_findings(const struct dsh_doctor *d);
+DSH_PUBLIC void dsh_doctor_clear(struct dsh_doctor *d);
 
 #endif

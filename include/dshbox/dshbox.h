@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "dshbox/error.h"
+#include "dshbox/export.h"
 #include "dshbox/version.h"
 
 enum dsh_mode {
@@ -62,19 +63,19 @@ enum dsh_tmp {
 	DSH_TMP_PRIVATE, /* a private writable tmpfs; host /tmp is outside the writable roots */
 };
 
-const char *dsh_mode_to_string(enum dsh_mode m);
-const char *dsh_env_inherit_to_string(enum dsh_env_inherit i);
-int dsh_env_inherit_from_string(const char *s, enum dsh_env_inherit *ret);
-int dsh_mode_from_string(const char *s, enum dsh_mode *ret);
-const char *dsh_rule_kind_to_string(enum dsh_rule_kind k);
-const char *dsh_backend_id_to_string(enum dsh_backend_id b);
-int dsh_backend_id_from_string(const char *s, enum dsh_backend_id *ret);
+DSH_PUBLIC const char *dsh_mode_to_string(enum dsh_mode m);
+DSH_PUBLIC const char *dsh_env_inherit_to_string(enum dsh_env_inherit i);
+DSH_PUBLIC int dsh_env_inherit_from_string(const char *s, enum dsh_env_inherit *ret);
+DSH_PUBLIC int dsh_mode_from_string(const char *s, enum dsh_mode *ret);
+DSH_PUBLIC const char *dsh_rule_kind_to_string(enum dsh_rule_kind k);
+DSH_PUBLIC const char *dsh_backend_id_to_string(enum dsh_backend_id b);
+DSH_PUBLIC int dsh_backend_id_from_string(const char *s, enum dsh_backend_id *ret);
 
 /*
  * Free a NULL-terminated vector of strings the library handed over (dsh_doctor_findings(), the
  * warnings of dsh_run_check_degraded()): each string, then the array.  NULL is fine.
  */
-void dsh_strv_free(char **v);
+DSH_PUBLIC void dsh_strv_free(char **v);
 
 /*
  * The user's configuration as written (SPEC 1.5): YAML first, then overrides from the host or the
@@ -84,53 +85,57 @@ void dsh_strv_free(char **v);
 struct dsh_config;
 
 /* Every key at its default (SPEC 1.5); NULL when out of memory.  dsh_config_free() accepts NULL. */
-struct dsh_config *dsh_config_new(void);
-void dsh_config_free(struct dsh_config *c);
+DSH_PUBLIC struct dsh_config *dsh_config_new(void);
+DSH_PUBLIC void dsh_config_free(struct dsh_config *c);
 
 /*
  * The setters: 0, or an error of kind config (a value out of range, EINVAL) or io (ENOMEM) that
  * names the key, c unchanged.  Strings are copied.
  */
-int dsh_config_set_mode(struct dsh_config *c, enum dsh_mode mode, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_mode(struct dsh_config *c, enum dsh_mode mode, struct dsh_error **err);
 /* workspace, cwd: NULL is the current directory (the default); relative is against it. */
-int dsh_config_set_workspace(struct dsh_config *c, const char *path, struct dsh_error **err);
-int dsh_config_set_cwd(struct dsh_config *c, const char *path, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_workspace(struct dsh_config *c, const char *path, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_cwd(struct dsh_config *c, const char *path, struct dsh_error **err);
 /* Append an access rule as the configuration spells it ("-- {{ env.HOME }}/.ssh"), after those
    already there; one text may hold several rules, a line each.  dsh_policy_new() checks it. */
-int dsh_config_add_access(struct dsh_config *c, const char *rule, struct dsh_error **err);
-int dsh_config_set_tmp(struct dsh_config *c, enum dsh_tmp tmp, struct dsh_error **err);
-int dsh_config_set_network(struct dsh_config *c, bool network, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_add_access(struct dsh_config *c, const char *rule, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_tmp(struct dsh_config *c, enum dsh_tmp tmp, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_network(struct dsh_config *c, bool network, struct dsh_error **err);
 /* Filter the network by name (SPEC 12): add one pattern to the allowed (deny false) or denied names;
    the first call turns a network that was on or off into a filtered one.  origin names the pattern
    in errors and in explain ("--allow-domain"; NULL: "(host)"). */
-int dsh_config_add_domain(struct dsh_config *c, bool deny, const char *pattern, const char *origin,
-			  struct dsh_error **err);
-int dsh_config_set_backend(struct dsh_config *c, enum dsh_backend_id backend, struct dsh_error **err);
-int dsh_config_set_runtime_broker(struct dsh_config *c, bool on, struct dsh_error **err);
-int dsh_config_set_allow_degraded(struct dsh_config *c, bool on, struct dsh_error **err);
-int dsh_config_set_nested_sandbox(struct dsh_config *c, bool on, struct dsh_error **err);
-int dsh_config_set_protect_defaults(struct dsh_config *c, bool on, struct dsh_error **err);
-int dsh_config_set_env_inherit(struct dsh_config *c, enum dsh_env_inherit inherit, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_add_domain(struct dsh_config *c, bool deny, const char *pattern, const char *origin,
+				     struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_backend(struct dsh_config *c, enum dsh_backend_id backend,
+				      struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_runtime_broker(struct dsh_config *c, bool on, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_allow_degraded(struct dsh_config *c, bool on, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_nested_sandbox(struct dsh_config *c, bool on, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_protect_defaults(struct dsh_config *c, bool on, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_env_inherit(struct dsh_config *c, enum dsh_env_inherit inherit,
+					  struct dsh_error **err);
 /* env.set: the command gets NAME=value whatever inherit and exclude say; a second call for the
    same name replaces the value. */
-int dsh_config_set_env(struct dsh_config *c, const char *name, const char *value, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_env(struct dsh_config *c, const char *name, const char *value,
+				  struct dsh_error **err);
 /* Positive: probeTimeoutMs, diffBasisMaxBytes. */
-int dsh_config_set_probe_timeout_ms(struct dsh_config *c, long long ms, struct dsh_error **err);
-int dsh_config_set_diff_basis_max_bytes(struct dsh_config *c, long long bytes, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_probe_timeout_ms(struct dsh_config *c, long long ms, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_set_diff_basis_max_bytes(struct dsh_config *c, long long bytes,
+						   struct dsh_error **err);
 
-enum dsh_mode dsh_config_mode(const struct dsh_config *c);
-const char *dsh_config_workspace(const struct dsh_config *c); /* as set, or NULL */
-const char *dsh_config_cwd(const struct dsh_config *c);       /* as set, or NULL */
-enum dsh_backend_id dsh_config_backend(const struct dsh_config *c);
+DSH_PUBLIC enum dsh_mode dsh_config_mode(const struct dsh_config *c);
+DSH_PUBLIC const char *dsh_config_workspace(const struct dsh_config *c); /* as set, or NULL */
+DSH_PUBLIC const char *dsh_config_cwd(const struct dsh_config *c);       /* as set, or NULL */
+DSH_PUBLIC enum dsh_backend_id dsh_config_backend(const struct dsh_config *c);
 
 /* Merge a YAML file onto c.  Unknown keys, wrong types and bad values are errors naming the key. */
-int dsh_config_load_file(struct dsh_config *c, const char *path, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_load_file(struct dsh_config *c, const char *path, struct dsh_error **err);
 /* The same from an open descriptor (a pipe: no temporary file), read to its end; name for errors. */
-int dsh_config_load_fd(struct dsh_config *c, int fd, const char *name, struct dsh_error **err);
-int dsh_config_load_string(struct dsh_config *c, const char *yaml, size_t len, const char *origin,
-			   struct dsh_error **err);
+DSH_PUBLIC int dsh_config_load_fd(struct dsh_config *c, int fd, const char *name, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_load_string(struct dsh_config *c, const char *yaml, size_t len, const char *origin,
+				      struct dsh_error **err);
 /* Append the rules of a rules file (one per line, '#' comments and blank lines ignored). */
-int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct dsh_error **err);
+DSH_PUBLIC int dsh_config_load_access_file(struct dsh_config *c, const char *path, struct dsh_error **err);
 
 /*
  * How a command is run, apart from what it may access: the backend, the runner, limits, the
@@ -141,12 +146,12 @@ struct dsh_run_options;
 
 /* Validate c's run options and copy them, with envp (the environment the command would inherit),
    into *ret.  Errors name the key.  dsh_run_options_free() accepts NULL. */
-int dsh_run_options_new(const struct dsh_config *c, char *const *envp, struct dsh_run_options **ret,
-			struct dsh_error **err);
-void dsh_run_options_free(struct dsh_run_options *o);
+DSH_PUBLIC int dsh_run_options_new(const struct dsh_config *c, char *const *envp,
+				   struct dsh_run_options **ret, struct dsh_error **err);
+DSH_PUBLIC void dsh_run_options_free(struct dsh_run_options *o);
 /* The environment the command gets: envp filtered by the configuration's env keys (SPEC 1.7), for
    struct dsh_run_request's envp.  NULL-terminated, owned by o. */
-char *const *dsh_run_options_command_env(const struct dsh_run_options *o);
+DSH_PUBLIC char *const *dsh_run_options_command_env(const struct dsh_run_options *o);
 
 /*
  * Inside another sandbox whose runtime broker serves this process (dshbox inside dshbox), the
@@ -154,7 +159,7 @@ char *const *dsh_run_options_command_env(const struct dsh_run_options *o);
  * that what the broker would have covered is reported lost for that reason.  The outer sandbox's
  * broker still serves every call of this run for its own rules.
  */
-void dsh_run_options_probe_broker(struct dsh_run_options *o);
+DSH_PUBLIC void dsh_run_options_probe_broker(struct dsh_run_options *o);
 
 /*
  * The timing view: each stage of a run's start and end with its wall-clock time, in order, so that
@@ -171,9 +176,9 @@ struct dsh_timing {
 	struct dsh_timing_entry e[DSH_TIMING_MAX];
 };
 /* Now, in CLOCK_MONOTONIC nanoseconds (the same clock in every pid and user namespace). */
-long long dsh_timing_now(void);
+DSH_PUBLIC long long dsh_timing_now(void);
 /* Record STAGE as ending at end_ns (taken from the last end); nothing when t is NULL or full. */
-void dsh_timing_mark(struct dsh_timing *t, const char *stage, long long end_ns);
+DSH_PUBLIC void dsh_timing_mark(struct dsh_timing *t, const char *stage, long long end_ns);
 
 
 struct dsh_policy;
@@ -184,18 +189,18 @@ struct dsh_policy;
  * warnings.  envp is the environment that {{ env.NAME }} and TMPDIR are read from; cwd the caller's
  * current directory (absolute).
  */
-int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cwd,
-		   struct dsh_policy **ret, struct dsh_error **err);
-void dsh_policy_free(struct dsh_policy *p);
+DSH_PUBLIC int dsh_policy_new(const struct dsh_config *c, char *const *envp, const char *cwd,
+			      struct dsh_policy **ret, struct dsh_error **err);
+DSH_PUBLIC void dsh_policy_free(struct dsh_policy *p);
 /* Load-time warnings (NULL-terminated, owned by the policy), one line each without a prefix. */
-char *const *dsh_policy_warnings(const struct dsh_policy *p);
+DSH_PUBLIC char *const *dsh_policy_warnings(const struct dsh_policy *p);
 
-enum dsh_mode dsh_policy_mode(const struct dsh_policy *p);
-const char *dsh_policy_workspace(const struct dsh_policy *p); /* canonical */
-const char *dsh_policy_cwd(const struct dsh_policy *p);       /* canonical */
-const char *dsh_policy_tmpdir(const struct dsh_policy *p);    /* canonical $TMPDIR, or NULL */
+DSH_PUBLIC enum dsh_mode dsh_policy_mode(const struct dsh_policy *p);
+DSH_PUBLIC const char *dsh_policy_workspace(const struct dsh_policy *p); /* canonical */
+DSH_PUBLIC const char *dsh_policy_cwd(const struct dsh_policy *p);       /* canonical */
+DSH_PUBLIC const char *dsh_policy_tmpdir(const struct dsh_policy *p);    /* canonical $TMPDIR, or NULL */
 /* The file fence's bound: the largest old file an overwrite returns a diff for (diffBasisMaxBytes). */
-long long dsh_policy_diff_basis_max_bytes(const struct dsh_policy *p);
+DSH_PUBLIC long long dsh_policy_diff_basis_max_bytes(const struct dsh_policy *p);
 
 /* ---- rules ---- */
 
@@ -208,7 +213,7 @@ enum dsh_rule_origin {
 	DSH_ORIGIN_SELF,    /* the configuration or access file in use (SPEC 1.6) */
 	DSH_ORIGIN_PROGRAM, /* the dshbox program in use: its executable, the libdshbox it loaded (SPEC 16) */
 };
-const char *dsh_rule_origin_to_string(enum dsh_rule_origin o);
+DSH_PUBLIC const char *dsh_rule_origin_to_string(enum dsh_rule_origin o);
 
 /* The dshbox program in use (SPEC 16): its executable and the libdshbox file a host loaded. */
 enum dsh_program_guard {
@@ -216,39 +221,40 @@ enum dsh_program_guard {
 	DSH_PROGRAM_OUTSIDE,     /* outside every writable root: read-only to the command already */
 	DSH_PROGRAM_UNPROTECTED, /* in a writable root: the mode or protectDefaults: false leaves it */
 };
-const char *dsh_program_guard_to_string(enum dsh_program_guard g);
-size_t dsh_policy_program_count(const struct dsh_policy *p);
-const char *dsh_policy_program(const struct dsh_policy *p, size_t i, enum dsh_program_guard *guard);
+DSH_PUBLIC const char *dsh_program_guard_to_string(enum dsh_program_guard g);
+DSH_PUBLIC size_t dsh_policy_program_count(const struct dsh_policy *p);
+DSH_PUBLIC const char *dsh_policy_program(const struct dsh_policy *p, size_t i,
+					  enum dsh_program_guard *guard);
 
-size_t dsh_policy_rule_count(const struct dsh_policy *p);
-const struct dsh_rule *dsh_policy_rule(const struct dsh_policy *p, size_t i);
-enum dsh_rule_kind dsh_rule_kind(const struct dsh_rule *r);
-enum dsh_rule_origin dsh_rule_origin(const struct dsh_rule *r);
-unsigned dsh_rule_index(const struct dsh_rule *r);
-const char *dsh_rule_text(const struct dsh_rule *r);      /* as written: "-- {{ env.HOME }}/.ssh" */
-const char *dsh_rule_canonical(const struct dsh_rule *r); /* absolute, canonical pattern or path */
-const char *dsh_rule_resolved(const struct dsh_rule *r);  /* absolute, lexical: the spelling */
-bool dsh_rule_is_glob(const struct dsh_rule *r);
+DSH_PUBLIC size_t dsh_policy_rule_count(const struct dsh_policy *p);
+DSH_PUBLIC const struct dsh_rule *dsh_policy_rule(const struct dsh_policy *p, size_t i);
+DSH_PUBLIC enum dsh_rule_kind dsh_rule_kind(const struct dsh_rule *r);
+DSH_PUBLIC enum dsh_rule_origin dsh_rule_origin(const struct dsh_rule *r);
+DSH_PUBLIC unsigned dsh_rule_index(const struct dsh_rule *r);
+DSH_PUBLIC const char *dsh_rule_text(const struct dsh_rule *r);      /* as written: "-- {{ env.HOME }}/.ssh" */
+DSH_PUBLIC const char *dsh_rule_canonical(const struct dsh_rule *r); /* absolute, canonical pattern or path */
+DSH_PUBLIC const char *dsh_rule_resolved(const struct dsh_rule *r);  /* absolute, lexical: the spelling */
+DSH_PUBLIC bool dsh_rule_is_glob(const struct dsh_rule *r);
 /* The anchored POSIX ERE of spelling i (0: canonical, 1: as written when it differs), or NULL. */
-const char *dsh_rule_regex(const struct dsh_rule *r, size_t i);
+DSH_PUBLIC const char *dsh_rule_regex(const struct dsh_rule *r, size_t i);
 /* The canonical directory where a glob's first wildcard component starts (the path of a literal). */
-const char *dsh_rule_literal_prefix(const struct dsh_rule *r);
+DSH_PUBLIC const char *dsh_rule_literal_prefix(const struct dsh_rule *r);
 
 /* ---- writable roots ---- */
 
 struct dsh_root;
 
 /* The writable roots in the mode's sense: canonical, de-duplicated, sorted parents first. */
-size_t dsh_policy_root_count(const struct dsh_policy *p);
-const struct dsh_root *dsh_policy_root(const struct dsh_policy *p, size_t i);
+DSH_PUBLIC size_t dsh_policy_root_count(const struct dsh_policy *p);
+DSH_PUBLIC const struct dsh_root *dsh_policy_root(const struct dsh_policy *p, size_t i);
 /* A writable root the command can write (no -- or r- rule covers it) at or beneath dir, or NULL:
    a glob rooted at dir may reach into it, a link to dir may lead into it. */
-const struct dsh_root *dsh_policy_live_root_beneath(const struct dsh_policy *p, const char *dir);
-const char *dsh_root_path(const struct dsh_root *r);
-const char *dsh_root_origin_name(const struct dsh_root *r); /* "workspace", "/tmp", "rw rule" ... */
-const struct dsh_rule *dsh_root_rule(const struct dsh_root *r);        /* the rw rule, or NULL */
-const struct dsh_rule *dsh_root_dead_by(const struct dsh_root *r);     /* a -- rule covering it */
-const struct dsh_rule *dsh_root_readonly_by(const struct dsh_root *r); /* an r- rule covering it */
+DSH_PUBLIC const struct dsh_root *dsh_policy_live_root_beneath(const struct dsh_policy *p, const char *dir);
+DSH_PUBLIC const char *dsh_root_path(const struct dsh_root *r);
+DSH_PUBLIC const char *dsh_root_origin_name(const struct dsh_root *r); /* "workspace", "/tmp", "rw rule" ... */
+DSH_PUBLIC const struct dsh_rule *dsh_root_rule(const struct dsh_root *r);        /* the rw rule, or NULL */
+DSH_PUBLIC const struct dsh_rule *dsh_root_dead_by(const struct dsh_root *r);     /* a -- rule covering it */
+DSH_PUBLIC const struct dsh_rule *dsh_root_readonly_by(const struct dsh_root *r); /* an r- rule covering it */
 
 /* ---- decisions: the only place a rule is interpreted ---- */
 
@@ -269,14 +275,14 @@ struct dsh_verdict {
  * through it by name either.  Allow-type decisions never look at the spelling (that would let a
  * symlink out).
  */
-int dsh_policy_decide(const struct dsh_policy *p, enum dsh_op op, const char *canonical,
-		      const char *spelled, struct dsh_verdict *ret);
+DSH_PUBLIC int dsh_policy_decide(const struct dsh_policy *p, enum dsh_op op, const char *canonical,
+				 const char *spelled, struct dsh_verdict *ret);
 /*
  * Only the spelling half of dsh_policy_decide(): whether a deny-type rule covers the path as spelled
  * (a symlink that is itself not written, say); fills ret when it does.
  */
-bool dsh_policy_spelling_denied(const struct dsh_policy *p, enum dsh_op op, const char *spelled,
-				struct dsh_verdict *ret);
+DSH_PUBLIC bool dsh_policy_spelling_denied(const struct dsh_policy *p, enum dsh_op op, const char *spelled,
+					   struct dsh_verdict *ret);
 /*
  * The verdict for a file at canonical (a write makes or replaces one; is_dir: a directory stands
  * there now, and stays).  dsh_policy_decide(), and then, for a write the path's rules allow: only
@@ -285,13 +291,13 @@ bool dsh_policy_spelling_denied(const struct dsh_policy *p, enum dsh_op op, cons
  * with the rule it would go around (on_the_way).  The file fence, `dshbox check` and the runtime
  * broker answer the same.
  */
-int dsh_policy_decide_file(const struct dsh_policy *p, enum dsh_op op, const char *canonical, const char *spelled,
-			   bool is_dir, struct dsh_verdict *ret);
+DSH_PUBLIC int dsh_policy_decide_file(const struct dsh_policy *p, enum dsh_op op, const char *canonical,
+				      const char *spelled, bool is_dir, struct dsh_verdict *ret);
 /* dsh_policy_decide() without a spelling. */
-int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *path,
-		       struct dsh_verdict *ret);
+DSH_PUBLIC int dsh_policy_verdict(const struct dsh_policy *p, enum dsh_op op, const char *path,
+				  struct dsh_verdict *ret);
 /* One line naming what decided: `rule "-- *.pem"`, `mode read-only`, `writable root /ws`. */
-char *dsh_verdict_explain(const struct dsh_verdict *v);
+DSH_PUBLIC char *dsh_verdict_explain(const struct dsh_verdict *v);
 
 /*
  * The rule that guards the name path against being removed, renamed, replaced or having its
@@ -299,14 +305,14 @@ char *dsh_verdict_explain(const struct dsh_verdict *v);
  * written through included), covered by one, or a directory on the way to one (a glob's literal
  * directory counts as its target).  NULL when nothing guards it.  Canonical or spelled paths alike.
  */
-const struct dsh_rule *dsh_policy_guarded(const struct dsh_policy *p, const char *path);
+DSH_PUBLIC const struct dsh_rule *dsh_policy_guarded(const struct dsh_policy *p, const char *path);
 
 /*
  * Whether an r-/-- rule may cover dir or a path anywhere below it (dir absolute, canonical or as
  * spelled): each rule's own automaton is asked (SPEC 3.5), so a walker that prunes where this is
  * false skips exactly the directories no rule can reach, never one dsh_policy_decide() would deny.
  */
-bool dsh_policy_may_protect_below(const struct dsh_policy *p, const char *dir);
+DSH_PUBLIC bool dsh_policy_may_protect_below(const struct dsh_policy *p, const char *dir);
 
 /*
  * The r-/-- rule a symlink at name pointing to target would lead around, or NULL (both absolute,
@@ -317,36 +323,37 @@ bool dsh_policy_may_protect_below(const struct dsh_policy *p, const char *dir);
  * where the same rules reach at least as far (`venv/lib64 -> lib` where one glob reaches both)
  * leads nothing around.
  */
-const struct dsh_rule *dsh_policy_redirected(const struct dsh_policy *p, const char *name, const char *target);
+DSH_PUBLIC const struct dsh_rule *dsh_policy_redirected(const struct dsh_policy *p, const char *name,
+							const char *target);
 
 /* Whether rule r (a glob or a literal, any spelling) covers path: for planners that expand rules. */
-bool dsh_policy_rule_covers(const struct dsh_rule *r, const char *path);
+DSH_PUBLIC bool dsh_policy_rule_covers(const struct dsh_rule *r, const char *path);
 
 /*
  * Resolve a path given by the user for a decision: relative to the policy's cwd, '.' and '..'
  * removed lexically (ret_spelled), and the longest existing prefix canonicalised, the missing rest
  * appended (ret_canonical).  Either output may be NULL.
  */
-int dsh_policy_resolve(const struct dsh_policy *p, const char *path, char **ret_canonical,
-		       char **ret_spelled, struct dsh_error **err);
+DSH_PUBLIC int dsh_policy_resolve(const struct dsh_policy *p, const char *path, char **ret_canonical,
+				  char **ret_spelled, struct dsh_error **err);
 /*
  * Resolve a path for a verdict: relative to base, '.' and '..' removed lexically, the longest
  * existing prefix canonicalised (symlinks resolved), the missing rest appended.
  */
-int dsh_path_resolve(const char *base, const char *path, char **ret, struct dsh_error **err);
+DSH_PUBLIC int dsh_path_resolve(const char *base, const char *path, char **ret, struct dsh_error **err);
 /* Lexical normalisation (pure): absolute against base, '//' '.' '..' resolved.  NULL on bad input. */
-char *dsh_path_normalize(const char *base, const char *path);
+DSH_PUBLIC char *dsh_path_normalize(const char *base, const char *path);
 /*
  * The same for a path a user or host handed in: refused when empty, holding a line break, relative
  * without an absolute base, or longer than PATH_MAX / NAME_MAX; '..' above / stays at /.
  */
-int dsh_path_absolute(const char *base, const char *path, char **ret, struct dsh_error **err);
+DSH_PUBLIC int dsh_path_absolute(const char *base, const char *path, char **ret, struct dsh_error **err);
 
 /*
  * Host sockets (SPEC 3.11): the candidate paths of daemon sockets a sandboxed command must not
  * reach, from the environment the policy was loaded with and well-known system paths.
  * NULL-terminated, owned by the policy.
  */
-char *const *dsh_policy_host_sockets(const struct dsh_policy *p);
+DSH_PUBLIC char *const *dsh_policy_host_sockets(const struct dsh_policy *p);
 
 #endif

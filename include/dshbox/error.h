@@ -11,6 +11,8 @@
 
 #include <stdarg.h>
 
+#include "dshbox/export.h"
+
 /*
  * What went wrong, as a caller decides on it: the CLI maps each kind to an exit code (one table in
  * cli/), the file fence and serve name it in their answers.
@@ -34,7 +36,7 @@ enum dsh_err_kind {
 	DSH_ERR_KINDS(DSH_ERR_X)
 #undef DSH_ERR_X
 };
-const char *dsh_err_kind_to_string(enum dsh_err_kind k);
+DSH_PUBLIC const char *dsh_err_kind_to_string(enum dsh_err_kind k);
 
 struct dsh_error {
 	enum dsh_err_kind kind;
@@ -57,17 +59,16 @@ struct dsh_error {
 #endif
 
 /* Set *err (if err and *err is still NULL) and return -code (code 0 counts as EINVAL). */
-int dsh_err(struct dsh_error **err, enum dsh_err_kind kind, int code, const char *fmt, ...)
+DSH_PUBLIC int dsh_err(struct dsh_error **err, enum dsh_err_kind kind, int code, const char *fmt, ...)
 	DSH_PRINTF(4, 5);
 /* Like dsh_err with DSH_ERR_SYSTEM, appending ": strerror(code)". */
-int dsh_err_sys(struct dsh_error **err, int code, const char *fmt, ...)
-	DSH_PRINTF(3, 4);
+DSH_PUBLIC int dsh_err_sys(struct dsh_error **err, int code, const char *fmt, ...) DSH_PRINTF(3, 4);
 /* Prepend "context: " to the message; returns the error's -code (or -EINVAL with no error). */
-int dsh_err_prefix(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
+DSH_PUBLIC int dsh_err_prefix(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
 /* Attach (or replace) the subject: the path concerned and the deciding rule (either may be NULL). */
-void dsh_err_subject(struct dsh_error **err, const char *path, const char *rule);
+DSH_PUBLIC void dsh_err_subject(struct dsh_error **err, const char *path, const char *rule);
 /* Attach (or replace) the hint. */
-void dsh_err_hint(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
-void dsh_error_free(struct dsh_error *err);
+DSH_PUBLIC void dsh_err_hint(struct dsh_error **err, const char *fmt, ...) DSH_PRINTF(2, 3);
+DSH_PUBLIC void dsh_error_free(struct dsh_error *err);
 
 #endif

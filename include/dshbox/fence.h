@@ -29,6 +29,7 @@
 
 #include "dshbox/dshbox.h"
 #include "dshbox/error.h"
+#include "dshbox/export.h"
 
 /* Largest content the fence reads into memory or writes in one operation. */
 #define DSH_FENCE_MAX_CONTENT (64u * 1024 * 1024)
@@ -42,7 +43,7 @@ enum dsh_fence_op {
 	DSH_FENCE_OP_LIST,
 };
 
-const char *dsh_fence_op_to_string(enum dsh_fence_op op);
+DSH_PUBLIC const char *dsh_fence_op_to_string(enum dsh_fence_op op);
 
 /*
  * A file's version: its size, mtime in nanoseconds and inode, as the string "SIZE:MTIME_NS:INODE".
@@ -60,7 +61,7 @@ struct dsh_fence_read_result {
 	bool eof;           /* the read reached the end of the file */
 	char version[DSH_FENCE_VERSION_MAX]; /* of the file the bytes were read from */
 };
-void dsh_fence_read_result_clear(struct dsh_fence_read_result *r);
+DSH_PUBLIC void dsh_fence_read_result_clear(struct dsh_fence_read_result *r);
 
 struct dsh_fence_write_result {
 	char *path;         /* canonical */
@@ -79,7 +80,7 @@ struct dsh_fence_write_opts {
 	   (checked on the file at the name right before the rename). */
 	const char *expect_version;
 };
-void dsh_fence_write_result_clear(struct dsh_fence_write_result *r);
+DSH_PUBLIC void dsh_fence_write_result_clear(struct dsh_fence_write_result *r);
 
 enum dsh_fence_entry_type {
 	DSH_FENCE_ENTRY_FILE,
@@ -87,7 +88,7 @@ enum dsh_fence_entry_type {
 	DSH_FENCE_ENTRY_SYMLINK,
 	DSH_FENCE_ENTRY_OTHER,
 };
-const char *dsh_fence_entry_type_to_string(enum dsh_fence_entry_type t);
+DSH_PUBLIC const char *dsh_fence_entry_type_to_string(enum dsh_fence_entry_type t);
 
 struct dsh_fence_entry {
 	char *name;
@@ -103,21 +104,21 @@ struct dsh_fence_list_result {
 	size_t n_entries;
 	bool truncated;
 };
-void dsh_fence_list_result_clear(struct dsh_fence_list_result *r);
+DSH_PUBLIC void dsh_fence_list_result_clear(struct dsh_fence_list_result *r);
 
 /*
  * Read up to limit bytes (0: to the end) from offset.  A file larger than DSH_FENCE_MAX_CONTENT
  * read without a limit, or a limit above it, is too-large.
  */
-int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset, uint64_t limit,
-		   struct dsh_fence_read_result *ret, struct dsh_error **err);
+DSH_PUBLIC int dsh_fence_read(const struct dsh_policy *p, const char *path, uint64_t offset, uint64_t limit,
+			      struct dsh_fence_read_result *ret, struct dsh_error **err);
 
 /*
  * Replace (or create) the file atomically with data; an existing file keeps its mode and owner.
  * Missing parent directories are made, inside the writable roots only, never through a symlink.
  */
-int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *data, size_t len,
-		    struct dsh_fence_write_result *ret, struct dsh_error **err);
+DSH_PUBLIC int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *data, size_t len,
+			       struct dsh_fence_write_result *ret, struct dsh_error **err);
 
 /*
  * Replace an exact string: the only occurrence, or every one with all.  Absent, ambiguous without
@@ -125,19 +126,20 @@ int dsh_fence_write(const struct dsh_policy *p, const char *path, const char *da
  * Only text files (no NUL, valid UTF-8; else not-text).  In a CRLF file the LFs of old and new
  * that lack a CR are read as CRLF, so an old string with LF line ends matches and CRLF is kept.
  */
-int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
-		   const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
-		   struct dsh_error **err);
+DSH_PUBLIC int dsh_fence_edit(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
+			      const char *new_s, size_t new_len, bool all, struct dsh_fence_write_result *ret,
+			      struct dsh_error **err);
 
 /* The same, with options (opts may be NULL). */
-int dsh_fence_write_ex(const struct dsh_policy *p, const char *path, const char *data, size_t len,
-		       const struct dsh_fence_write_opts *opts, struct dsh_fence_write_result *ret,
-		       struct dsh_error **err);
-int dsh_fence_edit_ex(const struct dsh_policy *p, const char *path, const char *old_s, size_t old_len,
-		      const char *new_s, size_t new_len, bool all, const struct dsh_fence_write_opts *opts,
-		      struct dsh_fence_write_result *ret, struct dsh_error **err);
+DSH_PUBLIC int dsh_fence_write_ex(const struct dsh_policy *p, const char *path, const char *data, size_t len,
+				  const struct dsh_fence_write_opts *opts, struct dsh_fence_write_result *ret,
+				  struct dsh_error **err);
+DSH_PUBLIC int dsh_fence_edit_ex(const struct dsh_policy *p, const char *path, const char *old_s,
+				 size_t old_len, const char *new_s, size_t new_len, bool all,
+				 const struct dsh_fence_write_opts *opts, struct dsh_fence_write_result *ret,
+				 struct dsh_error **err);
 
-int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fence_list_result *ret,
-		   struct dsh_error **err);
+DSH_PUBLIC int dsh_fence_list(const struct dsh_policy *p, const char *path, struct dsh_fence_list_result *ret,
+			      struct dsh_error **err);
 
 #endif

@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 
+#include "dshbox/export.h"
+
 enum dsh_probe_id {
 	DSH_PROBE_USERNS,          /* unprivileged user + mount namespace with identity maps */
 	DSH_PROBE_MOUNT_API,       /* fsopen/fsmount/open_tree/move_mount/mount_setattr, openat2 */
@@ -38,10 +40,10 @@ struct dsh_probe_result {
 };
 
 /* The entry's short name ("user namespaces") and what it tries, one line; "?" for a bad id. */
-const char *dsh_probe_name(enum dsh_probe_id id);
-const char *dsh_probe_checks(enum dsh_probe_id id);
+DSH_PUBLIC const char *dsh_probe_name(enum dsh_probe_id id);
+DSH_PUBLIC const char *dsh_probe_checks(enum dsh_probe_id id);
 /* Run one entry in its own child bounded by timeout_ms (> 0).  Always fills ret; returns 0 when the
    feature works, else -code. */
-int dsh_probe_run(enum dsh_probe_id id, long long timeout_ms, struct dsh_probe_result *ret);
+DSH_PUBLIC int dsh_probe_run(enum dsh_probe_id id, long long timeout_ms, struct dsh_probe_result *ret);
 
 #endif

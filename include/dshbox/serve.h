@@ -9,11 +9,12 @@
  */
 
 #include "dshbox/dshbox.h"
+#include "dshbox/export.h"
 
 /*
  * Confine the calling process for good.  Without Landlock it changes nothing and returns 0 with
  * *ret_warning set (owned by the caller) saying so; any other failure is an error.
  */
-int dsh_serve_confine(const struct dsh_policy *p, char **ret_warning, struct dsh_error **err);
+DSH_PUBLIC int dsh_serve_confine(const struct dsh_policy *p, char **ret_warning, struct dsh_error **err);
 
 #endif

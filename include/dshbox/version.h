@@ -8,6 +8,8 @@
  * behaviour asks at run time.
  */
 
+#include "dshbox/export.h"
+
 #define DSHBOX_VERSION "0.1.0"
 /*
  * The number in the shared library's soname (libdshbox.so.N, read from here by the Makefile):
@@ -16,8 +18,8 @@
 #define DSHBOX_ABI 0
 
 /* The release the running library was built as, DSHBOX_VERSION's spelling ("0.1.0"). */
-const char *dsh_version(void);
+DSH_PUBLIC const char *dsh_version(void);
 /* The running library's DSHBOX_ABI. */
-int dsh_abi(void);
+DSH_PUBLIC int dsh_abi(void);
 
 #endif
