@@ -205,8 +205,9 @@ static int apply_run_user(struct applier *a, const struct dsh_mount_entry *e, st
 	return dsh_m_move(m, t, "", err);
 }
 
-/* A writable root under /tmp: its parents made inside the private tmpfs, then the clone bound there. */
-static int apply_bind_rw_tmp(struct applier *a, size_t i, const struct dsh_mount_entry *e, struct dsh_error **err)
+/* A root (or the read-only workspace) under /tmp: its parents made inside the private tmpfs, then the
+   clone bound there. */
+static int apply_bind_tmp(struct applier *a, size_t i, const struct dsh_mount_entry *e, struct dsh_error **err)
 {
 	_cleanup_close_ int tmp = dsh_openat2(AT_FDCWD, "/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
 					      RESOLVE_NO_SYMLINKS);
@@ -484,7 +485,12 @@ static int apply_entry(struct applier *a, size_t i, struct dsh_error **err)
 		return dsh_m_move(a->clones[i], t, "", err);
 	}
 	case DSH_MOUNT_BIND_RW_TMP:
-		return apply_bind_rw_tmp(a, i, e, err);
+		return apply_bind_tmp(a, i, e, err);
+	case DSH_MOUNT_BIND_RO_TMP: {
+		/* Read-only before it is reachable: the clone took the host's flags, writable ones too. */
+		int r = dsh_m_setattr(a->clones[i], "", true, MOUNT_ATTR_RDONLY, 0, err);
+		return r < 0 ? r : apply_bind_tmp(a, i, e, err);
+	}
 	case DSH_MOUNT_DEV:
 		return dsh_mount_apply_dev(a, e, a->console, err);
 	case DSH_MOUNT_PROC:
@@ -536,7 +542,8 @@ static int clone_sources(struct applier *a, struct dsh_error **err)
 	const struct dsh_mount_plan *plan = a->plan;
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct dsh_mount_entry *e = &plan->entries[i];
-		if (e->action == DSH_MOUNT_BIND_RW || e->action == DSH_MOUNT_BIND_RW_TMP) {
+		if (e->action == DSH_MOUNT_BIND_RW || e->action == DSH_MOUNT_BIND_RW_TMP ||
+		    e->action == DSH_MOUNT_BIND_RO_TMP) {
 			_cleanup_close_ int t = dsh_mount_open_target(e, err);
 			int r = t < 0 ? t : dsh_m_open_tree(t, "", OPEN_TREE_CLONE | AT_RECURSIVE, err);
 			if (r < 0)

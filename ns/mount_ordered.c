@@ -387,6 +387,7 @@ static int o_apply(struct applier *o, const struct dsh_mount_entry *op, int fd, 
 	case DSH_MOUNT_TMP:
 	case DSH_MOUNT_BIND_RW:
 	case DSH_MOUNT_BIND_RW_TMP:
+	case DSH_MOUNT_BIND_RO_TMP:
 	case DSH_MOUNT_BIND_RO:
 	case DSH_MOUNT_MASK_DIR:
 	case DSH_MOUNT_MASK_FILE:

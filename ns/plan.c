@@ -20,6 +20,7 @@ static const char *const action_names[] = {
 	[DSH_MOUNT_TMP] = "tmpfs-tmp",
 	[DSH_MOUNT_BIND_RW] = "bind-rw",
 	[DSH_MOUNT_BIND_RW_TMP] = "bind-rw-tmp",
+	[DSH_MOUNT_BIND_RO_TMP] = "bind-ro-tmp",
 	[DSH_MOUNT_DEV] = "dev",
 	[DSH_MOUNT_PROC] = "proc",
 	[DSH_MOUNT_BIND_RO] = "bind-ro",
@@ -43,6 +44,12 @@ static const char *const action_names[] = {
 const char *dsh_mount_action_to_string(enum dsh_mount_action a)
 {
 	return (size_t)a < ARRAY_SIZE(action_names) ? action_names[a] : "?";
+}
+
+/* The binds that exist inside a private /tmp: what lies beneath them is visible there. */
+static bool is_tmp_bind(enum dsh_mount_action a)
+{
+	return a == DSH_MOUNT_BIND_RW_TMP || a == DSH_MOUNT_BIND_RO_TMP;
 }
 
 static bool is_mask(enum dsh_mount_action a)
@@ -402,8 +409,7 @@ static int add_globs(struct dsh_mount_plan *plan, const struct dsh_policy *p, lo
 	/* With a private /tmp, only the roots bound inside it (and their parents) exist there. */
 	_cleanup_strv_ char **visible = NULL;
 	for (size_t i = 0; i < plan->n; i++)
-		if (plan->entries[i].action == DSH_MOUNT_BIND_RW_TMP &&
-		    dsh_strv_push(&visible, plan->entries[i].path) < 0)
+		if (is_tmp_bind(plan->entries[i].action) && dsh_strv_push(&visible, plan->entries[i].path) < 0)
 			return dsh_err_sys(err, ENOMEM, "mount plan");
 	struct dsh_walk_scope scope = { .hidden = plan->private_tmp ? "/tmp" : NULL, .visible = visible };
 	size_t nr = 0;
@@ -465,6 +471,33 @@ static bool root_is_tmp_itself(const struct dsh_policy *p)
 }
 
 /*
+ * A workspace (or cwd) under /tmp that no writable root binds would vanish with the private /tmp,
+ * and the run with it (chdir ENOENT): it is bound there read-only, as the rest of the host is.  A
+ * writable root above or beneath it binds it (or its part) already, writable.
+ */
+static int keep_tmp_workspace(struct dsh_mount_plan *plan, const struct dsh_policy *p, const char *path,
+			      const char *why)
+{
+	if (!path || !dsh_path_is_beneath(path, "/tmp") || strcmp(path, "/tmp") == 0)
+		return 0;
+	for (size_t i = 0; i < p->n_roots; i++)
+		if (!p->roots[i].dead_by &&
+		    (dsh_path_is_beneath(path, p->roots[i].path) || dsh_path_is_beneath(p->roots[i].path, path)))
+			return 0;
+	int r = add_entry(plan, path, DSH_MOUNT_BIND_RO_TMP, NULL, why);
+	if (r < 0)
+		return r;
+	r = probe_entry(&plan->entries[plan->n - 1]);
+	if (r < 0) {
+		plan->n--;
+		int e = -r;
+		entry_clear(&plan->entries[plan->n]);
+		return note(plan, "%s not bound (%s): %s", path, why, strerror(e));
+	}
+	return 0;
+}
+
+/*
  * /tmp (SPEC 3.6).  In workspace-write with `tmp: host` (the default) /tmp is the host's: a writable
  * root of the policy like the workspace, bound by add_roots, the same /tmp the file fence writes.
  * In read-only mode and with `tmp: private`, a private writable tmpfs (compilers, heredocs, mktemp
@@ -491,9 +524,14 @@ static int plan_tmp(struct dsh_mount_plan *plan, const struct dsh_policy *p)
 	}
 	plan->private_tmp = true;
 	plan->tmp_writable = true;
-	return add_entry(plan, "/tmp", DSH_MOUNT_TMP, NULL,
-			 p->mode == DSH_MODE_READ_ONLY ? "private /tmp, writable, read-only mode"
-						       : "private /tmp, writable, tmp: private");
+	int r = add_entry(plan, "/tmp", DSH_MOUNT_TMP, NULL,
+			  p->mode == DSH_MODE_READ_ONLY ? "private /tmp, writable, read-only mode"
+							: "private /tmp, writable, tmp: private");
+	if (r >= 0)
+		r = keep_tmp_workspace(plan, p, p->workspace, "workspace, read-only, inside the private /tmp");
+	if (r >= 0 && !(p->workspace && p->cwd && dsh_path_is_beneath(p->cwd, p->workspace)))
+		r = keep_tmp_workspace(plan, p, p->cwd, "cwd, read-only, inside the private /tmp");
+	return r;
 }
 
 /*
@@ -591,7 +629,7 @@ static int normalise(struct dsh_mount_plan *plan)
 			   plan->entries[out - 1].action == e->action) {
 			r = asprintf(&drop, "dropped %s %s (%s): same as (%s)", dsh_mount_action_to_string(e->action),
 				     e->path, e->why, plan->entries[out - 1].why);
-		} else if (plan->private_tmp && e->action != DSH_MOUNT_TMP && e->action != DSH_MOUNT_BIND_RW_TMP &&
+		} else if (plan->private_tmp && e->action != DSH_MOUNT_TMP && !is_tmp_bind(e->action) &&
 			   dsh_path_is_beneath(e->path, "/tmp") &&
 			   !(tmp_bind && dsh_path_is_beneath(e->path, tmp_bind))) {
 			r = asprintf(&drop, "dropped %s %s (%s): not visible, /tmp is private",
@@ -606,7 +644,7 @@ static int normalise(struct dsh_mount_plan *plan)
 				return r;
 			continue;
 		}
-		if (e->action == DSH_MOUNT_BIND_RW_TMP)
+		if (is_tmp_bind(e->action))
 			tmp_bind = e->path;
 		/* A mask on a path some earlier entry also names wins over it (precedence: -- > r- > rw). */
 		if (is_mask(e->action)) {
@@ -625,7 +663,7 @@ static int normalise(struct dsh_mount_plan *plan)
 		if (plan->entries[out].action == DSH_MOUNT_MASK_DIR)
 			mask = &plan->entries[out];
 		/* Bind-rw-tmp paths point into entries[], which only moves entries down: refresh. */
-		if (plan->entries[out].action == DSH_MOUNT_BIND_RW_TMP)
+		if (is_tmp_bind(plan->entries[out].action))
 			tmp_bind = plan->entries[out].path;
 		out++;
 	}

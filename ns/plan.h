@@ -23,6 +23,7 @@ enum dsh_mount_action {
 	DSH_MOUNT_TMP,          /* a private tmpfs on /tmp (host /tmp invisible) */
 	DSH_MOUNT_BIND_RW,      /* a writable root: cloned before the read-only pass, moved back */
 	DSH_MOUNT_BIND_RW_TMP,  /* a writable root under /tmp: bound at its path inside the private /tmp */
+	DSH_MOUNT_BIND_RO_TMP,  /* the workspace or cwd under /tmp, no root: bound read-only there */
 	DSH_MOUNT_DEV,          /* a minimal /dev */
 	DSH_MOUNT_PROC,         /* a fresh procfs for the new pid namespace */
 	DSH_MOUNT_BIND_RO,      /* r-: self-bound read-only, recursively */

@@ -18,7 +18,7 @@ int dsh_mount_plan_push(struct dsh_mount_plan *plan, const char *path, enum dsh_
 			const char *why, struct dsh_error **err)
 {
 	struct stat st = { 0 };
-	bool identify = action == DSH_MOUNT_BIND_RW || action == DSH_MOUNT_BIND_RW_TMP ||
+	bool identify = action == DSH_MOUNT_BIND_RW || action == DSH_MOUNT_BIND_RW_TMP || action == DSH_MOUNT_BIND_RO_TMP ||
 			action == DSH_MOUNT_BIND_RO || action == DSH_MOUNT_MASK_DIR || action == DSH_MOUNT_MASK_FILE;
 	if (identify && lstat(path, &st) < 0) {
 		int e = errno;

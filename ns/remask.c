@@ -31,6 +31,7 @@ static bool watched(const struct dsh_mount_entry *e)
 	case DSH_MOUNT_TMP:
 	case DSH_MOUNT_BIND_RW:
 	case DSH_MOUNT_BIND_RW_TMP:
+	case DSH_MOUNT_BIND_RO_TMP:
 	case DSH_MOUNT_DEV:
 	case DSH_MOUNT_PROC:
 	case DSH_MOUNT_RUN_USER:

@@ -192,13 +192,13 @@ Test(run_lifecycle, missing_command_127_unrunnable_126)
 
 Test(run_lifecycle, setup_failure_is_125_with_one_line)
 {
-	/* A cwd under the host's /tmp does not exist inside when the sandbox's /tmp is private. */
-	char dir[] = "/tmp/dshbox-cwd.XXXXXX";
-	cr_assert_not_null(mkdtemp(dir));
+	/* A cwd in the host's /dev/shm does not exist inside: linux-ns makes a minimal /dev of its own. */
+	char dir[] = "/dev/shm/dshbox-cwd.XXXXXX";
+	cr_assert_not_null(mkdtemp(dir), "/dev/shm: %s", strerror(errno));
 	chmod(dir, 0755);
 	char *cfgdir = dsh_test_mkdtemp(), *cfg = NULL;
-	cr_assert(asprintf(&cfg, "%s/private-tmp.yml", cfgdir) > 0);
-	dsh_test_write_file(cfg, "tmp: private\n");
+	cr_assert(asprintf(&cfg, "%s/linux-ns.yml", cfgdir) > 0);
+	dsh_test_write_file(cfg, "backend: linux-ns\n");
 	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--config", cfg, "--cwd", dir, "--", "/bin/echo", "ran", NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run(argv, env, NULL, &r), 0);

@@ -176,3 +176,39 @@ Test(run_tmp, a_bad_tmp_value_is_one_error)
 	dsh_proc_clear(&r);
 	fx_free(&f);
 }
+
+/* A workspace (or a cwd) under /tmp stays there, read-only, when /tmp is private (read-only mode,
+   tmp: private): the command starts in it and reads it, writes neither it nor the host's /tmp,
+   and the host's other /tmp files stay invisible. */
+Test(run_tmp, a_workspace_under_tmp_stays_in_a_private_tmp)
+{
+	struct fx f;
+	fx_init(&f, "sibling");
+	dsh_test_write_file(f.name, "host-only\n");
+	char tws[] = "/tmp/dshbox-ws-XXXXXX";
+	cr_assert(mkdtemp(tws));
+	_cleanup_free_ char *a = NULL, *b = NULL, *cmd = NULL;
+	cr_assert(asprintf(&a, "%s/a.txt", tws) > 0 && asprintf(&b, "%s/b.txt", tws) > 0);
+	dsh_test_write_file(a, "in-the-workspace\n");
+	cr_assert(asprintf(&cmd, "cat a.txt; cat %s 2>/dev/null || echo sibling-absent; "
+				 "(echo y > b.txt) 2>/dev/null || echo write-refused; echo s > /tmp/scratch && echo scratch",
+			   f.name) > 0);
+	char *ro[] = { (char *)dsh_test_dshbox(), "run", "--mode", "read-only", "--workspace", tws, "--cwd", tws,
+		       "--", "/bin/sh", "-c", cmd, NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(ro, env, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, "in-the-workspace\nsibling-absent\nwrite-refused\nscratch\n", "stderr: %s", r.err);
+	dsh_proc_clear(&r);
+	cr_expect_neq(access(b, F_OK), 0, "host oracle: read-only mode wrote the workspace");
+	/* tmp: private in workspace-write, the workspace elsewhere, the cwd under /tmp. */
+	char *cwd[] = { (char *)dsh_test_dshbox(), "run", "--config", f.cfg, "--workspace", f.ws, "--cwd", tws,
+			"--", "/bin/sh", "-c", cmd, NULL };
+	cr_assert_eq(dsh_proc_run(cwd, env, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, "in-the-workspace\nsibling-absent\nwrite-refused\nscratch\n", "stderr: %s", r.err);
+	dsh_proc_clear(&r);
+	cr_expect_neq(access(b, F_OK), 0, "host oracle: the cwd outside the workspace was written");
+	dsh_test_rmtree(tws);
+	fx_free(&f);
+}
