@@ -229,6 +229,22 @@ static int probe_entry(struct dsh_mount_entry *e)
 	return probe_entry_at(e, AT_FDCWD, e->path);
 }
 
+/* add_entry, then probe_entry: 0 when added; the probe's errno (positive) when the path cannot be
+   bound, and nothing added; -ENOMEM. */
+static int add_probed_entry(struct dsh_mount_plan *plan, const char *path, enum dsh_mount_action action,
+			    const struct dsh_rule *rule, const char *why)
+{
+	int r = add_entry(plan, path, action, rule, why);
+	if (r < 0)
+		return r;
+	r = probe_entry(&plan->entries[plan->n - 1]);
+	if (r >= 0)
+		return 0;
+	plan->n--;
+	entry_clear(&plan->entries[plan->n]);
+	return -r;
+}
+
 /*
  * Whether e's parent directory is known absent, looking each parent up once: a policy of 200,000
  * literal rules in directories that do not exist then costs an lstat() per directory, not per
@@ -484,17 +500,8 @@ static int keep_tmp_workspace(struct dsh_mount_plan *plan, const struct dsh_poli
 		if (!p->roots[i].dead_by &&
 		    (dsh_path_is_beneath(path, p->roots[i].path) || dsh_path_is_beneath(p->roots[i].path, path)))
 			return 0;
-	int r = add_entry(plan, path, DSH_MOUNT_BIND_RO_TMP, NULL, why);
-	if (r < 0)
-		return r;
-	r = probe_entry(&plan->entries[plan->n - 1]);
-	if (r < 0) {
-		plan->n--;
-		int e = -r;
-		entry_clear(&plan->entries[plan->n]);
-		return note(plan, "%s not bound (%s): %s", path, why, strerror(e));
-	}
-	return 0;
+	int r = add_probed_entry(plan, path, DSH_MOUNT_BIND_RO_TMP, NULL, why);
+	return r > 0 ? note(plan, "%s not bound (%s): %s", path, why, strerror(r)) : r;
 }
 
 /*
@@ -580,19 +587,12 @@ static int add_roots(struct dsh_mount_plan *plan, const struct dsh_policy *p)
 				 rule ? rule->text : why, last);
 		else {
 			bool in_tmp = plan->private_tmp && dsh_path_is_beneath(root->path, "/tmp");
-			r = add_entry(plan, root->path, in_tmp ? DSH_MOUNT_BIND_RW_TMP : DSH_MOUNT_BIND_RW, rule, why);
-			if (r >= 0) {
-				last = plan->entries[plan->n - 1].path;
-				r = probe_entry(&plan->entries[plan->n - 1]);
-				if (r < 0) {
-					plan->n--;
-					int e = -r;
-					entry_clear(&plan->entries[plan->n]);
-					last = NULL;
-					r = note(plan, "writable root %s (%s) not bound: %s", root->path,
-						 rule ? rule->text : why, strerror(e));
-				}
-			}
+			r = add_probed_entry(plan, root->path, in_tmp ? DSH_MOUNT_BIND_RW_TMP : DSH_MOUNT_BIND_RW,
+					     rule, why);
+			last = r == 0 ? plan->entries[plan->n - 1].path : NULL;
+			if (r > 0)
+				r = note(plan, "writable root %s (%s) not bound: %s", root->path,
+					 rule ? rule->text : why, strerror(r));
 		}
 		if (r < 0)
 			return r;

@@ -95,20 +95,26 @@ static int host_run(struct host *h, const char *script, struct dsh_run_result *r
 	return r;
 }
 
-static void runs_come_back(enum dsh_backend_id backend)
+/* n runs of "exit 3..7" from the host, each with the command's own status. */
+static void expect_runs(struct host *h, int n)
 {
-	struct host h;
-	host_start(&h, "mode: workspace-write\n", backend);
-	for (int i = 0; i < 25; i++) {
+	for (int i = 0; i < n; i++) {
 		char script[64];
 		snprintf(script, sizeof(script), "exit %d", 3 + i % 5);
 		struct dsh_run_result res = { 0 };
 		_cleanup_error_ struct dsh_error *err = NULL;
-		cr_assert_eq(host_run(&h, script, &res, &err), 0, "run %d: %s", i, err ? err->msg : "");
+		cr_assert_eq(host_run(h, script, &res, &err), 0, "run %d: %s", i, err ? err->msg : "");
 		cr_expect_eq(res.signal, 0);
 		cr_expect_eq(res.exit_code, 3 + i % 5, "run %d: the command's own status", i);
 		dsh_run_result_clear(&res);
 	}
+}
+
+static void runs_come_back(enum dsh_backend_id backend)
+{
+	struct host h;
+	host_start(&h, "mode: workspace-write\n", backend);
+	expect_runs(&h, 25);
 	host_stop(&h);
 }
 
@@ -232,15 +238,7 @@ Test(threaded_host, the_runner_comes_back_while_other_threads_take_sigchld, .tim
 	sigset_t cur;
 	cr_assert_eq(pthread_sigmask(SIG_SETMASK, NULL, &cur), 0);
 	cr_assert(!sigismember(&cur, SIGCHLD), "the host's threads were started with SIGCHLD unblocked");
-	for (int i = 0; i < 10; i++) {
-		char script[64];
-		snprintf(script, sizeof(script), "exit %d", 3 + i % 5);
-		struct dsh_run_result res = { 0 };
-		_cleanup_error_ struct dsh_error *err = NULL;
-		cr_assert_eq(host_run(&h, script, &res, &err), 0, "run %d: %s", i, err ? err->msg : "");
-		cr_expect_eq(res.exit_code, 3 + i % 5, "run %d: the command's own status", i);
-		dsh_run_result_clear(&res);
-	}
+	expect_runs(&h, 10);
 	host_stop(&h);
 	dsh_test_rmtree(dir);
 }
