@@ -285,6 +285,15 @@ static char *tokens_to_regex(const struct tok *toks, size_t n)
 	return dsh_buf_steal(&b);
 }
 
+/* The root holds everything below it, however it is spelled ("/" or "\\/"): the literal
+   matcher says so too, and "^/(/.*)?$" would cover only the root itself. */
+static char *glob_regex(const struct tok *toks, size_t n)
+{
+	if (n == 1 && toks[0].type == T_CHAR && toks[0].c == '/')
+		return strdup("^/.*$");
+	return tokens_to_regex(toks, n);
+}
+
 int dsh_glob_to_regex(const char *pattern, char **ret, struct dsh_error **err)
 {
 	_cleanup_free_ struct tok *toks = NULL;
@@ -292,10 +301,7 @@ int dsh_glob_to_regex(const char *pattern, char **ret, struct dsh_error **err)
 	int r = tokenize(pattern, &toks, &n, err);
 	if (r < 0)
 		return r;
-	if (strcmp(pattern, "/") == 0)
-		*ret = strdup("^/.*$");
-	else
-		*ret = tokens_to_regex(toks, n);
+	*ret = glob_regex(toks, n);
 	if (!*ret)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "out of memory");
 	return 0;
@@ -619,7 +625,7 @@ int dsh_glob_compile(const char *pattern, struct dsh_glob *g, struct dsh_error *
 	if (r < 0)
 		return r;
 	g->pattern = strdup(pattern);
-	g->regex = strcmp(pattern, "/") == 0 ? strdup("^/.*$") : tokens_to_regex(toks, n);
+	g->regex = glob_regex(toks, n);
 	if (!g->pattern || !g->regex) {
 		free(toks);
 		dsh_glob_clear(g);

@@ -147,6 +147,23 @@ Test(glob, regex_is_anchored_and_covers_descendants)
 	free(re);
 }
 
+/* fuzz_glob found "\\/" (the root, escaped) matched everything by the literal matcher and only
+   the root by the regex: both must say what "/" says. */
+Test(glob, the_root_escaped_is_the_root)
+{
+	static const char *const spellings[] = { "/", "\\/" };
+	for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+		struct dsh_glob g;
+		cr_assert_eq(dsh_glob_compile(spellings[i], &g, NULL), 0);
+		cr_expect_str_eq(g.regex, "^/.*$", "pattern '%s'", spellings[i]);
+		for (const char *const *p = (const char *const[]){ "/", "/ws", "/ws/a/b", NULL }; *p; p++) {
+			cr_expect(dsh_glob_match(&g, *p), "pattern '%s' on '%s'", spellings[i], *p);
+			cr_expect(dsh_glob_match_regex(&g, *p), "pattern '%s' on '%s' (regex)", spellings[i], *p);
+		}
+		dsh_glob_clear(&g);
+	}
+}
+
 Test(glob, regex_uses_only_common_syntax)
 {
 	/* No back-references, \d, look-around or non-greedy operators: only [ ] ( ) ? * . ^ $ and
