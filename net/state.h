@@ -40,6 +40,39 @@ const char *dsh_netsvc_name_of(const struct dsh_netsvc_state *st, uint32_t addr)
 void dsh_netsvc_event(const struct dsh_netsvc *s, const char *name, uint16_t port, const char *via,
 		      const char *reason);
 
+/*
+ * The connector (connect.c), shared by the front ends (http.c, socks.c, mapped.c): decide name:port
+ * (an address literal by dsh_net_decide_addr, a name by dsh_net_decide_name; ASK is denied until
+ * SPEC 12.4 lands), resolve an allowed name with st->resolver on the host side, connect there, and
+ * call done(client, status, arg) once: status 0 when connected (done writes its success reply to
+ * client's output; when done returns, the relay owns client and starts), or a negative errno when
+ * not (-EACCES denied, -ENOENT no such name, -ECONNREFUSED, -ETIMEDOUT, -ENETUNREACH, -ENOMEM): done
+ * writes its failure reply and frees client.  Each refusal is one dsh_netsvc_event() with via.
+ *
+ * The relay holds a connection to the name it was decided on (SPEC 12.2, no fronting): the first
+ * bytes the command sends through are read before any reaches the upstream; a TLS ClientHello whose
+ * server name is not that name, or a plain HTTP request whose Host is not, ends the connection with
+ * an event (via "sni" or "host").  Bytes already in client's input (an absolute-URI request
+ * rewritten by the proxy, say) are the first bytes.
+ */
+struct bufferevent;
+struct dsh_netsvc_conn_req {
+	const char *name; /* as the command asked: a host name, or an IPv4/IPv6 address literal */
+	uint16_t port;
+	const char *via;  /* "http", "socks" or "mapped": for events */
+};
+typedef void (*dsh_netsvc_connected_fn)(struct bufferevent *client, int status, void *arg);
+void dsh_netsvc_connect(struct dsh_netsvc *s, struct bufferevent *client, const struct dsh_netsvc_conn_req *req,
+			dsh_netsvc_connected_fn done, void *arg);
+
+/* The front ends: listeners on s->http_fd (http.c), s->socks_fd (socks.c), s->mapped (mapped.c). */
+int dsh_netsvc_http_start(struct dsh_netsvc *s, struct dsh_error **err);
+void dsh_netsvc_http_stop(struct dsh_netsvc *s);
+int dsh_netsvc_socks_start(struct dsh_netsvc *s, struct dsh_error **err);
+void dsh_netsvc_socks_stop(struct dsh_netsvc *s);
+int dsh_netsvc_mapped_start(struct dsh_netsvc *s, struct dsh_error **err);
+void dsh_netsvc_mapped_stop(struct dsh_netsvc *s);
+
 /* The command's resolver on s->dns_udp_fd (dns.c). */
 int dsh_netsvc_dns_start(struct dsh_netsvc *s, struct dsh_error **err);
 void dsh_netsvc_dns_stop(struct dsh_netsvc *s);
