@@ -24,6 +24,11 @@ struct dsh_netsvc_state {
 	struct evdns_server_port *dns_udp;  /* the command side */
 	struct dsh_netsvc_slot *slots;      /* the distinct addresses of s->mapped, in order */
 	size_t n_slots, n_given;
+	/* Each part's own state, opaque here, made by its start and freed by its stop. */
+	struct dsh_netsvc_http *http;       /* http.c */
+	struct dsh_netsvc_socks *socks;     /* socks.c */
+	struct dsh_netsvc_mapped_ls *mapped; /* mapped.c */
+	struct dsh_netsvc_relays *relays;   /* connect.c: the connections in flight, freed at stop */
 };
 
 /* Port 0 means "any port the patterns allow": the verdict for 443, else 80, else the first explicit
@@ -72,6 +77,8 @@ int dsh_netsvc_socks_start(struct dsh_netsvc *s, struct dsh_error **err);
 void dsh_netsvc_socks_stop(struct dsh_netsvc *s);
 int dsh_netsvc_mapped_start(struct dsh_netsvc *s, struct dsh_error **err);
 void dsh_netsvc_mapped_stop(struct dsh_netsvc *s);
+/* The connections connect.c holds, closed by dsh_netsvc_serve() on the way out. */
+void dsh_netsvc_relays_stop(struct dsh_netsvc *s);
 
 /* The command's resolver on s->dns_udp_fd (dns.c). */
 int dsh_netsvc_dns_start(struct dsh_netsvc *s, struct dsh_error **err);
