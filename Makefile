@@ -190,15 +190,19 @@ $(BUILD)/bench/%: $(BUILD)/tools/bench/%.o $(LIBA)
 
 tests: $(DSHBOX) $(HELPERS) $(if $(UNIT_SRCS),$(UNIT)) $(if $(INTEG_SRCS),$(INTEG)) $(if $(ESCAPE_SRCS),$(ESCAPE))
 
-# Criterion runs each test in its own process; -j2 matches the 2-core machines.
+# Criterion runs each test in its own process; -j2 matches the 2-core machines.  Each suite runs
+# under tools/run-suite.sh: SUITE_LIMIT seconds at most (a hung test fails it by name), its whole
+# log in $(BUILD)/logs/.  A suite takes 1-6 minutes here; the bound is for a hang, not for speed.
 CRITERION_ARGS ?= -j2
+SUITE_LIMIT ?= 1800
+suite = tools/run-suite.sh $(1) $(SUITE_LIMIT) $(BUILD)/logs/$(1).log
 test: test-unit test-integration test-escape test-srt test-codex
 test-unit: tests
-	$(if $(UNIT_SRCS),$(UNIT) $(CRITERION_ARGS),@echo "no unit tests")
+	$(if $(UNIT_SRCS),$(call suite,unit) $(UNIT) $(CRITERION_ARGS),@echo "no unit tests")
 test-integration: tests
-	$(if $(INTEG_SRCS),$(INTEG) $(CRITERION_ARGS) $(INTEG_ARGS),@echo "no integration tests")
+	$(if $(INTEG_SRCS),$(call suite,integration) $(INTEG) $(CRITERION_ARGS) $(INTEG_ARGS),@echo "no integration tests")
 test-escape: tests
-	$(if $(ESCAPE_SRCS),$(ESCAPE) $(CRITERION_ARGS),@echo "no escape tests")
+	$(if $(ESCAPE_SRCS),$(call suite,escape) $(ESCAPE) $(CRITERION_ARGS),@echo "no escape tests")
 # Anthropic's sandbox-runtime from npm, its bwrap being dshbox (a printed skip without the registry).
 test-srt: $(DSHBOX)
 	tests/srt/run.sh $(BUILD)
