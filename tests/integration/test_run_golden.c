@@ -103,6 +103,9 @@ Test(run_golden, dry_run_plans)
 		argv[n++] = owned[no++] = cfg;
 		argv[n++] = "--workspace";
 		argv[n++] = owned[no++] = ws;
+		/* The plans are the workspace's, not the checkout's: a cwd under /tmp adds its own bind. */
+		argv[n++] = "--cwd";
+		argv[n++] = ws;
 		for (size_t k = 0; cases[i].args[k]; k++) {
 			const char *a = cases[i].args[k];
 			char *at = strchr(a, '@');
@@ -201,8 +204,8 @@ Test(run_golden, tmp_workspace_and_sockets)
 	_cleanup_free_ char *cfg = NULL;
 	cr_assert(asprintf(&cfg, "%s/private-tmp.yml", root) > 0);
 	dsh_test_write_file(cfg, "tmp: private\n");
-	char *argv[] = { (char *)dsh_test_dshbox_outside_roots(), "run", "--dry-run", "--config", cfg, "--workspace", tmpws, "--access", "-- *.pem",
-			 "--access", "-- /tmp/**/*.pem", "--", "true", NULL };
+	char *argv[] = { (char *)dsh_test_dshbox_outside_roots(), "run", "--dry-run", "--config", cfg, "--workspace", tmpws, "--cwd", tmpws,
+			 "--access", "-- *.pem", "--access", "-- /tmp/**/*.pem", "--", "true", NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run(argv, genv, NULL, &r), 0);
 	cr_expect_eq(r.exit_code, 0, "%s", r.err);

@@ -3,6 +3,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <poll.h>
 #include <signal.h>
@@ -207,20 +208,21 @@ bool dsh_test_escape_landlock(void)
 	return strcmp(dsh_test_escape_backend(), "landlock") == 0;
 }
 
-const char *dsh_test_dshbox_outside_roots(void)
+/*
+ * A copy of the build's file NAME under /var/tmp, where the build lies under /tmp: a sandbox whose
+ * workspace is elsewhere has a private /tmp, and a program there is not in it.  One copy per user,
+ * replaced by rename: tests running side by side never see half of it.
+ */
+static char *copy_outside_tmp(const char *name)
 {
-	static char path[256];
-	if (strncmp(DSH_BUILD, "/tmp/", 5) != 0)
-		return dsh_test_dshbox();
-	if (path[0])
-		return path;
-	/* One copy per user, replaced by rename: tests running side by side never see half of it. */
-	char dir[128], tmp[300];
+	char dir[128], tmp[300], src[PATH_MAX], *path = NULL;
 	snprintf(dir, sizeof(dir), "/var/tmp/dshbox-test-bin-%u", (unsigned)getuid());
 	(void)mkdir(dir, 0700);
-	snprintf(path, sizeof(path), "%s/dshbox", dir);
-	snprintf(tmp, sizeof(tmp), "%s/dshbox.%d", dir, (int)getpid());
-	char *cp[] = { "cp", DSH_BUILD "/dshbox", tmp, NULL };
+	snprintf(src, sizeof(src), "%s/%s", DSH_BUILD, name);
+	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	cr_assert(asprintf(&path, "%s/%s", dir, base) > 0);
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	char *cp[] = { "cp", src, tmp, NULL };
 	struct dsh_proc r;
 	cr_assert_eq(dsh_proc_run(cp, NULL, NULL, &r), 0);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
@@ -229,10 +231,29 @@ const char *dsh_test_dshbox_outside_roots(void)
 	return path;
 }
 
+static bool build_under_tmp(void)
+{
+	return strncmp(DSH_BUILD, "/tmp/", 5) == 0;
+}
+
+const char *dsh_test_dshbox_outside_roots(void)
+{
+	static char *path;
+	if (!build_under_tmp())
+		return dsh_test_dshbox();
+	if (!path)
+		path = copy_outside_tmp("dshbox");
+	return path;
+}
+
 char *dsh_test_helper(const char *name)
 {
+	_cleanup_free_ char *rel = NULL;
+	cr_assert(asprintf(&rel, "helpers/%s", name) > 0);
+	if (build_under_tmp())
+		return copy_outside_tmp(rel);
 	char *p = NULL;
-	cr_assert(asprintf(&p, "%s/helpers/%s", DSH_BUILD, name) > 0);
+	cr_assert(asprintf(&p, "%s/%s", DSH_BUILD, rel) > 0);
 	return p;
 }
 
