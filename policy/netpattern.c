@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <ctype.h>
 #include <errno.h>
 #include <idn2.h>
@@ -96,6 +97,18 @@ static int cut_port(char *s, const char *origin, const char *text, uint16_t *ret
 	return 0;
 }
 
+/* ::ffff:a.b.c.d is a.b.c.d on the wire: one spelling, so a pattern holds for both and a deny
+   cannot be passed by the other.  True when a was such an address, now the v4 one. */
+static bool unmap_v4(int *family, unsigned char a[16])
+{
+	if (*family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED((struct in6_addr *)a))
+		return false;
+	memmove(a, a + 12, 4);
+	memset(a + 4, 0, 12);
+	*family = AF_INET;
+	return true;
+}
+
 /* "a.b.c.d", "a.b.c.d/N", "v6", "v6/N" into p; 1 when s is an address, 0 when it is not one. */
 static int parse_addr(char *s, struct dsh_net_pattern *p, const char *origin, const char *text, struct dsh_error **err)
 {
@@ -121,6 +134,10 @@ static int parse_addr(char *s, struct dsh_net_pattern *p, const char *origin, co
 		if (!isdigit((unsigned char)slash[1]) || *end || errno || v > max)
 			return bad(err, origin, text, family == AF_INET ? "the prefix length is not 0 to 32" : "the prefix length is not 0 to 128");
 		prefix = (unsigned)v;
+	}
+	if (prefix >= 96 && unmap_v4(&family, a)) {
+		prefix -= 96;
+		max = 32;
 	}
 	for (unsigned bit = prefix; bit < max; bit++)
 		a[bit / 8] &= (unsigned char)~(0x80u >> (bit % 8));
@@ -275,6 +292,7 @@ enum dsh_net_verdict dsh_net_decide_addr(const struct dsh_net_policy *np, int fa
 {
 	unsigned char a[16] = { 0 };
 	memcpy(a, addr, family == AF_INET ? 4 : 16);
+	(void)unmap_v4(&family, a);
 	for (size_t i = 0; i < np->n_deny; i++)
 		if (addr_matches(&np->deny[i], family, a, port))
 			return DSH_NET_DENY;

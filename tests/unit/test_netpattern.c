@@ -64,6 +64,25 @@ Test(netpattern, addresses_only_when_spelled)
 	dsh_net_policy_clear(&np);
 }
 
+/* ::ffff:a.b.c.d reaches a.b.c.d: it is decided as that address, so a denied block stays denied
+   and an allowed one is reached either way. */
+Test(netpattern, v4_mapped_is_the_v4_address)
+{
+	struct dsh_net_policy np;
+	dsh_net_policy_init(&np);
+	add(&np, false, "10.0.0.0/8");
+	add(&np, true, "10.9.0.0/16");
+	add(&np, false, "::ffff:10.9.1.1");
+	unsigned char a[16];
+	inet_pton(AF_INET6, "::ffff:10.9.2.3", a);
+	cr_expect_eq(dsh_net_decide_addr(&np, AF_INET6, a, 443), DSH_NET_DENY, "the v4 deny holds for its v6 spelling");
+	inet_pton(AF_INET6, "::ffff:10.1.2.3", a);
+	cr_expect_eq(dsh_net_decide_addr(&np, AF_INET6, a, 443), DSH_NET_ALLOW);
+	inet_pton(AF_INET6, "::ffff:10.9.1.1", a);
+	cr_expect_eq(dsh_net_decide_addr(&np, AF_INET6, a, 443), DSH_NET_DENY, "a mapped pattern is its v4 address too");
+	dsh_net_policy_clear(&np);
+}
+
 Test(netpattern, bad_patterns_name_their_origin)
 {
 	const char *bad[] = { "", "foo*.org", "*.", "*", "a.*.org", "x.org:0", "x.org:70000", "x.org:", "10.0.0.0/33",
