@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,28 +287,39 @@ Test(run_lifecycle, init_holds_none_of_the_callers_descriptors)
 	cr_assert_gt(init, 0, "no init among dshbox's children");
 	char fds[64];
 	snprintf(fds, sizeof(fds), "/proc/%d/fd", (int)init);
-	DIR *d = opendir(fds);
 	if (geteuid() != 0) {
+		DIR *d = opendir(fds);
 		cr_expect(!d && errno == EACCES, "init's descriptors are open to its owner: %s", d ? "listed" : strerror(errno));
+		if (d)
+			closedir(d);
 	} else {
-		cr_assert_not_null(d, "%s: %s", fds, strerror(errno));
-		size_t n = 0;
-		for (struct dirent *de; (de = readdir(d));) {
-			if (de->d_name[0] == '.')
-				continue;
-			char link[PATH_MAX], target[PATH_MAX] = "";
-			snprintf(link, sizeof(link), "%s/%s", fds, de->d_name);
-			ssize_t k = readlink(link, target, sizeof(target) - 1);
-			target[k > 0 ? k : 0] = '\0';
-			cr_log_info("init's %s -> %s", de->d_name, target);
-			cr_expect(strcmp(target, file) != 0, "init holds the caller's fd 7 (%s) as its %s", file, de->d_name);
-			n++;
+		/* Serving the command's calls, init holds a descriptor or two for the length of one (a
+		   pidfd, the file it fetched): the fewest over a few listings is what it keeps. */
+		size_t fewest = SIZE_MAX;
+		for (int sample = 0; sample < 20 && fewest > 7; sample++) {
+			DIR *d = opendir(fds);
+			cr_assert_not_null(d, "%s: %s", fds, strerror(errno));
+			size_t n = 0;
+			for (struct dirent *de; (de = readdir(d));) {
+				if (de->d_name[0] == '.')
+					continue;
+				char link[PATH_MAX], target[PATH_MAX] = "";
+				snprintf(link, sizeof(link), "%s/%s", fds, de->d_name);
+				ssize_t k = readlink(link, target, sizeof(target) - 1);
+				if (k <= 0)
+					continue; /* closed since the listing */
+				target[k] = '\0';
+				cr_log_info("init's %s -> %s", de->d_name, target);
+				cr_expect(strcmp(target, file) != 0, "init holds the caller's fd 7 (%s) as its %s", file, de->d_name);
+				n++;
+			}
+			closedir(d);
+			fewest = n < fewest ? n : fewest;
+			usleep(50 * 1000);
 		}
 		/* 0-2, the signalfd, the listener, the status pipe and, serving, /proc. */
-		cr_expect_leq(n, 7, "init holds %zu descriptors", n);
+		cr_expect_leq(fewest, 7, "init holds %zu descriptors", fewest);
 	}
-	if (d)
-		closedir(d);
 	dsh_test_write_file(stop, "");
 	int st;
 	waitpid(pid, &st, 0);
