@@ -211,7 +211,8 @@ bool dsh_test_escape_landlock(void)
 /*
  * A copy of the build's file NAME under /var/tmp, where the build lies under /tmp: a sandbox whose
  * workspace is elsewhere has a private /tmp, and a program there is not in it.  One copy per user,
- * replaced by rename: tests running side by side never see half of it.
+ * made again only when the build's file is newer (suites running side by side bind it: replacing
+ * it under one of them fails its mount), and then by rename, so no test sees half of it.
  */
 static char *copy_outside_tmp(const char *name)
 {
@@ -219,8 +220,12 @@ static char *copy_outside_tmp(const char *name)
 	snprintf(dir, sizeof(dir), "/var/tmp/dshbox-test-bin-%u", (unsigned)getuid());
 	(void)mkdir(dir, 0700);
 	snprintf(src, sizeof(src), "%s/%s", DSH_BUILD, name);
-	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-	cr_assert(asprintf(&path, "%s/%s", dir, base) > 0);
+	const char *slash = strrchr(name, '/');
+	cr_assert(asprintf(&path, "%s/%s", dir, slash ? slash + 1 : name) > 0);
+	struct stat from, to;
+	cr_assert_eq(stat(src, &from), 0, "%s: %s", src, strerror(errno));
+	if (stat(path, &to) == 0 && to.st_size == from.st_size && to.st_mtime >= from.st_mtime)
+		return path;
 	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
 	char *cp[] = { "cp", src, tmp, NULL };
 	struct dsh_proc r;
