@@ -216,15 +216,23 @@ bool dsh_test_escape_landlock(void)
  */
 static char *copy_outside_tmp(const char *name)
 {
-	char dir[128], tmp[300], src[PATH_MAX], *path = NULL;
+	char dir[200], tmp[PATH_MAX + 32], src[PATH_MAX], *path = NULL;
+	snprintf(src, sizeof(src), "%s/%s", DSH_BUILD, name);
+	struct stat from;
+	cr_assert_eq(stat(src, &from), 0, "%s: %s", src, strerror(errno));
+	/*
+	 * One directory per build of the file: a copy, once made, is never replaced, so a suite
+	 * running beside this one can bind or run it at any moment (a rename over a copy in use made
+	 * a side-by-side suite's bind fail with ENOENT).
+	 */
 	snprintf(dir, sizeof(dir), "/var/tmp/dshbox-test-bin-%u", (unsigned)getuid());
 	(void)mkdir(dir, 0700);
-	snprintf(src, sizeof(src), "%s/%s", DSH_BUILD, name);
+	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%lld.%09ld-%lld", (long long)from.st_mtim.tv_sec,
+		 from.st_mtim.tv_nsec, (long long)from.st_size);
+	(void)mkdir(dir, 0700);
 	const char *slash = strrchr(name, '/');
 	cr_assert(asprintf(&path, "%s/%s", dir, slash ? slash + 1 : name) > 0);
-	struct stat from, to;
-	cr_assert_eq(stat(src, &from), 0, "%s: %s", src, strerror(errno));
-	if (stat(path, &to) == 0 && to.st_size == from.st_size && to.st_mtime >= from.st_mtime)
+	if (access(path, X_OK) == 0)
 		return path;
 	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
 	char *cp[] = { "cp", src, tmp, NULL };
@@ -232,7 +240,10 @@ static char *copy_outside_tmp(const char *name)
 	cr_assert_eq(dsh_proc_run(cp, NULL, NULL, &r), 0);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	dsh_proc_clear(&r);
-	cr_assert_eq(rename(tmp, path), 0, "%s: %s", path, strerror(errno));
+	/* link, not rename: whoever made the copy first keeps it; the same build's file either way. */
+	if (link(tmp, path) != 0)
+		cr_assert_eq(errno, EEXIST, "%s: %s", path, strerror(errno));
+	unlink(tmp);
 	return path;
 }
 
