@@ -4,7 +4,7 @@
 # the integration and escape suites as root and unprivileged) and print one matrix row per kernel.
 # KERNEL is a Debian series (5.10, 6.1, 6.12, 7.x: fetched by fetch-kernel.sh, cached) or the path
 # of a bzImage (9p and virtio built in, or VMTEST_MODULES=DIR holding lib/modules/VERSION).
-# One VM at a time.  Logs: BUILD/vmtest/logs/NAME.log.  Exit 1 when a row has a failure (or none
+# The VMs boot together, the rows print in order.  Logs: BUILD/vmtest/logs/NAME.log.  Exit 1 when a row has a failure (or none
 # came back); else 3 when a kernel could not be fetched (no Debian mirror answered: its row says
 # SKIP and why, and is not a pass); else 0.
 # Knobs: VMTEST_FULL=1 (also the stress suites fence_kill and fence_race), VMTEST_TIMEOUT (s, per VM),
@@ -34,6 +34,9 @@ header() {
 echo "vmtest: qemu -accel $accel -smp 1, at most ${timeout_s}s per kernel" >&2
 status=0
 skipped=0
+ready=
+# A name fit for a shell variable: 6.1 -> 6_1.
+id_of() { printf %s "$1" | tr -c 'A-Za-z0-9_' _; }
 rows=$vdir/matrix.txt
 : > "$rows"
 header
@@ -73,16 +76,32 @@ for k in "$@"; do
 		;;
 	esac
 	"$here/initramfs.sh" "$kdir" "$kdir/initrd.gz"
+	ready="$ready $name"
+	eval "kimg_$(id_of "$name")=\$kimg kdir_$(id_of "$name")=\$kdir"
+done
+
+# Every VM at once: each is one TCG thread, and a row's wall time is mostly its suites, so two
+# kernels on a 2-CPU host take the time of the longer one instead of the sum.
+for name in $ready; do
+	eval "kimg=\$kimg_$(id_of "$name") kdir=\$kdir_$(id_of "$name")"
+	(
+		log=$vdir/logs/$name.log
+		cmdline="console=ttyS0 panic=-1 loglevel=4 vmtest.top=$top vmtest.build=$build vmtest.full=${VMTEST_FULL:-0} vmtest.name=$name"
+		t0=$(date +%s)
+		# The console is the only channel back: the guest ends with one VMTEST-ROW line.
+		timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 -accel "$accel" -smp 1 -m 2G -nographic \
+			-no-reboot -nodefaults -serial stdio -cpu max \
+			-kernel "$kimg" -initrd "$kdir/initrd.gz" -append "$cmdline" \
+			-virtfs local,path=/,mount_tag=hostroot,security_model=passthrough,readonly=on,multidevs=remap \
+			< /dev/null > "$log" 2>&1 || echo "vmtest: qemu for $name ended with $? (see $log)" >&2
+		echo $(( $(date +%s) - t0 )) > "$vdir/logs/$name.wall"
+	) &
+done
+wait
+
+for name in $ready; do
 	log=$vdir/logs/$name.log
-	cmdline="console=ttyS0 panic=-1 loglevel=4 vmtest.top=$top vmtest.build=$build vmtest.full=${VMTEST_FULL:-0} vmtest.name=$name"
-	t0=$(date +%s)
-	# The console is the only channel back: the guest ends with one VMTEST-ROW line.
-	timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 -accel "$accel" -smp 1 -m 2G -nographic \
-		-no-reboot -nodefaults -serial stdio -cpu max \
-		-kernel "$kimg" -initrd "$kdir/initrd.gz" -append "$cmdline" \
-		-virtfs local,path=/,mount_tag=hostroot,security_model=passthrough,readonly=on,multidevs=remap \
-		< /dev/null > "$log" 2>&1 || echo "vmtest: qemu for $name ended with $? (see $log)" >&2
-	wall=$(( $(date +%s) - t0 ))
+	wall=$(cat "$vdir/logs/$name.wall")
 	row=$(tr -d '\r' < "$log" | sed -n 's/^VMTEST-ROW //p' | tail -n 1)
 	if [ -z "$row" ]; then
 		err=$(tr -d '\r' < "$log" | sed -n 's/^VMTEST-ERROR: //p' | head -n 1)
