@@ -156,7 +156,7 @@ int dsh_net_pattern_parse(const char *text, const char *origin, struct dsh_net_p
 	while (n && isspace((unsigned char)text[n - 1]))
 		n--;
 	struct dsh_net_pattern p = { 0 };
-	_cleanup_free_ char *t = strndup(text, n), *body = NULL;
+	_cleanup_free_ char *t = strndup(text, n);
 	p.text = strndup(text, n);
 	p.origin = strdup(origin);
 	if (!t || !p.text || !p.origin) {
