@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Faults (issue 38): `dshbox run` killed with SIGKILL at points spread over its whole life, from
+ * before the sandbox exists to the command running.  Whatever the point, nothing is left on the
+ * host: no process of the run (init, the broker and the keeper carry the supervisor's argv, so
+ * the run's workspace names them), no mount, no file of the workspace changed or added; and the
+ * next run enforces the same rules as if nothing had happened.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "tests/lib/harness.h"
+
+extern char **environ;
+
+#define TRIALS 24
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* The host processes whose command line holds needle, other than this one; their pids in pids. */
+static int processes_naming(const char *needle, char *pids, size_t size)
+{
+	int n = 0;
+	pids[0] = '\0';
+	DIR *d = opendir("/proc");
+	cr_assert_not_null(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || atoi(e->d_name) == getpid())
+			continue;
+		char path[300], buf[8192];
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < len; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[len] = '\0';
+		if (strstr(buf, needle)) {
+			n++;
+			size_t used = strlen(pids);
+			snprintf(pids + used, size - used, " %s(%.60s)", e->d_name, buf);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* The mount table's lines that name needle, and the table's length. */
+static int mounts_naming(const char *needle, int *ret_lines)
+{
+	_cleanup_free_ char *t = dsh_test_read_file("/proc/self/mountinfo");
+	int n = 0, lines = 0;
+	for (char *l = t; l && *l;) {
+		char *nl = strchr(l, '\n');
+		if (nl)
+			*nl = '\0';
+		lines++;
+		if (strstr(l, needle))
+			n++;
+		l = nl ? nl + 1 : l + strlen(l);
+	}
+	*ret_lines = lines;
+	return n;
+}
+
+/* The workspace's names and contents, one line each: what the run must not change. */
+static char *tree_of(const char *ws)
+{
+	char *cmd = dsh_test_fmt("cd '%s' && find . -printf '%%p %%y %%s %%m\\n' | sort && cat secret kept", ws);
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(argv, NULL, NULL, &r), 0);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	free(cmd);
+	char *out = r.out;
+	r.out = NULL;
+	dsh_proc_clear(&r);
+	return out;
+}
+
+static void faults(const char *backend, bool with_rules)
+{
+	_cleanup_free_ char *top = dsh_test_mkdtemp();
+	_cleanup_free_ char *ws = dsh_test_fmt("%s/ws", top);
+	_cleanup_free_ char *rules = dsh_test_fmt("%s/rules", top);
+	_cleanup_free_ char *secret = dsh_test_fmt("%s/secret", ws), *kept = dsh_test_fmt("%s/kept", ws);
+	_cleanup_free_ char *rules_text = dsh_test_fmt("-- %s\nr- %s\n", secret, kept);
+	dsh_test_write_file(secret, "s3cret\n");
+	dsh_test_write_file(kept, "kept\n");
+	dsh_test_write_file(rules, rules_text);
+	_cleanup_free_ char *before = tree_of(ws);
+	int table_before;
+	mounts_naming(ws, &table_before);
+
+	for (int i = 0; i < TRIALS; i++) {
+		/* Spread over setup and the command's life: 0 ms to about 0.5 s, a different point
+		 * each trial (deterministic, so a failure names its delay). */
+		long delay = (long)(i * 23 % TRIALS) * 20;
+		char *script = dsh_test_fmt("echo x > '%s/new' 2>/dev/null; cat '%s/secret' 2>/dev/null; sleep 1000", ws, ws);
+		char *argv[] = { (char *)dsh_test_dshbox(), "run", "--backend", (char *)backend, "--workspace", ws,
+				 with_rules ? "--access-file" : "--mode", with_rules ? rules : "workspace-write",
+				 "--", "/bin/sh", "-c", script, NULL };
+		pid_t pid;
+		posix_spawn_file_actions_t fa;
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+		cr_assert_eq(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+		posix_spawn_file_actions_destroy(&fa);
+		sleep_ms(delay);
+		kill(pid, SIGKILL);
+		int st;
+		cr_assert_eq(waitpid(pid, &st, 0), pid);
+		free(script);
+
+		/* The run's other processes end with it: a bounded wait, then none may name ws. */
+		char pids[2048];
+		int left = 0;
+		for (int t = 0; t < 100 && (left = processes_naming(ws, pids, sizeof(pids))); t++)
+			sleep_ms(50);
+		cr_assert_eq(left, 0, "killed after %ld ms (%s): %d processes of the run left:%s", delay,
+			     WIFSIGNALED(st) ? "by the signal" : "it had ended", left, pids);
+		int table;
+		cr_assert_eq(mounts_naming(ws, &table), 0, "killed after %ld ms: a mount naming the workspace on the host", delay);
+		cr_assert_eq(table, table_before, "killed after %ld ms: the host's mount table changed (%d lines, %d before)",
+			     delay, table, table_before);
+		if (with_rules) {
+			/* The new file may exist (the command may have run); the protected ones never change. */
+			_cleanup_free_ char *newf = dsh_test_fmt("%s/new", ws);
+			unlink(newf);
+			_cleanup_free_ char *now = tree_of(ws);
+			cr_assert_str_eq(now, before, "killed after %ld ms: the workspace changed", delay);
+		}
+	}
+
+	/* The next run: the rules hold as they did before any kill. */
+	char *script = dsh_test_fmt("cat '%s/kept'; cat '%s/secret' || echo hidden; echo y > '%s/kept' || echo refused",
+				    ws, ws, ws);
+	char *argv[] = { (char *)dsh_test_dshbox(), "run", "--backend", (char *)backend, "--workspace", ws,
+			 with_rules ? "--access-file" : "--mode", with_rules ? rules : "workspace-write",
+			 "--", "/bin/sh", "-c", script, NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run(argv, NULL, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 0, "the next run: %s", r.err);
+	if (with_rules)
+		cr_expect_str_eq(r.out, "kept\nhidden\nrefused\n", "the next run: %s", r.err);
+	else
+		cr_expect_str_eq(r.out, "kept\ns3cret\n", "the next run: %s", r.err);
+	dsh_proc_clear(&r);
+	free(script);
+	dsh_test_rmtree(top);
+}
+
+Test(run_faults, killed_anywhere_the_linux_ns_run_leaves_nothing, .timeout = 240)
+{
+	dsh_test_require_backend();
+	faults("auto", true);
+}
+
+Test(run_faults, killed_anywhere_the_landlock_run_leaves_nothing, .timeout = 240)
+{
+	dsh_test_require_landlock();
+	faults("landlock", false);
+}
