@@ -83,6 +83,25 @@ Test(netpattern, v4_mapped_is_the_v4_address)
 	dsh_net_policy_clear(&np);
 }
 
+/* Found by fuzz_netpattern (tests/fuzz/regress/fuzz_netpattern/v6-block-reaching-v4-mapped): a v6
+ * block that reaches into ::ffff:0:0/96 does not allow the v4 addresses spelled there; only a v4
+ * pattern does. */
+Test(netpattern, a_v6_block_reaching_mapped_space_allows_no_v4_address)
+{
+	struct dsh_net_policy np;
+	dsh_net_policy_init(&np);
+	add(&np, false, "::1/80");
+	unsigned char a[16];
+	inet_pton(AF_INET6, "::ffff:255.255.255.255", a);
+	cr_expect_eq(dsh_net_decide_addr(&np, AF_INET6, a, 80), DSH_NET_DENY, "a v4 address through a v6 block");
+	inet_pton(AF_INET6, "::fffe:1:2", a);
+	cr_expect_eq(dsh_net_decide_addr(&np, AF_INET6, a, 80), DSH_NET_ALLOW, "a v6 address of the block");
+	add(&np, false, "255.255.255.255");
+	inet_pton(AF_INET6, "::ffff:255.255.255.255", a);
+	cr_expect_eq(dsh_net_decide_addr(&np, AF_INET6, a, 80), DSH_NET_ALLOW, "allowed by its v4 pattern");
+	dsh_net_policy_clear(&np);
+}
+
 Test(netpattern, bad_patterns_name_their_origin)
 {
 	const char *bad[] = { "", "foo*.org", "*.", "*", "a.*.org", "x.org:0", "x.org:70000", "x.org:", "10.0.0.0/33",
