@@ -402,12 +402,14 @@ cross-test: cross
 # (clang's warnings are not gcc's: not errors here, the gcc build keeps -Werror), then one
 # libFuzzer binary per tests/fuzz/fuzz_*.c, each run FUZZ_SECONDS on a copy of its seed corpus.
 FUZZ_SECONDS ?= 30
+# FUZZ_SEED=N: libFuzzer's seed fixed (CI), empty: random
+FUZZ_SEED ?=
 FUZZ_BUILD ?= build-fuzz
 FUZZ_CC ?= clang
 FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 .PHONY: fuzz fuzz-build fuzz-harnesses
 fuzz: fuzz-build
-	tools/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+	FUZZ_SEED=$(FUZZ_SEED) tools/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_NAMES)
 fuzz-build:
 	$(MAKE) CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) SANITIZE=address,undefined STATIC_LIBS=0 \
 		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link -Wno-error' fuzz-harnesses

@@ -2,7 +2,8 @@
 # make fuzz: each libFuzzer harness of tests/fuzz/ first on its regression inputs
 # (tests/fuzz/regress/NAME/: each must pass), then SECONDS seconds on a copy of its seed corpus
 # (tests/fuzz/corpus/NAME/) in BUILD/fuzz/work/NAME, so that nothing is written into the
-# repository.  Any crash, leak, timeout or sanitizer report fails it; its input is left in
+# repository.  FUZZ_SEED=N fixes libFuzzer's seed (CI: a run that repeats), else each run
+# explores afresh.  Any crash, leak, timeout or sanitizer report fails it; its input is left in
 # BUILD/fuzz/artifacts/NAME/.  Usage: tools/fuzz.sh BUILD SECONDS NAME...
 set -eu
 cd "$(dirname "$0")/.."
@@ -33,7 +34,9 @@ for name in "$@"; do
 	[ -f "tests/fuzz/$name.dict" ] && dict=-dict=tests/fuzz/$name.dict
 	echo "fuzz: $name: $seconds s"
 	log=$build/fuzz/$name.log
-	if "$bin" $dict -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+	seed=
+	[ -z "${FUZZ_SEED:-}" ] || seed=-seed=$FUZZ_SEED
+	if "$bin" $dict $seed -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
 		-print_final_stats=1 -artifact_prefix="$art/" "$work" >"$log" 2>&1; then
 		execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 		cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
