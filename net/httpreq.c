@@ -1,211 +1,242 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "net/httpreq.h"
 
-#include <arpa/inet.h>
-#include <stdbool.h>
 #include <string.h>
-#include <strings.h>
 
-#define MAX_METHOD 32
+struct span {
+	const unsigned char *p;
+	size_t n;
+};
 
-/* RFC 9110 5.6.2's tchar: what a method or a header name may hold. */
+static enum dsh_httpreq_result fail(struct dsh_httpreq *ret, enum dsh_httpreq_result r, const char *why)
+{
+	ret->why = why;
+	return r;
+}
+
 static bool tchar(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       (c && strchr("!#$%&'*+-.^_`|~", c));
+	unsigned char l = c | 0x20;
+	return (c >= '0' && c <= '9') || (l >= 'a' && l <= 'z') || (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
-static bool all_digits(const unsigned char *p, size_t n)
+static bool span_is(struct span s, const char *lit)
 {
-	for (size_t i = 0; i < n; i++)
-		if (p[i] < '0' || p[i] > '9')
+	return s.n == strlen(lit) && memcmp(s.p, lit, s.n) == 0;
+}
+
+static bool span_is_nocase(struct span s, const char *lit)
+{
+	if (s.n != strlen(lit))
+		return false;
+	for (size_t i = 0; i < s.n; i++)
+		if ((s.p[i] >= 'A' && s.p[i] <= 'Z' ? s.p[i] | 0x20 : s.p[i]) != (unsigned char)lit[i])
 			return false;
-	return n > 0;
-}
-
-/* "1".."65535", no sign, no leading zeros beyond five digits' room. */
-static bool parse_port(const unsigned char *p, size_t n, uint16_t *ret)
-{
-	if (n > 5 || !all_digits(p, n))
-		return false;
-	unsigned long v = 0;
-	for (size_t i = 0; i < n; i++)
-		v = v * 10 + (p[i] - '0');
-	if (v == 0 || v > 65535)
-		return false;
-	*ret = (uint16_t)v;
 	return true;
 }
 
-/*
- * host[:port] of an authority: a bracketed IPv6 literal or a name (letters, digits, '-', '.',
- * '_'; an IPv4 literal is one too).  Percent-encoding, a zone id and userinfo are refused: the
- * proxy decides on the name it is given, and an encoding a resolver reads otherwise would not be
- * that name.  port_required: CONNECT's authority form has no default.
- */
-static bool parse_authority(const unsigned char *p, size_t n, bool port_required, struct dsh_httpreq *r)
+/* Judged byte by byte as a line arrives, so that what cannot be HTTP (a TLS ClientHello, say) is
+ * refused at once rather than after DSH_HTTPREQ_MAX_HEAD bytes. */
+static const char *byte_bad(unsigned char c, bool request_line, bool first)
 {
-	size_t host_end, colon;
-	const unsigned char *h = p;
-	size_t hn;
-	if (n && p[0] == '[') {
-		const unsigned char *close = memchr(p, ']', n);
+	if (request_line)
+		return c > 0x20 && c < 0x7f ? NULL : c == ' ' ? NULL : "a control or non-ASCII byte in the request line";
+	if (first && (c == ' ' || c == '\t'))
+		return "a folded header line (obs-fold)";
+	return (c >= 0x20 && c != 0x7f) || c == '\t' ? NULL : "a control byte in a header";
+}
+
+static const char *port_parse(struct span s, uint16_t *ret)
+{
+	unsigned v = 0;
+	if (s.n == 0 || s.n > 5)
+		return "a port that is not 1 to 65535";
+	for (size_t i = 0; i < s.n; i++) {
+		if (s.p[i] < '0' || s.p[i] > '9')
+			return "a port that is not 1 to 65535";
+		v = v * 10 + (s.p[i] - '0');
+	}
+	if (v == 0 || v > 65535)
+		return "a port that is not 1 to 65535";
+	*ret = (uint16_t)v;
+	return NULL;
+}
+
+/* host [":" port] with no userinfo; *port is 0 when none is given. */
+static const char *authority(struct span a, char *host, uint16_t *port)
+{
+	size_t hend;
+	const char *why;
+	*port = 0;
+	if (memchr(a.p, '@', a.n))
+		return "userinfo in the authority";
+	if (a.n > 0 && a.p[0] == '[') {
+		const unsigned char *close = memchr(a.p, ']', a.n);
 		if (!close)
-			return false;
-		h = p + 1;
-		hn = (size_t)(close - h);
-		host_end = (size_t)(close - p) + 1;
-		if (hn == 0 || hn >= 46)
-			return false;
-		for (size_t i = 0; i < hn; i++)
-			if (!strchr("0123456789abcdefABCDEF:.", h[i]) || !h[i])
-				return false;
-		char text[46];
-		unsigned char bin[16];
-		memcpy(text, h, hn);
-		text[hn] = '\0';
-		if (inet_pton(AF_INET6, text, bin) != 1)
-			return false;
+			return "an IPv6 literal without ']'";
+		hend = (size_t)(close - a.p) + 1;
+		why = dsh_net_host_v6_copy(a.p + 1, hend - 2, host, DSH_NET_HOST_ROOM);
 	} else {
-		const unsigned char *c = memchr(p, ':', n);
-		host_end = c ? (size_t)(c - p) : n;
-		hn = host_end;
-		if (hn == 0 || hn > 253)
-			return false;
-		for (size_t i = 0; i < hn; i++) {
-			unsigned char ch = h[i];
-			if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-			      ch == '-' || ch == '.' || ch == '_'))
-				return false;
-		}
+		const unsigned char *colon = memchr(a.p, ':', a.n);
+		hend = colon ? (size_t)(colon - a.p) : a.n;
+		why = dsh_net_host_name_copy(a.p, hend, host, DSH_NET_HOST_ROOM);
 	}
-	for (size_t i = 0; i < hn; i++)
-		r->host[i] = (char)(h[i] >= 'A' && h[i] <= 'Z' ? h[i] - 'A' + 'a' : h[i]);
-	r->host[hn] = '\0';
-	colon = host_end;
-	if (colon == n) {
-		r->port = 80;
-		return !port_required;
-	}
-	if (p[colon] != ':')
-		return false;
-	return parse_port(p + colon + 1, n - colon - 1, &r->port);
+	if (why)
+		return why;
+	if (hend == a.n)
+		return NULL;
+	if (a.p[hend] != ':')
+		return "bytes after the IPv6 literal";
+	return port_parse((struct span){ a.p + hend + 1, a.n - hend - 1 }, port);
 }
 
-/* METHOD SP TARGET SP HTTP/1.x, the line without its CRLF. */
-static enum dsh_httpreq_result request_line(const unsigned char *b, size_t n, struct dsh_httpreq *r)
+/* The absolute form: scheme "://" authority [path-abempty] ["?" query]. */
+static enum dsh_httpreq_result absolute(const unsigned char *buf, struct span t, struct dsh_httpreq *ret)
 {
-	const unsigned char *sp1 = memchr(b, ' ', n);
-	if (!sp1 || sp1 == b || (size_t)(sp1 - b) > MAX_METHOD)
-		return DSH_HTTPREQ_BAD;
-	size_t m = (size_t)(sp1 - b);
-	for (size_t i = 0; i < m; i++)
-		if (!tchar(b[i]))
-			return DSH_HTTPREQ_BAD;
-	const unsigned char *t = sp1 + 1;
-	const unsigned char *sp2 = memchr(t, ' ', n - (size_t)(t - b));
-	if (!sp2 || sp2 == t)
-		return DSH_HTTPREQ_BAD;
-	size_t tn = (size_t)(sp2 - t);
-	const unsigned char *v = sp2 + 1;
-	size_t vn = n - (size_t)(v - b);
-	if (vn != 8 || (memcmp(v, "HTTP/1.1", 8) != 0 && memcmp(v, "HTTP/1.0", 8) != 0))
-		return DSH_HTTPREQ_BAD;
-	for (size_t i = 0; i < tn; i++)
-		if (t[i] <= 0x20 || t[i] >= 0x7f || t[i] == '#')
-			return DSH_HTTPREQ_BAD;
-	r->method_len = m;
-	r->version_at = (size_t)(v - b);
-	if (m == 7 && memcmp(b, "CONNECT", 7) == 0) {
-		r->kind = DSH_HTTPREQ_CONNECT;
-		r->rest_at = r->version_at;
-		r->rest_len = 0;
-		return parse_authority(t, tn, true, r) ? DSH_HTTPREQ_FOUND : DSH_HTTPREQ_BAD;
+	if ((t.n > 0 && t.p[0] == '/') || span_is(t, "*"))
+		return fail(ret, DSH_HTTPREQ_UNSUPPORTED, "a request to a server, not to a proxy (no absolute URI)");
+	if (memchr(t.p, '#', t.n))
+		return fail(ret, DSH_HTTPREQ_BAD, "a fragment in the request-target");
+	size_t i = 0;
+	unsigned char l = t.p[0] | 0x20;
+	if (!(l >= 'a' && l <= 'z'))
+		return fail(ret, DSH_HTTPREQ_BAD, "a request-target that is no URI");
+	while (i < t.n && t.p[i] != ':') {
+		l = t.p[i] | 0x20;
+		if (!((l >= 'a' && l <= 'z') || (t.p[i] >= '0' && t.p[i] <= '9') || strchr("+-.", t.p[i])))
+			return fail(ret, DSH_HTTPREQ_BAD, "a request-target that is no URI");
+		i++;
 	}
-	r->kind = DSH_HTTPREQ_FORWARD;
-	if (tn < 7 || strncasecmp((const char *)t, "http://", 7) != 0) {
-		/* Another scheme, or origin form ("/x"): not a request for this proxy to forward. */
-		const unsigned char *colon = memchr(t, ':', tn);
-		bool scheme = colon && colon > t && colon + 2 < t + tn && colon[1] == '/' && colon[2] == '/';
-		return scheme || t[0] == '/' ? DSH_HTTPREQ_UNSUPPORTED : DSH_HTTPREQ_BAD;
-	}
-	const unsigned char *a = t + 7;
-	size_t an = 0;
-	while (a + an < t + tn && a[an] != '/' && a[an] != '?')
-		an++;
-	if (memchr(a, '@', an))
-		return DSH_HTTPREQ_BAD;
-	r->rest_at = (size_t)(a + an - b);
-	r->rest_len = tn - 7 - an;
-	return parse_authority(a, an, false, r) ? DSH_HTTPREQ_FOUND : DSH_HTTPREQ_BAD;
+	if (i == t.n)
+		return fail(ret, DSH_HTTPREQ_BAD, "a request-target that is no URI");
+	struct span scheme = { t.p, i };
+	if (span_is_nocase(scheme, "https"))
+		return fail(ret, DSH_HTTPREQ_UNSUPPORTED, "an https:// URI (a client asks for those by CONNECT)");
+	if (!span_is_nocase(scheme, "http"))
+		return fail(ret, DSH_HTTPREQ_UNSUPPORTED, "a scheme other than http");
+	if (t.n - i < 3 || memcmp(t.p + i, "://", 3) != 0)
+		return fail(ret, DSH_HTTPREQ_BAD, "an http URI without an authority");
+	struct span a = { t.p + i + 3, 0 };
+	while (a.n < t.n - i - 3 && a.p[a.n] != '/' && a.p[a.n] != '?')
+		a.n++;
+	const char *why = authority(a, ret->host, &ret->port);
+	if (why)
+		return fail(ret, DSH_HTTPREQ_BAD, why);
+	if (ret->port == 0)
+		ret->port = 80;
+	ret->kind = DSH_HTTPREQ_FORWARD;
+	ret->path_off = (size_t)(a.p + a.n - buf);
+	ret->path_len = (size_t)(t.p + t.n - (a.p + a.n));
+	return DSH_HTTPREQ_FOUND;
 }
 
-/* One header line without its CRLF: NAME ":" OWS VALUE OWS.  The Host header is recorded. */
-static enum dsh_httpreq_result header_line(const unsigned char *buf, size_t at, size_t n, struct dsh_httpreq *r)
+/* method SP request-target SP HTTP-version, single spaces (RFC 9112 3). */
+static enum dsh_httpreq_result request_line(const unsigned char *buf, size_t end, struct dsh_httpreq *ret)
 {
-	const unsigned char *l = buf + at;
-	if (l[0] == ' ' || l[0] == '\t') /* obs-fold (RFC 9112 5.2) */
-		return DSH_HTTPREQ_BAD;
-	const unsigned char *colon = memchr(l, ':', n);
-	if (!colon || colon == l)
-		return DSH_HTTPREQ_BAD;
-	size_t nn = (size_t)(colon - l);
-	for (size_t i = 0; i < nn; i++)
-		if (!tchar(l[i]))
-			return DSH_HTTPREQ_BAD;
-	if (nn != 4 || strncasecmp((const char *)l, "host", 4) != 0)
+	const unsigned char *sp1 = memchr(buf, ' ', end);
+	if (end == 0)
+		return fail(ret, DSH_HTTPREQ_BAD, "an empty line before the request line");
+	if (!sp1 || sp1 == buf)
+		return fail(ret, DSH_HTTPREQ_BAD, "a request line without a method and a target");
+	struct span method = { buf, (size_t)(sp1 - buf) };
+	for (size_t i = 0; i < method.n; i++)
+		if (!tchar(method.p[i]))
+			return fail(ret, DSH_HTTPREQ_BAD, "a method that is no token");
+	struct span t = { sp1 + 1, 0 };
+	const unsigned char *sp2 = memchr(t.p, ' ', (size_t)(buf + end - t.p));
+	if (!sp2)
+		return fail(ret, DSH_HTTPREQ_BAD, "a request line without an HTTP version");
+	t.n = (size_t)(sp2 - t.p);
+	if (t.n == 0)
+		return fail(ret, DSH_HTTPREQ_BAD, "an empty request-target");
+	struct span v = { sp2 + 1, (size_t)(buf + end - sp2 - 1) };
+	if (v.n != 8 || memcmp(v.p, "HTTP/", 5) != 0 || v.p[6] != '.' || v.p[5] < '0' || v.p[5] > '9' ||
+	    v.p[7] < '0' || v.p[7] > '9')
+		return fail(ret, DSH_HTTPREQ_BAD, "a request line without an HTTP version");
+	if (v.p[5] != '1')
+		return fail(ret, DSH_HTTPREQ_UNSUPPORTED, "an HTTP version other than 1.x");
+	ret->method_len = method.n;
+	ret->version_off = (size_t)(v.p - buf);
+	ret->minor = v.p[7] - '0';
+	ret->line_len = end + 2;
+	if (!span_is(method, "CONNECT"))
+		return absolute(buf, t, ret);
+	const char *why = authority(t, ret->host, &ret->port);
+	if (!why && ret->port == 0)
+		why = "a CONNECT target without a port";
+	if (why)
+		return fail(ret, DSH_HTTPREQ_BAD, why);
+	ret->kind = DSH_HTTPREQ_CONNECT;
+	return DSH_HTTPREQ_FOUND;
+}
+
+/* field-name ":" OWS field-value OWS; only Host is read. */
+static enum dsh_httpreq_result header(struct span l, struct dsh_httpreq *ret)
+{
+	const unsigned char *colon = memchr(l.p, ':', l.n);
+	if (!colon || colon == l.p)
+		return fail(ret, DSH_HTTPREQ_BAD, "a header line without a name and ':'");
+	struct span name = { l.p, (size_t)(colon - l.p) };
+	for (size_t i = 0; i < name.n; i++)
+		if (!tchar(name.p[i]))
+			return fail(ret, DSH_HTTPREQ_BAD, "a header name that is no token (space before ':'?)");
+	if (!span_is_nocase(name, "host"))
 		return DSH_HTTPREQ_FOUND;
-	if (r->host_len) /* two Host headers: which one a server reads is its choice, not ours */
-		return DSH_HTTPREQ_BAD;
-	size_t s = nn + 1, e = n;
-	while (s < e && (l[s] == ' ' || l[s] == '\t'))
-		s++;
-	while (e > s && (l[e - 1] == ' ' || l[e - 1] == '\t'))
-		e--;
-	if (s == e)
-		return DSH_HTTPREQ_BAD;
-	r->host_at = at + s;
-	r->host_len = e - s;
+	if (ret->has_host_header)
+		return fail(ret, DSH_HTTPREQ_BAD, "two Host headers");
+	struct span v = { colon + 1, (size_t)(l.p + l.n - colon - 1) };
+	while (v.n > 0 && (v.p[0] == ' ' || v.p[0] == '\t'))
+		v.p++, v.n--;
+	while (v.n > 0 && (v.p[v.n - 1] == ' ' || v.p[v.n - 1] == '\t'))
+		v.n--;
+	const char *why = authority(v, ret->host_header, &ret->host_header_port);
+	if (why)
+		return fail(ret, DSH_HTTPREQ_BAD, why);
+	ret->has_host_header = true;
 	return DSH_HTTPREQ_FOUND;
 }
 
 enum dsh_httpreq_result dsh_httpreq_parse(const unsigned char *buf, size_t len, struct dsh_httpreq *ret)
 {
+	/* Only the first DSH_HTTPREQ_MAX_HEAD bytes are ever looked at: whatever follows cannot
+	 * change the verdict on them, which keeps every prefix's answer the whole input's. */
+	size_t limit = len < DSH_HTTPREQ_MAX_HEAD ? len : DSH_HTTPREQ_MAX_HEAD;
 	memset(ret, 0, sizeof(*ret));
-	size_t line = 0;
-	for (size_t i = 0;; i++) {
-		if (i >= DSH_HTTPREQ_MAX_HEAD)
-			return DSH_HTTPREQ_TOO_LARGE;
-		if (i >= len)
+	for (size_t pos = 0, line = 0;; line++) {
+		size_t e = pos;
+		const char *why = NULL;
+		while (e < limit && buf[e] != '\r' && buf[e] != '\n' && !(why = byte_bad(buf[e], line == 0, e == pos)))
+			e++;
+		if (why)
+			return fail(ret, DSH_HTTPREQ_BAD, why);
+		if (e < limit && buf[e] == '\n')
+			return fail(ret, DSH_HTTPREQ_BAD, "a bare LF (a line ends in CRLF)");
+		if (e + 1 >= limit) {
+			if (len > limit)
+				return fail(ret, DSH_HTTPREQ_TOO_LARGE, "a request head over 16384 bytes");
 			return DSH_HTTPREQ_NEED_MORE;
-		unsigned char c = buf[i];
-		if (c == '\n' || c == 0 || c == 0x7f || (c < 0x20 && c != '\t' && c != '\r'))
-			return DSH_HTTPREQ_BAD;
-		if (c != '\r')
-			continue;
-		/* A CRLF reaching past the bound is too large whatever follows, so a prefix ending
-		 * at the bound answers as the whole does. */
-		if (i + 1 >= DSH_HTTPREQ_MAX_HEAD)
-			return DSH_HTTPREQ_TOO_LARGE;
-		if (i + 1 >= len)
-			return DSH_HTTPREQ_NEED_MORE;
-		if (buf[i + 1] != '\n')
-			return DSH_HTTPREQ_BAD;
+		}
+		if (buf[e + 1] != '\n')
+			return fail(ret, DSH_HTTPREQ_BAD, "a bare CR (a line ends in CRLF)");
 		enum dsh_httpreq_result r;
 		if (line == 0) {
-			if (i == 0)
-				return DSH_HTTPREQ_BAD;
-			r = request_line(buf, i, ret);
-			ret->line_len = i + 2;
-		} else if (i == line) {
-			ret->head_len = i + 2;
+			r = request_line(buf, e, ret);
+		} else if (e == pos) {
+			ret->head_len = e + 2;
 			return DSH_HTTPREQ_FOUND;
 		} else {
-			r = header_line(buf, line, i - line, ret);
+			r = header((struct span){ buf + pos, e - pos }, ret);
 		}
 		if (r != DSH_HTTPREQ_FOUND)
 			return r;
-		line = i + 2;
-		i++;
+		pos = e + 2;
 	}
+}
+
+bool dsh_httpreq_host_agrees(const struct dsh_httpreq *r)
+{
+	if (r->kind == DSH_HTTPREQ_CONNECT)
+		return true;
+	return r->has_host_header && strcmp(r->host_header, r->host) == 0 &&
+	       (r->host_header_port ? r->host_header_port : 80) == r->port;
 }

@@ -3,58 +3,65 @@
 #define DSH_NET_SOCKS5_H
 
 /*
- * The two messages a SOCKS5 client sends the proxy before its bytes flow (RFC 1928 3 and 4): the
- * greeting naming the methods it offers, and the request naming where to connect.  Pure and
- * bounded, read from the bytes received so far: a prefix answers NEED_MORE or what the whole
- * message answers, so the proxy may call again as bytes arrive.  The proxy offers no
- * authentication (loopback inside the command's namespace: there is no one else to keep out).
+ * The two messages a SOCKS5 client sends before its bytes are relayed (RFC 1928 3 and 4): the
+ * greeting and the request, each read from the bytes received so far.  Pure and bounded; a prefix
+ * answers NEED_MORE or exactly what the whole input answers.  The proxy offers no authentication
+ * (SPEC 12.2: it listens on the command's own loopback) and serves CONNECT only.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/hostname.h"
+
 enum dsh_socks5_result {
-	DSH_SOCKS5_FOUND,       /* the message is whole; *ret_used bytes of it */
-	DSH_SOCKS5_NEED_MORE,   /* a prefix: read more and call again */
-	DSH_SOCKS5_BAD,         /* not SOCKS5, or malformed: close (after the reply, for a request) */
-	DSH_SOCKS5_UNSUPPORTED, /* a well-formed request the proxy does not serve: reply, close */
+	DSH_SOCKS5_FOUND,       /* a whole message: ret is filled */
+	DSH_SOCKS5_NEED_MORE,   /* a prefix of one */
+	DSH_SOCKS5_BAD,         /* malformed (not SOCKS5, say): reply GENERAL_FAILURE, or close */
+	DSH_SOCKS5_UNSUPPORTED, /* a request the proxy does not serve: reply ret->reply */
 };
 
-/* RFC 1928 6's reply codes the proxy sends. */
-enum {
-	DSH_SOCKS5_OK = 0x00,
-	DSH_SOCKS5_FAILURE = 0x01,
+/* RFC 1928 6. */
+enum dsh_socks5_reply {
+	DSH_SOCKS5_SUCCEEDED = 0x00,
+	DSH_SOCKS5_GENERAL_FAILURE = 0x01,
 	DSH_SOCKS5_NOT_ALLOWED = 0x02,
 	DSH_SOCKS5_NET_UNREACHABLE = 0x03,
 	DSH_SOCKS5_HOST_UNREACHABLE = 0x04,
 	DSH_SOCKS5_REFUSED = 0x05,
 	DSH_SOCKS5_TTL_EXPIRED = 0x06,
-	DSH_SOCKS5_BAD_COMMAND = 0x07,
-	DSH_SOCKS5_BAD_ADDRESS = 0x08,
+	DSH_SOCKS5_CMD_UNSUPPORTED = 0x07,
+	DSH_SOCKS5_ATYP_UNSUPPORTED = 0x08,
 };
 
-/* The greeting; *ret_no_auth: whether it offers method 0x00 (no authentication), the only one
- * the proxy takes (else it answers 0xFF and closes). */
-enum dsh_socks5_result dsh_socks5_greeting(const unsigned char *buf, size_t len, size_t *ret_used, bool *ret_no_auth);
+struct dsh_socks5_greeting {
+	bool no_auth;  /* NO AUTHENTICATION REQUIRED (0x00) is offered: answer 05 00, else 05 FF */
+	size_t len;    /* the greeting's bytes: the request follows */
+	const char *why; /* BAD: a short reason; else NULL */
+};
+
+enum dsh_socks5_result dsh_socks5_parse_greeting(const unsigned char *buf, size_t len, struct dsh_socks5_greeting *ret);
 
 struct dsh_socks5_request {
-	/* Where to connect, as text: dotted IPv4, an IPv6 literal without brackets, or a domain name
-	 * with ASCII letters lowercased (the policy normalises it further).  At most 255 bytes. */
-	char host[256];
-	uint16_t port;
-	bool is_name;           /* host came as a domain name, not as an address */
-	unsigned char reply;    /* on BAD or UNSUPPORTED: the reply code to send */
+	/* Dotted IPv4, IPv6 in inet_ntop's spelling, or the DOMAINNAME lowercased (which must have a
+	 * host name's shape, net/hostname.h), NUL-terminated. */
+	char host[DSH_NET_HOST_ROOM];
+	uint16_t port;   /* nonzero */
+	bool is_domain;  /* host came as a DOMAINNAME, to be decided as a name */
+	size_t len;      /* the request's bytes: what follows is the command's to relay */
+	enum dsh_socks5_reply reply; /* BAD, UNSUPPORTED: the reply to send before closing */
+	const char *why; /* BAD, UNSUPPORTED: a short reason; else NULL */
 };
 
-/* The request.  Only CONNECT is served (BIND and UDP ASSOCIATE answer UNSUPPORTED with
- * BAD_COMMAND); a name holding NUL, a control byte or a space, an empty name, or port 0 is BAD. */
-enum dsh_socks5_result dsh_socks5_request(const unsigned char *buf, size_t len, size_t *ret_used,
-					  struct dsh_socks5_request *ret);
+enum dsh_socks5_result dsh_socks5_parse_request(const unsigned char *buf, size_t len, struct dsh_socks5_request *ret);
 
-/* The reply (RFC 1928 6) with BND.ADDR 0.0.0.0:0: what the proxy bound says nothing the command
- * needs.  Writes 10 bytes to out and returns 10. */
+/* The reply to a request, BND.ADDR 0.0.0.0 and BND.PORT 0 (the command has no use for the
+ * upstream's side of the connection, and the host's addresses are none of its business). */
 #define DSH_SOCKS5_REPLY_LEN 10
-size_t dsh_socks5_reply(unsigned char out[DSH_SOCKS5_REPLY_LEN], unsigned char code);
+void dsh_socks5_reply(enum dsh_socks5_reply code, unsigned char ret[DSH_SOCKS5_REPLY_LEN]);
+
+/* The reply for the connector's status (net/state.h's dsh_netsvc_connect: 0 or a negative errno). */
+enum dsh_socks5_reply dsh_socks5_reply_for(int status);
 
 #endif

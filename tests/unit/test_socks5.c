@@ -1,136 +1,126 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The SOCKS5 greeting and request the proxy reads (SPEC 12.2): what it takes, what it refuses
- * with which reply, and that every prefix of a message waits for more instead of deciding. */
+/* The SOCKS5 proxy's parsers (SPEC 12.2, RFC 1928): greeting, request, reply bytes. */
+#include <errno.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
 
 #include "net/socks5.h"
 
-#define MSG(...) ((const unsigned char[]){ __VA_ARGS__ }), sizeof((const unsigned char[]){ __VA_ARGS__ })
+#define B(...) ((const unsigned char[]){ __VA_ARGS__ }), sizeof((const unsigned char[]){ __VA_ARGS__ })
 
-static enum dsh_socks5_result request(const unsigned char *b, size_t n, struct dsh_socks5_request *r, size_t *used)
+static enum dsh_socks5_result req(const unsigned char *b, size_t n, struct dsh_socks5_request *r)
 {
-	memset(r, 0x55, sizeof(*r));
-	return dsh_socks5_request(b, n, used, r);
+	return dsh_socks5_parse_request(b, n, r);
 }
 
-/* Every proper prefix of b answers NEED_MORE. */
-static void prefixes_wait(const unsigned char *b, size_t n)
+Test(socks5, greeting)
 {
-	for (size_t i = 0; i < n; i++) {
-		struct dsh_socks5_request r;
-		size_t used;
-		cr_expect_eq(request(b, i, &r, &used), DSH_SOCKS5_NEED_MORE, "prefix of %zu of %zu bytes", i, n);
-		cr_expect_eq(used, 0);
-	}
+	struct dsh_socks5_greeting g;
+	cr_assert_eq(dsh_socks5_parse_greeting(B(5, 2, 2, 0, 0xaa), &g), DSH_SOCKS5_FOUND);
+	cr_expect(g.no_auth);
+	cr_expect_eq(g.len, 4, "the byte after the methods is the request's");
+	cr_assert_eq(dsh_socks5_parse_greeting(B(5, 1, 2), &g), DSH_SOCKS5_FOUND);
+	cr_expect_not(g.no_auth, "username/password only: answer 05 FF");
+	for (size_t k = 0; k < 4; k++)
+		cr_expect_eq(dsh_socks5_parse_greeting((const unsigned char[]){ 5, 2, 2, 0 }, k, &g), DSH_SOCKS5_NEED_MORE,
+			     "prefix %zu", k);
 }
 
-Test(socks5, a_greeting_offering_no_auth_is_taken)
+Test(socks5, greeting_refusals)
 {
-	size_t used;
-	bool no_auth;
-	cr_assert_eq(dsh_socks5_greeting(MSG(5, 2, 2, 0), &used, &no_auth), DSH_SOCKS5_FOUND);
-	cr_assert_eq(used, 4);
-	cr_assert(no_auth);
-	cr_assert_eq(dsh_socks5_greeting(MSG(5, 1, 2, 9, 9), &used, &no_auth), DSH_SOCKS5_FOUND);
-	cr_assert_eq(used, 3, "the bytes after the greeting are the next message's");
-	cr_assert_not(no_auth, "only user/password offered");
+	struct dsh_socks5_greeting g;
+	cr_expect_eq(dsh_socks5_parse_greeting(B(4, 1, 0, 80), &g), DSH_SOCKS5_BAD);
+	cr_expect(g.why && strstr(g.why, "SOCKS4"));
+	cr_expect_eq(dsh_socks5_parse_greeting(B('G'), &g), DSH_SOCKS5_BAD);
+	cr_expect_eq(dsh_socks5_parse_greeting(B(5, 0), &g), DSH_SOCKS5_BAD);
+	cr_expect(g.why && strstr(g.why, "no method"));
 }
 
-Test(socks5, a_greeting_not_socks5_or_without_methods_is_bad)
+Test(socks5, connect_by_domain)
 {
-	size_t used;
-	bool no_auth;
-	cr_assert_eq(dsh_socks5_greeting(MSG(4, 1, 0), &used, &no_auth), DSH_SOCKS5_BAD);
-	cr_assert_eq(dsh_socks5_greeting(MSG('C', 'O', 'N'), &used, &no_auth), DSH_SOCKS5_BAD);
-	cr_assert_eq(dsh_socks5_greeting(MSG(5, 0), &used, &no_auth), DSH_SOCKS5_BAD);
-	cr_assert_eq(dsh_socks5_greeting(MSG(5, 3, 0, 1), &used, &no_auth), DSH_SOCKS5_NEED_MORE);
-	cr_assert_eq(dsh_socks5_greeting(NULL, 0, &used, &no_auth), DSH_SOCKS5_NEED_MORE);
-}
-
-Test(socks5, connect_to_a_name)
-{
-	static const unsigned char b[] = { 5, 1, 0, 3, 19, 'R', 'e', 'g', 'i', 's', 't', 'r', 'y', '.', 'n', 'p', 'm',
-					   'j', 's', '.', 'o', 'r', 'g', '.', 0x01, 0xbb, 0xee };
+	const unsigned char m[] = { 5, 1, 0, 3, 11, 'E', 'x', 'a', 'm', 'p', 'l', 'e', '.', 'O', 'r', 'g', 1, 187, 'x' };
 	struct dsh_socks5_request r;
-	size_t used;
-	cr_assert_eq(request(b, sizeof(b), &r, &used), DSH_SOCKS5_FOUND);
-	cr_assert_str_eq(r.host, "registry.npmjs.org.");
-	cr_assert_eq(r.port, 443);
-	cr_assert(r.is_name);
-	cr_assert_eq(r.reply, DSH_SOCKS5_OK);
-	cr_assert_eq(used, sizeof(b) - 1, "the byte after the request is the command's first");
-	prefixes_wait(b, sizeof(b) - 1);
+	cr_assert_eq(req(m, sizeof(m), &r), DSH_SOCKS5_FOUND, "%s", r.why);
+	cr_expect_str_eq(r.host, "example.org");
+	cr_expect_eq(r.port, 443);
+	cr_expect(r.is_domain);
+	cr_expect_eq(r.len, sizeof(m) - 1);
+	for (size_t k = 0; k < sizeof(m) - 1; k++)
+		cr_expect_eq(req(m, k, &r), DSH_SOCKS5_NEED_MORE, "prefix %zu", k);
 }
 
-Test(socks5, connect_to_addresses)
+Test(socks5, connect_by_address)
 {
 	struct dsh_socks5_request r;
-	size_t used;
-	static const unsigned char v4[] = { 5, 1, 0, 1, 192, 0, 2, 7, 0, 80 };
-	cr_assert_eq(request(v4, sizeof(v4), &r, &used), DSH_SOCKS5_FOUND);
-	cr_assert_str_eq(r.host, "192.0.2.7");
-	cr_assert_eq(r.port, 80);
-	cr_assert_not(r.is_name);
-	cr_assert_eq(used, sizeof(v4));
-	prefixes_wait(v4, sizeof(v4));
-	static const unsigned char v6[] = { 5, 1, 0, 4, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x1f, 0x90 };
-	cr_assert_eq(request(v6, sizeof(v6), &r, &used), DSH_SOCKS5_FOUND);
-	cr_assert_str_eq(r.host, "2001:db8::1");
-	cr_assert_eq(r.port, 8080);
-	cr_assert_eq(used, sizeof(v6));
-	prefixes_wait(v6, sizeof(v6));
+	cr_assert_eq(req(B(5, 1, 0, 1, 192, 0, 2, 7, 0, 22), &r), DSH_SOCKS5_FOUND);
+	cr_expect_str_eq(r.host, "192.0.2.7");
+	cr_expect_eq(r.port, 22);
+	cr_expect_not(r.is_domain);
+	cr_expect_eq(r.len, 10);
+	cr_assert_eq(req(B(5, 1, 0, 4, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x1f, 0x90), &r),
+		     DSH_SOCKS5_FOUND);
+	cr_expect_str_eq(r.host, "2001:db8::1");
+	cr_expect_eq(r.port, 8080);
+	cr_expect_eq(r.len, 22);
 }
 
-Test(socks5, bind_and_udp_are_refused_with_their_reply)
+Test(socks5, unsupported_commands_and_address_types)
 {
 	struct dsh_socks5_request r;
-	size_t used;
-	cr_assert_eq(request(MSG(5, 2, 0, 1, 127, 0, 0, 1, 0, 80), &r, &used), DSH_SOCKS5_UNSUPPORTED);
-	cr_assert_eq(r.reply, DSH_SOCKS5_BAD_COMMAND);
-	cr_assert_eq(request(MSG(5, 3), &r, &used), DSH_SOCKS5_UNSUPPORTED, "decided on the command byte");
-	cr_assert_eq(r.reply, DSH_SOCKS5_BAD_COMMAND);
-	cr_assert_eq(request(MSG(5, 1, 0, 2, 1, 2), &r, &used), DSH_SOCKS5_UNSUPPORTED);
-	cr_assert_eq(r.reply, DSH_SOCKS5_BAD_ADDRESS);
-	cr_assert_str_eq(r.host, "");
+	cr_expect_eq(req(B(5, 2), &r), DSH_SOCKS5_UNSUPPORTED, "BIND, known from its second byte");
+	cr_expect_eq(r.reply, DSH_SOCKS5_CMD_UNSUPPORTED);
+	cr_expect_eq(req(B(5, 3, 0, 1, 0, 0, 0, 0, 0, 0), &r), DSH_SOCKS5_UNSUPPORTED);
+	cr_expect_eq(r.reply, DSH_SOCKS5_CMD_UNSUPPORTED);
+	cr_expect_eq(req(B(5, 1, 0, 2, 1, 2, 3, 4, 0, 80), &r), DSH_SOCKS5_UNSUPPORTED);
+	cr_expect_eq(r.reply, DSH_SOCKS5_ATYP_UNSUPPORTED);
 }
 
-Test(socks5, malformed_requests_are_bad)
+Test(socks5, malformed_requests)
 {
 	struct dsh_socks5_request r;
-	size_t used;
-	cr_expect_eq(request(MSG(4, 1, 0, 1, 1, 2, 3, 4, 0, 80), &r, &used), DSH_SOCKS5_BAD, "SOCKS4");
-	cr_expect_eq(request(MSG(5, 1, 1, 1, 1, 2, 3, 4, 0, 80), &r, &used), DSH_SOCKS5_BAD, "reserved byte set");
-	cr_expect_eq(request(MSG(5, 1, 0, 3, 0, 0, 80), &r, &used), DSH_SOCKS5_BAD, "empty name");
-	cr_expect_eq(request(MSG(5, 1, 0, 1, 1, 2, 3, 4, 0, 0), &r, &used), DSH_SOCKS5_BAD, "port 0");
-	cr_expect_eq(request(MSG(5, 1, 0, 3, 3, 'a', 0, 'b', 0, 80), &r, &used), DSH_SOCKS5_BAD, "NUL in the name");
-	cr_expect_eq(request(MSG(5, 1, 0, 3, 3, 'a', ' ', 'b', 0, 80), &r, &used), DSH_SOCKS5_BAD, "space");
-	cr_expect_eq(request(MSG(5, 1, 0, 3, 3, 'a', '\n', 'b', 0, 80), &r, &used), DSH_SOCKS5_BAD, "newline");
-	/* Judged as the bytes land: a bad byte before the name is whole already decides. */
-	cr_expect_eq(request(MSG(5, 1, 0, 3, 9, 'a', 0), &r, &used), DSH_SOCKS5_BAD, "NUL, the rest not yet here");
-	cr_expect_eq(used, 0);
-	cr_expect_eq(r.reply, DSH_SOCKS5_FAILURE);
+	cr_expect_eq(req(B(4, 1, 0, 80), &r), DSH_SOCKS5_BAD);
+	cr_expect_eq(req(B(5, 1, 1, 1, 1, 2, 3, 4, 0, 80), &r), DSH_SOCKS5_BAD);
+	cr_expect(r.why && strstr(r.why, "reserved"));
+	cr_expect_eq(req(B(5, 1, 0, 3, 0, 0, 80), &r), DSH_SOCKS5_BAD);
+	cr_expect(r.why && strstr(r.why, "empty"));
+	cr_expect_eq(req(B(5, 1, 0, 3, 3, 'a', 0, 'b', 0, 80), &r), DSH_SOCKS5_BAD);
+	cr_expect(r.why && strstr(r.why, "NUL"));
+	cr_expect_eq(req(B(5, 1, 0, 3, 3, 'a', ' ', 'b', 0, 80), &r), DSH_SOCKS5_BAD);
+	cr_expect(r.why && strstr(r.why, "host name"));
+	cr_expect_eq(req(B(5, 1, 0, 3, 5, '1', '2', '7', '.', '1', 0, 80), &r), DSH_SOCKS5_BAD);
+	cr_expect(r.why && strstr(r.why, "dotted IPv4"));
+	cr_expect_eq(req(B(5, 1, 0, 1, 1, 2, 3, 4, 0, 0), &r), DSH_SOCKS5_BAD);
+	cr_expect(r.why && strstr(r.why, "port 0"));
+	cr_expect_eq(r.reply, DSH_SOCKS5_GENERAL_FAILURE);
 }
 
-Test(socks5, a_name_of_255_bytes_fits)
+Test(socks5, domain_lengths)
 {
-	unsigned char b[5 + 255 + 2] = { 5, 1, 0, 3, 255 };
-	memset(b + 5, 'x', 255);
-	b[5 + 255] = 0;
-	b[5 + 256] = 22;
+	unsigned char m[4 + 1 + 255 + 2] = { 5, 1, 0, 3, 255 };
 	struct dsh_socks5_request r;
-	size_t used;
-	cr_assert_eq(request(b, sizeof(b), &r, &used), DSH_SOCKS5_FOUND);
-	cr_assert_eq(strlen(r.host), 255);
-	cr_assert_eq(r.port, 22);
+	memset(m + 5, 'a', 255);
+	for (size_t i = 63; i < 255; i += 64)
+		m[5 + i] = '.';
+	m[260] = 0, m[261] = 80;
+	cr_expect_eq(req(m, sizeof(m), &r), DSH_SOCKS5_BAD, "255 bytes: the wire's limit, longer than a host name");
+	cr_expect(r.why && strstr(r.why, "253"));
+	m[4] = 253;
+	m[258] = 0, m[259] = 80;
+	cr_assert_eq(req(m, 4 + 1 + 253 + 2, &r), DSH_SOCKS5_FOUND, "%s", r.why);
+	cr_expect_eq(strlen(r.host), 253);
+	cr_expect_eq(r.len, 260);
 }
 
-Test(socks5, the_reply_names_no_address)
+Test(socks5, reply_bytes)
 {
-	unsigned char out[DSH_SOCKS5_REPLY_LEN];
-	memset(out, 0x55, sizeof(out));
-	cr_assert_eq(dsh_socks5_reply(out, DSH_SOCKS5_NOT_ALLOWED), 10);
-	static const unsigned char want[] = { 5, 2, 0, 1, 0, 0, 0, 0, 0, 0 };
-	cr_assert_arr_eq(out, want, sizeof(want));
+	unsigned char b[DSH_SOCKS5_REPLY_LEN];
+	dsh_socks5_reply(DSH_SOCKS5_NOT_ALLOWED, b);
+	cr_expect_arr_eq(b, ((unsigned char[]){ 5, 2, 0, 1, 0, 0, 0, 0, 0, 0 }), sizeof(b));
+	cr_expect_eq(dsh_socks5_reply_for(0), DSH_SOCKS5_SUCCEEDED);
+	cr_expect_eq(dsh_socks5_reply_for(-EACCES), DSH_SOCKS5_NOT_ALLOWED);
+	cr_expect_eq(dsh_socks5_reply_for(-ENOENT), DSH_SOCKS5_HOST_UNREACHABLE);
+	cr_expect_eq(dsh_socks5_reply_for(-ECONNREFUSED), DSH_SOCKS5_REFUSED);
+	cr_expect_eq(dsh_socks5_reply_for(-ENETUNREACH), DSH_SOCKS5_NET_UNREACHABLE);
+	cr_expect_eq(dsh_socks5_reply_for(-ENOMEM), DSH_SOCKS5_GENERAL_FAILURE);
 }
