@@ -3,11 +3,16 @@
  * Faults (issue 38): `dshbox run` killed with SIGKILL at points spread over its whole life, from
  * before the sandbox exists to the command running.  Whatever the point, nothing is left on the
  * host: no process of the run (init, the broker and the keeper carry the supervisor's argv, so
- * the run's workspace names them), no mount, no file of the workspace changed or added; and the
- * next run enforces the same rules as if nothing had happened.
+ * the run's workspace names them; the command and what it starts run in the workspace, --cwd), no
+ * mount, no file of the workspace changed or added; and the next run enforces the same rules as
+ * if nothing had happened.  Under landlock, without a pid namespace, what the command started
+ * outlives a SIGKILL of dshbox (docs/security.md, "The landlock backend cannot outlive a SIGKILL"):
+ * that row checks the rest and ends what is left.
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -30,8 +35,9 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The host processes whose command line holds needle, other than this one; their pids in pids. */
-static int processes_naming(const char *needle, char *pids, size_t size)
+/* The host processes whose command line holds needle or whose directory is needle, other than
+ * this one; their pids in pids.  Killed once found, so one trial's leftovers do not fail the next. */
+static int processes_naming(const char *needle, char *pids, size_t size, bool kill_them)
 {
 	int n = 0;
 	pids[0] = '\0';
@@ -40,7 +46,10 @@ static int processes_naming(const char *needle, char *pids, size_t size)
 	for (struct dirent *e; (e = readdir(d));) {
 		if (e->d_name[0] < '0' || e->d_name[0] > '9' || atoi(e->d_name) == getpid())
 			continue;
-		char path[300], buf[8192];
+		char path[300], buf[8192], cwd[PATH_MAX];
+		snprintf(path, sizeof(path), "/proc/%s/cwd", e->d_name);
+		ssize_t cn = readlink(path, cwd, sizeof(cwd) - 1);
+		cwd[cn > 0 ? cn : 0] = '\0';
 		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
 		FILE *f = fopen(path, "r");
 		if (!f)
@@ -51,10 +60,12 @@ static int processes_naming(const char *needle, char *pids, size_t size)
 			if (buf[i] == '\0')
 				buf[i] = ' ';
 		buf[len] = '\0';
-		if (strstr(buf, needle)) {
+		if (strstr(buf, needle) || strcmp(cwd, needle) == 0) {
 			n++;
 			size_t used = strlen(pids);
 			snprintf(pids + used, size - used, " %s(%.60s)", e->d_name, buf);
+			if (kill_them)
+				kill(atoi(e->d_name), SIGKILL);
 		}
 	}
 	closedir(d);
@@ -113,7 +124,7 @@ static void faults(const char *backend, bool with_rules)
 		 * each trial (deterministic, so a failure names its delay). */
 		long delay = (long)(i * 23 % TRIALS) * 20;
 		char *script = dsh_test_fmt("echo x > '%s/new' 2>/dev/null; cat '%s/secret' 2>/dev/null; sleep 1000", ws, ws);
-		char *argv[] = { (char *)dsh_test_dshbox(), "run", "--backend", (char *)backend, "--workspace", ws,
+		char *argv[] = { (char *)dsh_test_dshbox(), "run", "--backend", (char *)backend, "--workspace", ws, "--cwd", ws,
 				 with_rules ? "--access-file" : "--mode", with_rules ? rules : "workspace-write",
 				 "--", "/bin/sh", "-c", script, NULL };
 		pid_t pid;
@@ -133,10 +144,16 @@ static void faults(const char *backend, bool with_rules)
 		/* The run's other processes end with it: a bounded wait, then none may name ws. */
 		char pids[2048];
 		int left = 0;
-		for (int t = 0; t < 100 && (left = processes_naming(ws, pids, sizeof(pids))); t++)
+		for (int t = 0; t < 100 && (left = processes_naming(ws, pids, sizeof(pids), false)); t++)
 			sleep_ms(50);
-		cr_assert_eq(left, 0, "killed after %ld ms (%s): %d processes of the run left:%s", delay,
-			     WIFSIGNALED(st) ? "by the signal" : "it had ended", left, pids);
+		if (!strcmp(backend, "landlock")) {
+			/* The documented gap: what is left is the command's, still under its Landlock
+			 * domain and filter (no_new_privs, seccomp), so it is ended here, not judged. */
+			processes_naming(ws, pids, sizeof(pids), true);
+		} else {
+			cr_assert_eq(left, 0, "killed after %ld ms (%s): %d processes of the run left:%s", delay,
+				     WIFSIGNALED(st) ? "by the signal" : "it had ended", left, pids);
+		}
 		int table;
 		cr_assert_eq(mounts_naming(ws, &table), 0, "killed after %ld ms: a mount naming the workspace on the host", delay);
 		cr_assert_eq(table, table_before, "killed after %ld ms: the host's mount table changed (%d lines, %d before)",
@@ -174,7 +191,7 @@ Test(run_faults, killed_anywhere_the_linux_ns_run_leaves_nothing, .timeout = 240
 	faults("auto", true);
 }
 
-Test(run_faults, killed_anywhere_the_landlock_run_leaves_nothing, .timeout = 240)
+Test(run_faults, killed_anywhere_the_landlock_run_leaves_no_mount_and_no_change, .timeout = 240)
 {
 	dsh_test_require_landlock();
 	faults("landlock", false);
