@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -16,7 +17,9 @@
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "common/strv.h"
+#include "common/write_all.h"
 #include "ns/plan.h"
+#include "ns/plan_entries.h"
 #include "ns/sys.h"
 #include "supervisor/backends.h"
 #include "supervisor/probe.h"
@@ -34,12 +37,36 @@ struct linux_ns_plan {
 	struct dsh_seccomp_prog notify;   /* the runtime broker's filter (empty: runtimeBroker off) */
 	struct dsh_broker broker;         /* served by init */
 	char **broker_targets;            /* the glob matches the plan protects */
+	int resolv_fd;                    /* a filtered network: the command's /etc/resolv.conf, or -1 */
 	struct dsh_sandbox_plan sb;       /* all of it as the one sandbox plan the stages apply */
 };
 
 static bool new_net(const struct dsh_policy *p, const struct dsh_run_options *o)
 {
-	return !o->network && p->mode != DSH_MODE_DANGER_FULL_ACCESS;
+	/* SPEC 12.3: danger-full-access with a filtered network still filters. */
+	return o->net || (!o->network && p->mode != DSH_MODE_DANGER_FULL_ACCESS);
+}
+
+/*
+ * A filtered network (SPEC 12.2): the command's resolver is the service's, on its loopback.  The
+ * host's /etc/resolv.conf is covered read-only for the run (a bind of a private file: nothing
+ * changes on the host), so every stub resolver asks the service and nothing else.
+ */
+static const char resolv_conf[] = "# dshbox: names are served by the run's network service (SPEC 12.2)\n"
+				  "nameserver 127.0.0.1\n"
+				  "options edns0\n";
+
+static int net_plan(struct linux_ns_plan *lp, struct dsh_error **err)
+{
+	lp->resolv_fd = memfd_create("dshbox-resolv.conf", MFD_CLOEXEC);
+	if (lp->resolv_fd < 0)
+		return dsh_err_sys(err, errno, "memfd_create for /etc/resolv.conf");
+	if (dsh_write_all(lp->resolv_fd, resolv_conf, sizeof(resolv_conf) - 1) < 0)
+		return dsh_err_sys(err, errno, "write the command's /etc/resolv.conf");
+	struct dsh_mount_entry op = { .path = "/etc/resolv.conf", .action = DSH_MOUNT_BIND_DATA,
+				      .why = "bind-data /etc/resolv.conf (network: filtered: the run's resolver)", .readonly = true,
+				      .fd = lp->resolv_fd, .perms = 0644 };
+	return dsh_mount_plan_push_ordered(lp->mounts, &op, err);
 }
 
 /*
@@ -71,6 +98,8 @@ static void plan_free(void *plan)
 	dsh_seccomp_prog_clear(&lp->notify);
 	dsh_broker_clear(&lp->broker);
 	dsh_strv_free(lp->broker_targets);
+	if (lp->resolv_fd >= 0)
+		close(lp->resolv_fd);
 	free(lp);
 }
 
@@ -102,6 +131,7 @@ static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *
 	if (!lp)
 		return dsh_err_sys(err, ENOMEM, "linux-ns plan");
 	lp->opts = o;
+	lp->resolv_fd = -1;
 	int r = dsh_mount_plan_build(p, o, &lp->mounts, err);
 	if (r >= 0)
 		lp->mounts->masks_unmapped = dsh_root_maps_range();
@@ -110,11 +140,13 @@ static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *
 		return r;
 	}
 	lp->new_net = new_net(p, o);
+	if (o->net)
+		r = net_plan(lp, err);
 	/* Landlock is the second wall, best effort (the mount tree is the first): skipped when the
 	   kernel has none, and in danger-full-access, where everything is writable anyway. */
 	int abi = dsh_landlock_abi();
 	lp->landlock = abi >= 1 && p->mode != DSH_MODE_DANGER_FULL_ACCESS;
-	if (lp->landlock)
+	if (r >= 0 && lp->landlock)
 		r = dsh_landlock_spec_for_sandbox(p, abi,
 						  (lp->mounts->dev ? DSH_LANDLOCK_PRIVATE_DEV_SHM : 0) |
 							  (lp->mounts->private_tmp ? DSH_LANDLOCK_PRIVATE_TMP : 0) |
@@ -142,6 +174,7 @@ static int ln_compile(const struct dsh_policy *p, const struct dsh_run_options *
 		.policy = p,
 		.opts = o,
 		.ns.net = lp->new_net,
+		.ns.net_filter = o->net,
 		.ids = { .uid = getuid(), .gid = getgid(), .range = dsh_root_maps_range() },
 		/* Root writes as check and serve say it may (supervisor/root_caps.c); without the whole
 		   id range mapped no capability would count for another user's file. */
@@ -350,6 +383,19 @@ static int ln_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 		      struct dsh_run_result *ret, struct dsh_error **err)
 {
 	struct linux_ns_plan *lp = plan;
+	struct dsh_run_request with_proxy;
+	_cleanup_strv_ char **env = NULL;
+	if (lp->opts->net) {
+		/* The applier copies the data from the descriptor's offset, which init shares with us. */
+		if (lseek(lp->resolv_fd, 0, SEEK_SET) < 0)
+			return dsh_err_sys(err, errno, "lseek the command's /etc/resolv.conf");
+		int r = dsh_sandbox_net_env(req->envp, &env, err);
+		if (r < 0)
+			return r;
+		with_proxy = *req;
+		with_proxy.envp = env;
+		req = &with_proxy;
+	}
 	int r = dsh_sandbox_run(&lp->sb, req, ret, err);
 	if (r >= 0 && abstract_reachable(p, lp) && dsh_strv_push(&ret->warnings, abstract_lost) < 0)
 		return dsh_err_sys(err, ENOMEM, "run");

@@ -587,7 +587,8 @@ char *dsh_sandbox_plan_render(const struct dsh_sandbox_plan *plan, char *const *
 {
 	struct dsh_buf b = { 0 };
 	dsh_buf_addf(&b, "namespaces: user mount pid%s%s%s%s%s%s\n", plan->ns.share_ipc ? "" : " ipc",
-		     plan->ns.net ? " net (loopback only)" : "", plan->ns.cgroup ? " cgroup" : "", plan->ns.uts ? " uts" : "",
+		     plan->ns.net_filter ? " net (loopback only; dshbox serves the allowed names)"
+		     : plan->ns.net ? " net (loopback only)" : "", plan->ns.cgroup ? " cgroup" : "", plan->ns.uts ? " uts" : "",
 		     plan->ns.hostname ? " hostname " : "", plan->ns.hostname ? plan->ns.hostname : "");
 	dsh_root_caps_render(plan->proc.keep_caps, &b);
 	for (size_t i = 0; adds && adds[i]; i++)
@@ -731,7 +732,8 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	struct init_arg arg = { &ctx, report[0], status[0], status[1], ids[1] };
 	unsigned long flags = plan->ns.none ? 0
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (plan->ns.share_ipc ? 0 : CLONE_NEWIPC) |
-				(plan->ns.net ? CLONE_NEWNET : 0);
+				/* a filtered network's namespace is made by init, once its service is forked */
+				(plan->ns.net && !plan->ns.net_filter ? CLONE_NEWNET : 0);
 	dsh_timing_mark(g.timing, "prepare", g.timing ? dsh_timing_now() : 0);
 	r = dsh_child_spawn(&ch, flags, init_fn, &arg, err);
 	if (r < 0) {

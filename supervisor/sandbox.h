@@ -38,6 +38,8 @@
  * then operations in argv order).  Everything it points to is owned by the front end's compiled
  * plan and outlives the run.
  */
+struct dsh_net_policy;
+
 struct dsh_sandbox_plan {
 	const struct dsh_policy *policy;     /* what the broker decides by */
 	const struct dsh_run_options *opts;
@@ -47,6 +49,9 @@ struct dsh_sandbox_plan {
 		   behind (no pid namespace does it). */
 		bool none;
 		bool net;              /* a network namespace of its own, loopback only */
+		/* ... where dshbox serves the names this policy allows (SPEC 12.2): made by init's
+		   network stage after it forked the service (supervisor/net_service.c).  NULL: none. */
+		const struct dsh_net_policy *net_filter;
 		bool share_ipc;        /* the caller's IPC namespace kept */
 		bool uts;              /* a UTS namespace of its own ... */
 		const char *hostname;  /* ... with this name set in it; NULL: the caller's name stays */
@@ -160,6 +165,19 @@ struct dsh_stage {
 
 /* The table, in order, terminated by a row with name == NULL. */
 extern const struct dsh_stage dsh_stages[];
+
+/* The mapped pool (SPEC 12.2): addresses 198.18.0.1 up, each listening on 80, 443 and the ports
+   the allow patterns spell, at most DSH_NET_POOL_PORTS of them. */
+#define DSH_NET_POOL_ADDRS 32
+#define DSH_NET_POOL_PORTS 8
+/* init's network stage with plan->ns.net_filter: fork the service, then enter the command's network
+   namespace, make its listeners there and hand them over.  events_fd: the service's refusal lines,
+   or -1. */
+int dsh_sandbox_net_filtered(const struct dsh_sandbox_plan *plan, int events_fd, struct dsh_error **err);
+
+/* envp with the proxy variables of the run's network service (SPEC 12.2), both cases, in place of
+   the caller's. */
+int dsh_sandbox_net_env(char *const *envp, char ***ret, struct dsh_error **err);
 
 /* Run the request's command in a new sandbox built by plan, and wait for it. */
 int dsh_sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run_request *req, struct dsh_run_result *ret,

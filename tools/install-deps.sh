@@ -18,6 +18,7 @@ $SUDO apt-get update -qq
 #             libdshbox do not link it); util-linux (setpriv), iproute2 and procps, which the suites
 #             run; strace and gdb, which run inside `dshbox run` (debuggers work there: SPEC 3.7);
 #             uidmap (newuidmap: the root tests run unprivileged as root of a subordinate-id namespace)
+#             dnsmasq-base: the DNS server of the world outside a filtered run (tests/lib/net_world.sh)
 # compare:    bubblewrap, hyperfine, valgrind, cppcheck (make bench, make lint)
 # windows:    the mingw-w64 cross compiler (make windows)
 # fuzz:       clang and its runtime libraries (libFuzzer, ASan, UBSan: make fuzz, tests/fuzz)
@@ -34,7 +35,7 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
 	build-essential pkg-config ca-certificates git \
 	libmount-dev libseccomp-dev libcap-ng-dev libnl-3-dev libnl-route-3-dev \
 	libyaml-dev libjansson-dev libidn2-dev libunistring-dev libevent-dev libcriterion-dev \
-	util-linux uidmap iproute2 procps strace gdb \
+	util-linux uidmap iproute2 procps strace gdb dnsmasq-base \
 	bubblewrap hyperfine valgrind cppcheck gcc-mingw-w64-x86-64 clang libclang-rt-dev \
 	qemu-system-x86 busybox-static cpio xz-utils zstd \
 	man-db \

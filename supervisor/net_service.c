@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The network by name (SPEC 12.2), as the run starts it: init's "network" stage forks the service
+ * while init is still in the host's network namespace, then makes the command's namespace (loopback
+ * only, the mapped range local on lo), makes every listening socket there, and hands them over.
+ * The service so listens inside and connects outside.  It is init's child in the sandbox's pid
+ * namespace and dies with it; it confines itself before it reads a byte of the command's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/fdpass.h"
+#include "common/strv.h"
+#include "net/service.h"
+#include "ns/net.h"
+#include "supervisor/sandbox.h"
+
+#define LOOPBACK 0x7f000001u
+
+/* The ports each mapped address listens on: 80 and 443 (a pattern without a port), then every
+   port an allow pattern spells. */
+static size_t pool_ports(const struct dsh_net_policy *np, uint16_t ports[DSH_NET_POOL_PORTS])
+{
+	size_t n = 0;
+	ports[n++] = 80;
+	ports[n++] = 443;
+	for (size_t i = 0; i < np->n_allow && n < DSH_NET_POOL_PORTS; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < n; j++)
+			seen |= ports[j] == np->allow[i].port;
+		if (np->allow[i].port && !seen)
+			ports[n++] = np->allow[i].port;
+	}
+	return n;
+}
+
+/* In the command's namespace, made by init: the fixed listeners, then the pool in its order. */
+static int make_listeners(const struct dsh_net_policy *np, int *fds, size_t n_fds, struct dsh_error **err)
+{
+	uint16_t ports[DSH_NET_POOL_PORTS];
+	size_t n_ports = pool_ports(np, ports), k = 3;
+	int r = dsh_net_listen(SOCK_STREAM, LOOPBACK, DSH_NETSVC_HTTP_PORT, &fds[0], err);
+	if (r >= 0)
+		r = dsh_net_listen(SOCK_STREAM, LOOPBACK, DSH_NETSVC_SOCKS_PORT, &fds[1], err);
+	if (r >= 0)
+		r = dsh_net_listen(SOCK_DGRAM, LOOPBACK, DSH_NETSVC_DNS_PORT, &fds[2], err);
+	for (uint32_t a = 1; r >= 0 && a <= DSH_NET_POOL_ADDRS; a++)
+		for (size_t p = 0; r >= 0 && p < n_ports && k < n_fds; p++)
+			r = dsh_net_listen(SOCK_STREAM, DSH_NETSVC_MAPPED_BASE + a, ports[p], &fds[k++], err);
+	return r;
+}
+
+static size_t listener_count(const struct dsh_net_policy *np)
+{
+	uint16_t ports[DSH_NET_POOL_PORTS];
+	return 3 + DSH_NET_POOL_ADDRS * pool_ports(np, ports);
+}
+
+/* The service's side: everything it will open is opened before it confines itself. */
+static _Noreturn void service_main(const struct dsh_sandbox_plan *plan, int sock, int events_fd)
+{
+	const struct dsh_net_policy *np = plan->ns.net_filter;
+	struct dsh_error *e = NULL;
+	uint16_t ports[DSH_NET_POOL_PORTS];
+	size_t n_ports = pool_ports(np, ports), n = listener_count(np);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != 1)
+		_exit(1); /* init is gone, or this is not its pid namespace: serve nothing */
+	int keep[2] = { sock, events_fd };
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dsh_fds_close_except(keep, events_fd >= 0 ? 2 : 1, &e) < 0)
+		_exit(1);
+	/* Not the caller's terminal: the service's output, if any, goes nowhere. */
+	for (int fd = 0; fd < 3; fd++)
+		(void)dup2(null, fd);
+	struct dsh_netsvc_mapped *pool = calloc(n - 3, sizeof(*pool));
+	int *fds = calloc(n, sizeof(*fds));
+	if (!pool || !fds)
+		_exit(1);
+	for (size_t i = 0; i < n; i++)
+		if ((fds[i] = dsh_fd_recv(sock, 0)) < 0)
+			_exit(1); /* init failed before it made them all: the run fails with it */
+	close(sock);
+	for (size_t i = 0; i + 3 < n; i++)
+		pool[i] = (struct dsh_netsvc_mapped){ fds[i + 3], DSH_NETSVC_MAPPED_BASE + 1 + (uint32_t)(i / n_ports),
+						      ports[i % n_ports] };
+	struct dsh_netsvc s = { .policy = np, .http_fd = fds[0], .socks_fd = fds[1], .dns_udp_fd = fds[2],
+				.dns_tcp_fd = -1, .mapped = pool, .n_mapped = n - 3, .events_fd = events_fd,
+				.stop_fd = -1, .ask_fd = -1 };
+	if (dsh_netsvc_prepare(&s, &e) < 0 || dsh_netsvc_confine(&e) < 0 || dsh_netsvc_serve(&s, &e) < 0)
+		_exit(1);
+	_exit(0);
+}
+
+int dsh_sandbox_net_filtered(const struct dsh_sandbox_plan *plan, int events_fd, struct dsh_error **err)
+{
+	const struct dsh_net_policy *np = plan->ns.net_filter;
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return dsh_err_sys(err, errno, "socketpair for the network service");
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(sp[0]);
+		close(sp[1]);
+		return dsh_err_sys(err, e, "fork the network service");
+	}
+	if (pid == 0) {
+		close(sp[0]);
+		service_main(plan, sp[1], events_fd);
+	}
+	close(sp[1]);
+	size_t n = listener_count(np);
+	int *fds = calloc(n, sizeof(*fds)), r = 0;
+	if (!fds)
+		r = dsh_err_sys(err, ENOMEM, "the network service's listeners");
+	for (size_t i = 0; fds && i < n; i++)
+		fds[i] = -1;
+	/* From here on init is in the command's namespace: loopback only, no route out. */
+	if (r >= 0 && unshare(CLONE_NEWNET) < 0)
+		r = dsh_err_sys(err, errno, "unshare(CLONE_NEWNET)");
+	if (r >= 0)
+		r = dsh_net_loopback_up(err);
+	if (r >= 0)
+		r = dsh_net_loopback_add(DSH_NETSVC_MAPPED_BASE + 1, DSH_NETSVC_MAPPED_BITS, err);
+	if (r >= 0)
+		r = make_listeners(np, fds, n, err);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		int s = dsh_fd_send(sp[0], fds[i]);
+		if (s < 0)
+			r = dsh_err_sys(err, -s, "hand a listener to the network service");
+	}
+	for (size_t i = 0; fds && i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	close(sp[0]); /* on failure the service reads the end and exits */
+	return r;
+}
+
+/* SPEC 12.2: the proxy variables, both cases, in place of any the caller set. */
+static const char *const proxy_env[] = {
+	"HTTP_PROXY=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128",
+	"HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
+	"ALL_PROXY=socks5h://127.0.0.1:1080", "all_proxy=socks5h://127.0.0.1:1080",
+	"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
+};
+
+static bool is_proxy_var(const char *entry)
+{
+	for (size_t i = 0; i < sizeof(proxy_env) / sizeof(proxy_env[0]); i++) {
+		size_t n = (size_t)(strchr(proxy_env[i], '=') - proxy_env[i]);
+		if (strncmp(entry, proxy_env[i], n + 1) == 0)
+			return true;
+	}
+	return false;
+}
+
+int dsh_sandbox_net_env(char *const *envp, char ***ret, struct dsh_error **err)
+{
+	char **v = NULL;
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!is_proxy_var(envp[i]) && dsh_strv_push(&v, envp[i]) < 0)
+			goto oom;
+	for (size_t i = 0; i < sizeof(proxy_env) / sizeof(proxy_env[0]); i++)
+		if (dsh_strv_push(&v, proxy_env[i]) < 0)
+			goto oom;
+	*ret = v;
+	return 0;
+oom:
+	dsh_strv_free(v);
+	return dsh_err_sys(err, ENOMEM, "the command's environment");
+}

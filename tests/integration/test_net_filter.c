@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The network by name (SPEC 12), end to end: `dshbox run --allow-domain ...` inside a world of the
+ * test's own (tests/lib/net_world.sh, in a network namespace made for it: a DNS server and HTTP,
+ * HTTPS and line servers for allowed.test, other.test and denied.test), with real clients.  Every
+ * verdict is read from the servers' own logs: what reached them, and what never did.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "tests/lib/harness.h"
+
+struct world {
+	char *dir;
+	struct dsh_proc r;
+	char *dns;      /* the DNS server's log: every query that reached it */
+	char *upstream; /* the servers': one line per connection */
+};
+
+static bool have(const char *prog)
+{
+	char *cmd = dsh_test_fmt("command -v %s >/dev/null 2>&1", prog);
+	int rc = system(cmd);
+	free(cmd);
+	return rc == 0;
+}
+
+static void require_world(void)
+{
+	static const char *const progs[] = { "unshare", "dnsmasq", "python3", "openssl", "curl", "ip", "getent" };
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		if (!have(progs[i]))
+			cr_skip_test("SKIP: %s is not installed (tools/install-deps.sh installs it)", progs[i]);
+}
+
+/* dshbox run ARGS... -- sh -c SCRIPT, in a fresh world; args end at NULL. */
+static void in_world(struct world *w, const char *script, ...)
+{
+	require_world();
+	w->dir = dsh_test_mkdtemp();
+	cr_assert_eq(chmod(w->dir, 0755), 0);
+	const char *argv[48];
+	size_t n = 0;
+	argv[n++] = "unshare";
+	argv[n++] = geteuid() == 0 ? "-n" : "-rn"; /* a user maps itself to root to make the world */
+	argv[n++] = "-m";
+	argv[n++] = "sh";
+	argv[n++] = DSH_TOP "/tests/lib/net_world.sh";
+	argv[n++] = w->dir;
+	argv[n++] = dsh_test_dshbox();
+	argv[n++] = "run";
+	argv[n++] = "--workspace";
+	argv[n++] = w->dir;
+	argv[n++] = "--cwd";
+	argv[n++] = w->dir;
+	va_list ap;
+	va_start(ap, script);
+	for (const char *a; (a = va_arg(ap, const char *)) && n < 40;)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = "-c";
+	argv[n++] = script;
+	argv[n] = NULL;
+	cr_assert_eq(dsh_proc_run((char *const *)argv, NULL, NULL, &w->r), 0);
+	cr_assert_neq(w->r.exit_code, 99, "the world did not start: %s", w->r.err);
+	w->dns = dsh_test_read_file(dsh_test_fmt("%s/dns.log", w->dir));
+	w->upstream = dsh_test_read_file(dsh_test_fmt("%s/upstream.log", w->dir));
+}
+
+static void world_clear(struct world *w)
+{
+	dsh_proc_clear(&w->r);
+	free(w->dns);
+	free(w->upstream);
+	if (w->dir)
+		dsh_test_rmtree(w->dir);
+	free(w->dir);
+}
+
+/* The DNS server saw a query naming name. */
+static bool queried(const struct world *w, const char *name)
+{
+	char *needle = dsh_test_fmt("] %s from", name);
+	bool seen = strstr(w->dns, needle) != NULL;
+	free(needle);
+	return seen;
+}
+
+Test(net_filter, an_allowed_name_resolves_to_the_runs_own_range_and_is_never_asked_outside)
+{
+	struct world w = { 0 };
+	in_world(&w, "getent ahostsv4 allowed.test | head -1", "--allow-domain", "allowed.test", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s", w.r.err);
+	cr_expect(strncmp(w.r.out, "198.18.", 7) == 0, "an address of the run's range: %s", w.r.out);
+	/* Asked for at lookup time, resolved outside only when a connection needs it. */
+	cr_expect(!queried(&w, "allowed.test"), "a lookup alone asks no server outside: %s", w.dns);
+	world_clear(&w);
+}
+
+Test(net_filter, a_query_for_a_name_outside_the_lists_never_leaves_the_run)
+{
+	struct world w = { 0 };
+	/* What an exfiltrating command does: the data in the name. */
+	in_world(&w, "getent hosts s3cr3t-data.denied.test; echo rc=$?; getent hosts denied.test; echo rc=$?",
+		 "--allow-domain", "allowed.test", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s", w.r.err);
+	cr_expect(strstr(w.r.out, "rc=2\nrc=2\n"), "both names unknown inside: %s", w.r.out);
+	cr_expect(!strstr(w.dns, "s3cr3t"), "no query carried the name outside: %s", w.dns);
+	cr_expect(!queried(&w, "denied.test"), "%s", w.dns);
+	world_clear(&w);
+}
+
+Test(net_filter, deny_beats_allow_for_a_name_under_an_allowed_wildcard)
+{
+	struct world w = { 0 };
+	in_world(&w, "getent hosts allowed.test; echo rc=$?", "--allow-domain", "*.test", "--deny-domain", "allowed.test",
+		 NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s", w.r.err);
+	cr_expect(strstr(w.r.out, "rc=2"), "%s", w.r.out);
+	world_clear(&w);
+}
+
+Test(net_filter, the_command_has_loopback_only_and_no_route_out)
+{
+	struct world w = { 0 };
+	/* 127.0.0.2 is the world's allowed.test server: the address itself is never reachable. */
+	in_world(&w, "curl -s -m 5 --noproxy '*' http://127.0.0.2/direct; echo rc=$?", "--allow-domain", "allowed.test",
+		 NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s", w.r.err);
+	cr_expect(!strstr(w.r.out, "hello"), "%s", w.r.out);
+	cr_expect(!strstr(w.upstream, "/direct"), "nothing reached the server: %s", w.upstream);
+	world_clear(&w);
+}
+
+Test(net_filter, the_command_sees_the_proxy_variables_and_the_runs_resolver)
+{
+	struct world w = { 0 };
+	in_world(&w, "cat /etc/resolv.conf; env | sort | grep -i _proxy=", "--allow-domain", "allowed.test", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s", w.r.err);
+	cr_expect(strstr(w.r.out, "\nnameserver 127.0.0.1\n"), "%s", w.r.out);
+	static const char *const vars[] = { "HTTP_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
+					    "ALL_PROXY=socks5h://127.0.0.1:1080", "no_proxy=localhost,127.0.0.1,::1" };
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		cr_expect(strstr(w.r.out, vars[i]), "%s in %s", vars[i], w.r.out);
+	world_clear(&w);
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The world outside a filtered run, for tests/integration/test_net_filter.c: on each address given,
+HTTP on 80, HTTPS on 443 (the test CA's certificate), and a line server on 22 that answers
+"ssh-like ADDR".  Every connection is logged to DIR/upstream.log as one line:
+    ADDR PORT http|https|line HOST PATH
+so a test asserts from the servers' own records what reached them and what did not."""
+import http.server
+import socketserver
+import ssl
+import sys
+import threading
+
+DIR = sys.argv[1]
+ADDRS = sys.argv[2:]
+LOCK = threading.Lock()
+
+
+def log(line):
+    with LOCK, open(DIR + "/upstream.log", "a") as f:
+        f.write(line + "\n")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+    scheme = "http"
+
+    def do_GET(self):
+        addr, port = self.server.server_address
+        host = self.headers.get("Host", "-")
+        log("%s %d %s %s %s" % (addr, port, self.scheme, host, self.path))
+        body = ("hello from %s via %s host=%s\n" % (addr, self.scheme, host)).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_GET
+
+    def log_message(self, *args):
+        pass
+
+
+class TLSHandler(Handler):
+    scheme = "https"
+
+
+class LineHandler(socketserver.StreamRequestHandler):
+    def handle(self):
+        addr, port = self.server.server_address
+        log("%s %d line - -" % (addr, port))
+        self.wfile.write(("ssh-like %s\n" % addr).encode())
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class LineServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def serve(server):
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(DIR + "/leaf.pem", DIR + "/leaf.key")
+for a in ADDRS:
+    serve(Server((a, 80), Handler))
+    tls = Server((a, 443), TLSHandler)
+    tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
+    serve(tls)
+    serve(LineServer((a, 22), LineHandler))
+open(DIR + "/upstream.ready", "w").close()
+threading.Event().wait()
