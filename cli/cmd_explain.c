@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "policy/netpolicy.h"
+#include "supervisor/select.h"
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "dshbox/backend.h"
@@ -131,21 +132,6 @@ static const char *network_word(const struct dsh_run_options *ro)
 	return ro->net ? "filtered" : ro->network ? "on" : "off";
 }
 
-static json_t *patterns_json(const struct dsh_net_pattern *v, size_t n)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, json_pack("{s:s, s:s}", "pattern", v[i].text, "origin", v[i].origin));
-	return a;
-}
-
-static json_t *net_filter_json(const struct dsh_net_policy *np)
-{
-	return json_pack("{s:o, s:o, s:b, s:b, s:I}", "allowDomains", patterns_json(np->allow, np->n_allow), "denyDomains",
-			 patterns_json(np->deny, np->n_deny), "allowLocalBinding", np->allow_local_binding, "ask", np->ask,
-			 "askTimeoutMs", (json_int_t)np->ask_timeout_ms);
-}
-
 static void print_net_filter(const struct dsh_net_policy *np)
 {
 	printf("\nnetwork by name (names in neither list: %s; the command's own loopback: %s):\n",
@@ -200,7 +186,7 @@ static json_t *explain_json(const struct explained *ex)
 			      "environment", environment, "programInUse", programs, "backend", chosen, "writableRoots", roots, "rules", rules,
 			      "backends", backends, "warnings", warnings);
 	if (e && ro->net)
-		json_object_set_new(e, "networkFilter", net_filter_json(ro->net));
+		json_object_set_new(e, "networkFilter", dsh_net_policy_json(ro->net));
 	if (e && ex->unavailable)
 		json_object_set_new(e, "backendUnavailable",
 				    json_pack("{s:s, s:s?}", "reason", ex->unavailable->msg ? ex->unavailable->msg : "",

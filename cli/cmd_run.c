@@ -137,13 +137,14 @@ static bool report_lets_start_decide(const struct report *rp)
 	return stat(rp->path, &st) < 0 ? errno == ENOENT : S_ISREG(st.st_mode);
 }
 
-/* The report for setup's backend: 0, or the exit status after the error said. */
-static int report_write(struct report *rp, const struct dsh_policy *policy, const struct dsh_run_options *ro,
-			const struct dsh_run_setup *setup)
+/* The report for setup's backend (after the run: with res's refusals): 0, or the exit status after
+   the error said. */
+static int report_write_res(struct report *rp, const struct dsh_policy *policy, const struct dsh_run_options *ro,
+			    const struct dsh_run_setup *setup, const struct dsh_run_result *res)
 {
 	_cleanup_free_ char *json = NULL;
 	_cleanup_error_ struct dsh_error *rerr = NULL;
-	if (dsh_run_report_json(policy, ro, &setup->description, &json, &rerr) < 0)
+	if (dsh_run_report_json_after(policy, ro, &setup->description, res, &json, &rerr) < 0)
 		return cli_fail(rerr);
 	int rc;
 	if (rp->path)
@@ -155,6 +156,12 @@ static int report_write(struct report *rp, const struct dsh_policy *policy, cons
 	if (rc == 0)
 		rp->written_for = (int)setup->backend->id;
 	return rc;
+}
+
+static int report_write(struct report *rp, const struct dsh_policy *policy, const struct dsh_run_options *ro,
+			const struct dsh_run_setup *setup)
+{
+	return report_write_res(rp, policy, ro, setup, NULL);
 }
 
 /* Die of the command's signal, core dumps disabled; 128+N where that cannot be done. */
@@ -209,6 +216,14 @@ static void name_hidden(int status, char *const *hidden, const char *cwd, char *
 	if (res->refused && res->refusal[0])
 		dsh_buf_addf(&b, "; the runtime broker refused %lu of its calls, the first at %s", res->refused,
 			     res->refusal);
+	/* SPEC 12.3: a name the network refused fails an install with "could not resolve host". */
+	for (size_t i = 0; i < res->n_net_refused && i < 3; i++) {
+		const struct dsh_net_refusal *f = &res->net_refused[i];
+		dsh_buf_addf(&b, "%s%s%s%.0u (%s: %s)", i ? ", " : "; the network refused: ", f->name, f->port ? ":" : "",
+			     f->port, f->via, f->reason);
+	}
+	if (res->n_net_refused > 3)
+		dsh_buf_addf(&b, " and %zu more (--report FILE lists them)", res->n_net_refused - 3);
 	/* A token the environment policy kept out fails a push or an install with words of its own. */
 	for (size_t i = 0; env_removed && env_removed[i]; i++)
 		dsh_buf_addf(&b, "%s%s", i ? ", " : "; its environment lacks (env.exclude; --allow-env NAME passes one): ",
@@ -459,6 +474,12 @@ int cmd_run(int argc, char **argv, char **envp)
 	struct dsh_run_hooks hooks = { .before_confine = before_confine, .data = &bc, .none_execs_in_place = true };
 	if (dsh_run(policy, &ro, &req, &hooks, &setup, &res, &err) < 0) {
 		rc = cli_fail(err);
+		goto out_plan;
+	}
+	/* SPEC 12.3: what the network refused goes into a report that can be written again. */
+	if (ro.net && a.report.path && report_lets_start_decide(&a.report) &&
+	    (rc = report_write_res(&a.report, policy, &ro, &setup, &res)) != 0) {
+		dsh_run_result_clear(&res);
 		goto out_plan;
 	}
 	/* Backends without a stage table (none, runner): the whole run is one stage. */

@@ -43,6 +43,7 @@ struct outcome {
 	bool have_err;
 	int err_kind, err_code;
 	uint32_t n_warnings;
+	uint32_t n_net_refused;
 	struct dsh_timing timing;
 };
 
@@ -100,6 +101,7 @@ static void send_outcome(int fd, int rc, const struct dsh_run_result *res, const
 	o.err_kind = e ? (int)e->kind : 0;
 	o.err_code = e ? e->code : 0;
 	o.n_warnings = (uint32_t)dsh_strv_len(res->warnings);
+	o.n_net_refused = (uint32_t)res->n_net_refused;
 	if (timing)
 		o.timing = *timing;
 	if (dsh_write_all(fd, &o, sizeof(o)) < 0 || put_string(fd, res->message) < 0 ||
@@ -109,6 +111,34 @@ static void send_outcome(int fd, int rc, const struct dsh_run_result *res, const
 	for (uint32_t i = 0; i < o.n_warnings; i++)
 		if (put_string(fd, res->warnings[i]) < 0)
 			return;
+	for (uint32_t i = 0; i < o.n_net_refused; i++) {
+		const struct dsh_net_refusal *f = &res->net_refused[i];
+		uint64_t nums[2] = { f->port, f->count };
+		if (dsh_write_all(fd, nums, sizeof(nums)) < 0 || put_string(fd, f->name) < 0 || put_string(fd, f->via) < 0 ||
+		    put_string(fd, f->reason) < 0)
+			return;
+	}
+}
+
+/* The refusals send_outcome() wrote after the warnings. */
+static int receive_net_refused(int fd, uint32_t n, struct dsh_run_result *ret)
+{
+	if (n > 4096 || !n)
+		return n ? -1 : 0;
+	ret->net_refused = calloc(n, sizeof(*ret->net_refused));
+	if (!ret->net_refused)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		struct dsh_net_refusal *f = &ret->net_refused[i];
+		uint64_t nums[2];
+		ret->n_net_refused = i + 1; /* what was read so far is the caller's to free */
+		if (read_full(fd, nums, sizeof(nums)) < 0 || get_string(fd, &f->name) < 0 || get_string(fd, &f->via) < 0 ||
+		    get_string(fd, &f->reason) < 0 || !f->name || !f->via || !f->reason)
+			return -1;
+		f->port = (unsigned)nums[0];
+		f->count = (unsigned long)nums[1];
+	}
+	return 0;
 }
 
 /* -ENODATA (no error set) when the child sent nothing at all: fn exec'd (the pipe is CLOEXEC). */
@@ -130,6 +160,8 @@ static int receive_outcome(int fd, struct dsh_timing *timing, struct dsh_run_res
 		if (get_string(fd, &w) < 0 || !w || dsh_strv_push_take(&ret->warnings, w) < 0)
 			return dsh_err(err, DSH_ERR_SYSTEM, EPIPE, "run: the supervising child's warnings were cut short");
 	}
+	if (receive_net_refused(fd, o.n_net_refused, ret) < 0)
+		return dsh_err(err, DSH_ERR_SYSTEM, EPIPE, "run: the supervising child's network refusals were cut short");
 	ret->exit_code = o.exit_code;
 	ret->signal = o.signal;
 	ret->refused = o.refused;

@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "common/fdpass.h"
 #include "common/strv.h"
 #include "net/service.h"
@@ -177,4 +179,95 @@ int dsh_sandbox_net_env(char *const *envp, char ***ret, struct dsh_error **err)
 oom:
 	dsh_strv_free(v);
 	return dsh_err_sys(err, ENOMEM, "the command's environment");
+}
+
+/* ---- the service's refusals, counted for the result (SPEC 12.3) ---- */
+
+/* Distinct refusals kept; later new ones are counted in one more entry that says so. */
+#define TALLY_MAX 256
+
+static struct dsh_net_refusal *tally_find(struct dsh_net_tally *t, const char *name, unsigned port, const char *via,
+					  const char *reason)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct dsh_net_refusal *f = &t->v[i];
+		if (f->port == port && strcmp(f->name, name) == 0 && strcmp(f->via, via) == 0 &&
+		    strcmp(f->reason, reason) == 0)
+			return f;
+	}
+	if (t->n == TALLY_MAX + 1)
+		return &t->v[TALLY_MAX];
+	struct dsh_net_refusal *v = realloc(t->v, (t->n + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	t->v = v;
+	bool last = t->n == TALLY_MAX;
+	struct dsh_net_refusal *f = &v[t->n];
+	*f = (struct dsh_net_refusal){ .name = strdup(last ? "(more names)" : name), .port = last ? 0 : port,
+				       .via = strdup(last ? "-" : via),
+				       .reason = strdup(last ? "more distinct refusals than a report lists" : reason) };
+	if (!f->name || !f->via || !f->reason) {
+		free(f->name);
+		free(f->via);
+		free(f->reason);
+		return NULL;
+	}
+	t->n++;
+	return f;
+}
+
+/* One line of the service's (net/service.h's events_fd format); a malformed one is dropped. */
+static void tally_line(struct dsh_net_tally *t, const char *line)
+{
+	json_t *o = json_loads(line, 0, NULL);
+	const char *name = json_string_value(json_object_get(o, "name"));
+	const char *via = json_string_value(json_object_get(o, "via"));
+	const char *reason = json_string_value(json_object_get(o, "reason"));
+	json_int_t port = json_integer_value(json_object_get(o, "port"));
+	if (name && via && reason && port >= 0 && port <= 65535) {
+		struct dsh_net_refusal *f = tally_find(t, name, (unsigned)port, via, reason);
+		if (f)
+			f->count++;
+	}
+	json_decref(o);
+}
+
+int dsh_net_tally_read(struct dsh_net_tally *t, int fd)
+{
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (n == 0)
+		return -EPIPE;
+	for (ssize_t i = 0; i < n; i++) {
+		if (buf[i] != '\n') {
+			if (t->n_part < sizeof(t->part) - 1)
+				t->part[t->n_part++] = buf[i];
+			continue;
+		}
+		t->part[t->n_part] = '\0';
+		tally_line(t, t->part);
+		t->n_part = 0;
+	}
+	return 1;
+}
+
+void dsh_net_tally_take(struct dsh_net_tally *t, struct dsh_run_result *ret)
+{
+	ret->net_refused = t->v;
+	ret->n_net_refused = t->n;
+	t->v = NULL;
+	t->n = 0;
+}
+
+void dsh_net_tally_clear(struct dsh_net_tally *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].name);
+		free(t->v[i].via);
+		free(t->v[i].reason);
+	}
+	free(t->v);
+	memset(t, 0, sizeof(*t));
 }

@@ -42,6 +42,12 @@ void dsh_run_result_clear(struct dsh_run_result *r)
 {
 	free(r->message);
 	dsh_strv_free(r->warnings);
+	for (size_t i = 0; i < r->n_net_refused; i++) {
+		free(r->net_refused[i].name);
+		free(r->net_refused[i].via);
+		free(r->net_refused[i].reason);
+	}
+	free(r->net_refused);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -522,6 +522,7 @@ struct gathered {
 	char **warnings;
 	struct dsh_timing *timing;
 	long long status_ns; /* when the status came: the command's end, for the timing view */
+	struct dsh_net_tally net; /* a filtered network's refusals */
 };
 
 /* The command's status, sent once everything in the sandbox is dead and reaped: the run is over
@@ -541,6 +542,16 @@ static int status_ready(void *data, int fd)
 		return DSH_CHILD_GO_ON;
 	}
 	return DSH_CHILD_DONE;
+}
+
+/* A filtered network's refusal lines, counted as they come (the service drops what a full pipe
+   cannot take rather than stall a connection). */
+static int net_events_ready(void *data, int fd)
+{
+	struct gathered *g = data;
+	/* The status comes once everything inside is dead, the service too: the wait's drain reads
+	   all it wrote, up to -EAGAIN. */
+	return dsh_net_tally_read(&g->net, fd) < 0 ? DSH_CHILD_CLOSE : DSH_CHILD_GO_ON;
 }
 
 /* Setup records: warnings gathered, the first failure kept.  End of file: the command exec'd, or
@@ -712,11 +723,12 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 		goto out_pipes;
 
 	int ids[2] = { -1, -1 }; /* ids.range: the supervisor's word to init (map_ranges) */
+	int net_events[2] = { -1, -1 }; /* ns.net_filter: the service's refusals, to us */
 	struct dsh_terminal term;
 	dsh_terminal_begin(&term);
 	struct gathered g = { .timing = timing_of(plan), .term = &term, .ch = &ch };
 	struct dsh_stage_ctx ctx = { .plan = plan, .req = req, .caller_mask = ch.caller_mask, .caller_core = core,
-				     .report_fd = report[1], .keeper_fds = { -1, -1 }, .ids_fd = -1,
+				     .report_fd = report[1], .keeper_fds = { -1, -1 }, .ids_fd = -1, .net_events_fd = -1,
 				     .fg_tty = term.handed ? term.fd : -1 };
 	/* SPEC 3.14: the keeper inside re-mounts what the host replaces; we watch, it acts. */
 	struct remask_state rm = { .w = { .fd = -1 } };
@@ -729,6 +741,11 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 		goto out;
 	if (plan->ids.range && !plan->ns.none && (r = ids_pipe(ids, &ctx, err)) < 0)
 		goto out;
+	if (plan->ns.net_filter && pipe2(net_events, O_CLOEXEC | O_NONBLOCK) < 0) {
+		r = dsh_err_sys(err, errno, "pipe for the network service's refusals");
+		goto out;
+	}
+	ctx.net_events_fd = net_events[1];
 	struct init_arg arg = { &ctx, report[0], status[0], status[1], ids[1] };
 	unsigned long flags = plan->ns.none ? 0
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (plan->ns.share_ipc ? 0 : CLONE_NEWIPC) |
@@ -745,6 +762,10 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 		if (flags && *err && refused_by_host(NULL, (*err)->code))
 			(*err)->kind = DSH_ERR_UNSUPPORTED;
 		goto out;
+	}
+	if (net_events[1] >= 0) {
+		close(net_events[1]); /* the service's copy is the one left: its end is the read's */
+		net_events[1] = -1;
 	}
 	if (ids[1] >= 0) {
 		map_ranges(ch.pid, ids[1]);
@@ -771,7 +792,7 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 
 	rm.ch = &ch;
 	struct dsh_child_watch w[] = { { status[0], status_ready, &g }, { report[0], report_ready, &g },
-				       { rm.w.fd, remask_ready, &rm } };
+				       { rm.w.fd, remask_ready, &rm }, { net_events[0], net_events_ready, &g } };
 	r = dsh_child_wait(&ch, w, ARRAY_SIZE(w), err);
 	if (r == -ETIMEDOUT)
 		r = start_timed_out(bound, err);
@@ -788,11 +809,16 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	r = decode_outcome(&g, &ch, ret, err);
 	if (r < 0)
 		goto out;
+	dsh_net_tally_take(&g.net, ret);
 	r = 0;
 out:
 	for (int i = 0; i < 2; i++)
 		if (ids[i] >= 0)
 			close(ids[i]);
+	for (int i = 0; i < 2; i++)
+		if (net_events[i] >= 0)
+			close(net_events[i]);
+	dsh_net_tally_clear(&g.net);
 	dsh_seccomp_prog_clear(&ctx.joined);
 	dsh_seccomp_prog_clear(&ctx.broker_filter);
 	dsh_remask_watch_clear(&rm.w);

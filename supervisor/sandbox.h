@@ -146,6 +146,7 @@ struct dsh_stage_ctx {
 		long long end_ns;
 	} clock[32];
 	int ids_fd;                 /* ids.range: the supervisor's word that it wrote the maps, or -1 */
+	int net_events_fd;          /* ns.net_filter: where the service writes its refusals, or -1 */
 	int fg_tty;                 /* the terminal whose foreground init takes for the sandbox, or -1 */
 	pid_t outer_pid;            /* init's pid in the caller's pid namespace (plan->hooks.on_locked only) */
 	/* plan->seccomp and plan->notify as one program (dsh_seccomp_join), loaded by the broker stage
@@ -178,6 +179,19 @@ int dsh_sandbox_net_filtered(const struct dsh_sandbox_plan *plan, int events_fd,
 /* envp with the proxy variables of the run's network service (SPEC 12.2), both cases, in place of
    the caller's. */
 int dsh_sandbox_net_env(char *const *envp, char ***ret, struct dsh_error **err);
+
+/* The service's refusal lines, read by the supervisor as they come and counted. */
+struct dsh_net_tally {
+	struct dsh_net_refusal *v;
+	size_t n;
+	char part[1024]; /* a line not ended yet */
+	size_t n_part;
+};
+/* Read what fd holds: 1 read, 0 interrupted, -EPIPE at its end, -EAGAIN nothing now, -errno. */
+int dsh_net_tally_read(struct dsh_net_tally *t, int fd);
+/* Hand the counts to ret (which owns them from then on). */
+void dsh_net_tally_take(struct dsh_net_tally *t, struct dsh_run_result *ret);
+void dsh_net_tally_clear(struct dsh_net_tally *t);
 
 /* Run the request's command in a new sandbox built by plan, and wait for it. */
 int dsh_sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run_request *req, struct dsh_run_result *ret,

@@ -295,8 +295,52 @@ static json_t *strv_json(char *const *v)
 	return a;
 }
 
+static json_t *patterns_json(const struct dsh_net_pattern *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s}", "pattern", v[i].text, "origin", v[i].origin));
+	return a;
+}
+
+json_t *dsh_net_policy_json(const struct dsh_net_policy *np)
+{
+	return json_pack("{s:o, s:o, s:b, s:b, s:I}", "allowDomains", patterns_json(np->allow, np->n_allow), "denyDomains",
+			 patterns_json(np->deny, np->n_deny), "allowLocalBinding", np->allow_local_binding, "ask", np->ask,
+			 "askTimeoutMs", (json_int_t)np->ask_timeout_ms);
+}
+
+/* SPEC 12.3: the patterns, how they are held, and after the run what was refused. */
+static json_t *net_filter_report(const struct dsh_net_policy *np, const struct dsh_run_result *res)
+{
+	json_t *o = dsh_net_policy_json(np);
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "enforcement", json_string("full"));
+	json_object_set_new(o, "how", json_string("the command's network namespace has loopback only; on it dshbox serves "
+						  "a resolver, HTTP and SOCKS5 proxies and the addresses it maps names "
+						  "to, and connects to allowed names from outside"));
+	if (!res)
+		return o;
+	json_t *refused = json_array();
+	for (size_t i = 0; refused && i < res->n_net_refused; i++) {
+		const struct dsh_net_refusal *f = &res->net_refused[i];
+		json_array_append_new(refused, json_pack("{s:s, s:i, s:s, s:s, s:I}", "name", f->name, "port", (int)f->port,
+							 "via", f->via, "reason", f->reason, "count", (json_int_t)f->count));
+	}
+	json_object_set_new(o, "refused", refused ? refused : json_array());
+	return o;
+}
+
 int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_run_options *ro,
 			const struct dsh_description *d, char **ret, struct dsh_error **err)
+{
+	return dsh_run_report_json_after(p, ro, d, NULL, ret, err);
+}
+
+int dsh_run_report_json_after(const struct dsh_policy *p, const struct dsh_run_options *ro,
+			      const struct dsh_description *d, const struct dsh_run_result *res, char **ret,
+			      struct dsh_error **err)
 {
 	json_t *o = json_object();
 	if (!o)
@@ -305,7 +349,9 @@ int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_run_options
 	json_object_set_new(o, "backend", json_string(d->backend));
 	json_object_set_new(o, "enforcement", json_string(dsh_enforcement_to_string(overall)));
 	json_object_set_new(o, "mode", json_string(dsh_mode_to_string(p->mode)));
-	json_object_set_new(o, "network", json_boolean(ro->network || p->mode == DSH_MODE_DANGER_FULL_ACCESS));
+	json_object_set_new(o, "network", json_boolean(!ro->net && (ro->network || p->mode == DSH_MODE_DANGER_FULL_ACCESS)));
+	if (ro->net)
+		json_object_set_new(o, "network_filter", net_filter_report(ro->net, res));
 	json_t *rules = json_array();
 	for (size_t i = 0; i < p->n_rules && i < d->n_rules; i++) {
 		const struct dsh_rule *r = &p->rules[i];

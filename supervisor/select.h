@@ -4,6 +4,9 @@
 
 #include "dshbox/backend.h"
 #include "policy/policy.h"
+#include "policy/netpolicy.h"
+
+#include <jansson.h>
 
 /* Whether the policy has any r- or -- rule. */
 bool dsh_policy_has_deny_rules(const struct dsh_policy *p);
@@ -20,5 +23,8 @@ int dsh_backend_check_network(const struct dsh_backend *b, const struct dsh_run_
 int dsh_backend_select_among(const struct dsh_policy *p, const struct dsh_run_options *o,
 			     const struct dsh_backend *const *order, size_t n, const struct dsh_error *prior,
 			     const struct dsh_backend **ret, struct dsh_error **err);
+
+/* A filtered network's patterns as explain and the report show them (SPEC 12.3). */
+json_t *dsh_net_policy_json(const struct dsh_net_policy *np);
 
 #endif

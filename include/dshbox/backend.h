@@ -57,6 +57,15 @@ struct dsh_run_request {
    the broker through init's status frame to the result. */
 #define DSH_REFUSAL_MAX 512
 
+/* One destination a filtered network refused (SPEC 12.3), as the command asked for it, and how often. */
+struct dsh_net_refusal {
+	char *name;          /* a host name, or an address literal */
+	unsigned port;       /* 0: a DNS query, which names no port */
+	char *via;           /* dns, http, socks, mapped, sni (a TLS server name), host (an HTTP Host) */
+	char *reason;        /* denied, not a host name, ... */
+	unsigned long count;
+};
+
 struct dsh_run_result {
 	int exit_code;   /* valid when signal == 0 */
 	int signal;      /* the signal that killed the command, or 0 */
@@ -66,6 +75,10 @@ struct dsh_run_result {
 	   `PATH (rule "TEXT")`, or "" (the run names it after a failure). */
 	unsigned long refused;
 	char refusal[DSH_REFUSAL_MAX];
+	/* A filtered network's refusals, one per distinct name, port, way and reason, in the order
+	   first seen.  Owned. */
+	struct dsh_net_refusal *net_refused;
+	size_t n_net_refused;
 };
 
 struct dsh_backend {
@@ -193,5 +206,9 @@ DSH_PUBLIC void dsh_run_result_clear(struct dsh_run_result *r);
 /* The --report JSON object (SPEC 2) for a chosen backend and its description. */
 DSH_PUBLIC int dsh_run_report_json(const struct dsh_policy *p, const struct dsh_run_options *o,
 				   const struct dsh_description *d, char **ret, struct dsh_error **err);
+/* The same after the run: with a filtered network, what it refused (res->net_refused). */
+DSH_PUBLIC int dsh_run_report_json_after(const struct dsh_policy *p, const struct dsh_run_options *o,
+					 const struct dsh_description *d, const struct dsh_run_result *res, char **ret,
+					 struct dsh_error **err);
 
 #endif

@@ -63,7 +63,7 @@ static void in_world(struct world *w, const char *script, ...)
 	va_list ap;
 	va_start(ap, script);
 	for (const char *a; (a = va_arg(ap, const char *)) && n < 40;)
-		argv[n++] = a;
+		argv[n++] = strncmp(a, "@DIR@", 5) == 0 ? dsh_test_fmt("%s%s", w->dir, a + 5) : a;
 	va_end(ap);
 	argv[n++] = "--";
 	argv[n++] = "sh";
@@ -151,5 +151,37 @@ Test(net_filter, the_command_sees_the_proxy_variables_and_the_runs_resolver)
 					    "ALL_PROXY=socks5h://127.0.0.1:1080", "no_proxy=localhost,127.0.0.1,::1" };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		cr_expect(strstr(w.r.out, vars[i]), "%s in %s", vars[i], w.r.out);
+	world_clear(&w);
+}
+
+Test(net_filter, the_report_written_again_after_the_run_counts_each_refused_name)
+{
+	struct world w = { 0 };
+	/* The report's name is known before the world's directory: the world passes it through. */
+	in_world(&w, "getent hosts denied.test; getent hosts denied.test; getent hosts allowed.test; true",
+		 "--allow-domain", "allowed.test", "--report", "@DIR@/report.json", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s", w.r.err);
+	cr_expect_eq(w.r.err[0], '\0', "a successful run prints nothing of dshbox's own: %s", w.r.err);
+	char *report = dsh_test_read_file(dsh_test_fmt("%s/report.json", w.dir));
+	cr_expect(strstr(report, "\"network\": false"), "%s", report);
+	cr_expect(strstr(report, "\"network_filter\""), "%s", report);
+	const char *ref = strstr(report, "\"refused\"");
+	cr_assert(ref, "%s", report);
+	cr_expect(strstr(ref, "\"name\": \"denied.test\""), "%s", ref);
+	cr_expect(strstr(ref, "\"via\": \"dns\""), "%s", ref);
+	/* getent asks for A and AAAA (and again): each counted, one entry. */
+	cr_expect(dsh_count_lines_with_prefix(ref, "        \"name\": \"denied.test\"") == 1, "%s", ref);
+	cr_expect(!strstr(ref, "\"count\": 1\n"), "two lookups count more than one: %s", ref);
+	cr_expect(!strstr(ref, "allowed.test"), "%s", ref);
+	free(report);
+	world_clear(&w);
+}
+
+Test(net_filter, a_failed_command_names_what_the_network_refused)
+{
+	struct world w = { 0 };
+	in_world(&w, "getent hosts denied.test", "--allow-domain", "allowed.test", NULL);
+	cr_assert_eq(w.r.exit_code, 2, "%s", w.r.err);
+	cr_expect(strstr(w.r.err, "the network refused: denied.test (dns: denied)"), "%s", w.r.err);
 	world_clear(&w);
 }
