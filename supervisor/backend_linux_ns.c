@@ -21,6 +21,7 @@
 #include "ns/plan.h"
 #include "ns/plan_entries.h"
 #include "ns/sys.h"
+#include "policy/netpolicy.h"
 #include "supervisor/backends.h"
 #include "supervisor/probe.h"
 #include "supervisor/sandbox.h"
@@ -321,6 +322,14 @@ static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 	if (!lp->mounts->private_tmp && p->mode == DSH_MODE_WORKSPACE_WRITE &&
 	    dsh_strv_push(&ret->notes, "/tmp is the host's, writable (tmp: host): the same /tmp the file fence "
 				       "writes; tmp: private makes it a private tmpfs") < 0)
+		goto oom;
+	if (lp->opts->net && lp->opts->net->ask &&
+	    dsh_strv_push(&ret->notes, "network: ask: names in neither list are refused: this build does not ask the host "
+				       "yet (SPEC 12.4)") < 0)
+		goto oom;
+	if (lp->opts->net &&
+	    dsh_strv_push(&ret->notes, "network: filtered: names resolve inside to addresses of 198.18.0.0/16 mapped to "
+				       "them; an IPv6 lookup has no answer; UDP reaches the run's resolver only") < 0)
 		goto oom;
 	if (lp->opts->nested_sandbox &&
 	    dsh_strv_push(&ret->notes, "nestedSandbox: new user namespaces and their mounts are allowed inside; the "

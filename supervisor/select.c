@@ -53,7 +53,26 @@ static int timed_out(const char *name, const struct dsh_error *e, long long boun
  */
 int dsh_backend_check_network(const struct dsh_backend *b, const struct dsh_run_options *o, struct dsh_error **err)
 {
-	if (!o->net || b->id == DSH_BACKEND_LINUX_NS)
+	if (!o->net)
+		return 0;
+	if (b->id == DSH_BACKEND_LINUX_NS && !o->net->allow_local_binding) {
+		/* Nothing in the command's namespace tells its own listening sockets from the rest. */
+		int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "network: allowLocalBinding: false is not held by this "
+					"build: the command's loopback is its own, and it may listen there");
+		dsh_err_hint(err, "remove allowLocalBinding: false (the command's listeners are reachable only from "
+				  "inside its own network namespace)");
+		return r;
+	}
+	if (b->id == DSH_BACKEND_LINUX_NS && !(o->protect_sockets && o->runtime_broker)) {
+		/* Pathname unix sockets cross network namespaces: systemd-resolved, nscd and D-Bus
+		   would resolve names (and more) for the command outside the filter. */
+		int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "network: filtered needs protectSockets and the runtime "
+					"broker: without them the host's resolver daemons answer the command through unix "
+					"sockets, outside the filter");
+		dsh_err_hint(err, "set protectSockets: true and runtimeBroker: true, or choose network on or off");
+		return r;
+	}
+	if (b->id == DSH_BACKEND_LINUX_NS)
 		return 0;
 	int r = dsh_err(err, DSH_ERR_UNSUPPORTED, ENOTSUP, "backend '%s' cannot filter the network by name: only "
 				"linux-ns serves the names (SPEC 12.2)", b->name);

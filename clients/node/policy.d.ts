@@ -14,6 +14,10 @@ export interface Policy {
   /** `rw PATH`, `r- PATH|GLOB`, `-- PATH|GLOB`: a list, or a block with one rule per line. */
   access?: string[] | string;
   network?: boolean | 'on' | 'off';
+  /** The network by name (SPEC 12): `name`, `*.name`, `name:PORT`, an IP literal or CIDR block;
+   *  either list filters the network (it excludes `network`). Deny beats allow. */
+  allowDomains?: string[];
+  denyDomains?: string[];
   backend?: 'auto' | 'linux-ns' | 'landlock' | 'runner' | 'none';
   allowDegraded?: boolean;
 }

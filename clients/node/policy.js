@@ -47,6 +47,12 @@ export function policyArgs(opts = {}) {
           throw new TypeError('policy.network: expected true/false or "on"/"off"');
         args.push('--network', v === true || v === 'on' ? 'on' : 'off');
         break;
+      case 'allowDomains':
+      case 'denyDomains':
+        if (!Array.isArray(v) || v.some((d) => typeof d !== 'string' || d === ''))
+          throw new TypeError(`policy.${key}: expected a list of patterns`);
+        for (const d of v) args.push(key === 'allowDomains' ? '--allow-domain' : '--deny-domain', d);
+        break;
       case 'backend':
         if (!BACKENDS.includes(v)) throw new TypeError(`policy.backend: expected one of ${BACKENDS.join(', ')}`);
         args.push('--backend', v);

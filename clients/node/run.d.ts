@@ -3,6 +3,12 @@ import type { PolicyOptions } from './policy.js';
 
 export type Outcome = 'ok' | 'failed' | 'denied' | 'sandbox-error' | 'timeout' | 'aborted';
 
+/** One destination a filtered network refused: 0 as port is a DNS query. */
+export interface NetRefusal {
+  name: string; port: number; via: 'dns' | 'http' | 'socks' | 'mapped' | 'sni' | 'host' | '-';
+  reason: string; count: number;
+}
+
 /** The `--report` JSON (schema/report.schema.json); unknown fields may be added. */
 export interface RunReport {
   backend: string;
@@ -19,6 +25,17 @@ export interface RunReport {
   warnings: string[];
   notes: string[];
   environment?: { inherit: string; removed: string[] };
+  /** A filtered network (SPEC 12.3); `refused` once the run is over. */
+  network_filter?: {
+    allowDomains: Array<{ pattern: string; origin: string }>;
+    denyDomains: Array<{ pattern: string; origin: string }>;
+    allowLocalBinding: boolean;
+    ask: boolean;
+    askTimeoutMs: number;
+    enforcement: 'full' | 'partial';
+    how: string;
+    refused?: NetRefusal[];
+  };
   [key: string]: unknown;
 }
 

@@ -185,3 +185,46 @@ Test(net_filter, a_failed_command_names_what_the_network_refused)
 	cr_expect(strstr(w.r.err, "the network refused: denied.test (dns: denied)"), "%s", w.r.err);
 	world_clear(&w);
 }
+
+Test(net_filter, a_dns_query_sent_past_the_runs_resolver_reaches_no_server)
+{
+	struct world w = { 0 };
+	/* Straight to the world's resolver address, and to the host's public one: neither is
+	   outside the command's namespace, where 127.0.0.53 is its own loopback. */
+	in_world(&w,
+		 "python3 -c 'import socket\n"
+		 "q = bytes.fromhex(\"abcd01000001000000000000\") + b\"\\x04leak\\x06denied\\x04test\\x00\\x00\\x01\\x00\\x01\"\n"
+		 "for a in (\"127.0.0.53\", \"198.18.0.1\"):\n"
+		 "    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)\n"
+		 "    try:\n"
+		 "        s.sendto(q, (a, 53)); print(a, len(s.recv(512)))\n"
+		 "    except OSError as e:\n"
+		 "        print(a, \"no answer\", e)\n'",
+		 "--allow-domain", "allowed.test", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(strstr(w.r.out, "127.0.0.53 no answer"), "%s", w.r.out);
+	cr_expect(!strstr(w.dns, "leak"), "no query reached the server outside: %s", w.dns);
+	world_clear(&w);
+}
+
+Test(net_filter, the_command_can_neither_trace_nor_read_the_service)
+{
+	struct world w = { 0 };
+	/* The service is pid 2 of the sandbox (init's first child): not dumpable, no capability. */
+	in_world(&w,
+		 "tr '\\0' ' ' </proc/2/cmdline; echo; cat /proc/2/environ >/dev/null 2>&1 && echo ENV\"\"IRON-READ; "
+		 "head -c1 /proc/2/mem >/dev/null 2>&1 && echo MEM\"\"-READ; "
+		 "timeout 2 strace -p 2 -e trace=none -o /dev/null 2>/dev/null; echo strace=$?; "
+		 "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/2/status",
+		 "--allow-domain", "allowed.test", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(strstr(w.r.out, "dshbox"), "pid 2 is the service: %s", w.r.out);
+	cr_expect(!strstr(w.r.out, "ENVIRON-READ") && !strstr(w.r.out, "MEM-READ"), "%s", w.r.out);
+	cr_expect(strstr(w.r.out, "strace=1\n"), "strace could not attach: %s%s", w.r.out, w.r.err);
+	cr_expect(strstr(w.r.out, "CapEff:\t0000000000000000"), "%s", w.r.out);
+	cr_expect(strstr(w.r.out, "NoNewPrivs:\t1"), "%s", w.r.out);
+#if !defined(__SANITIZE_ADDRESS__) /* net/confine.c: ASan's runtime makes calls no list foresees */
+	cr_expect(strstr(w.r.out, "Seccomp:\t2"), "the allow-list is loaded: %s", w.r.out);
+#endif
+	world_clear(&w);
+}

@@ -25,6 +25,19 @@ test('the --report JSON', async (t) => {
   assert.notDeepEqual(validate(schema, { backend: 'linux-ns' }), []);
 });
 
+test('the --report JSON of a filtered network: its refusals, counted after the run', async (t) => {
+  const schema = load('report.schema.json');
+  const r = await run(['sh', '-c', 'getent hosts nothing.invalid; true'],
+    { cwd: workspace(t), policy: { allowDomains: ['registry.example'], denyDomains: ['*.ads.example'] } });
+  assert.equal(r.outcome, 'ok', r.stderr);
+  valid(schema, r.report);
+  assert.equal(r.report.network, false);
+  assert.deepEqual(r.report.network_filter.allowDomains.map((p) => p.pattern), ['registry.example']);
+  assert.ok(r.report.network_filter.refused.some((f) => f.name === 'nothing.invalid' && f.via === 'dns' && f.count >= 1),
+    JSON.stringify(r.report.network_filter));
+  assert.throws(() => run(['true'], { policy: { allowDomains: 'x.example' } }), /list of patterns/);
+});
+
 test('serve requests and answers', (t) => {
   const req = load('serve-request.schema.json');
   const ans = load('serve-answer.schema.json');
