@@ -228,3 +228,34 @@ Test(net_filter, the_command_can_neither_trace_nor_read_the_service)
 #endif
 	world_clear(&w);
 }
+
+/* What this build cannot hold of a filtered network refuses the run: one error line, 125, nothing run. */
+static void refused_at_start(const char *config, const char *want)
+{
+	char *ws = dsh_test_mkdtemp();
+	char *cfg = dsh_test_fmt("%s/dshbox.yml", ws), *marker = dsh_test_fmt("%s/ran", ws);
+	dsh_test_write_file(cfg, config);
+	const char *argv[] = { dsh_test_dshbox(), "run", "--config", cfg, "--workspace", ws, "--", "touch", marker, NULL };
+	struct dsh_proc r;
+	cr_assert_eq(dsh_proc_run((char *const *)argv, NULL, NULL, &r), 0);
+	cr_expect_eq(r.exit_code, 125, "%s", r.err);
+	cr_expect(strncmp(r.err, "dshbox: error: ", 15) == 0 && strstr(r.err, want), "%s", r.err);
+	cr_expect(access(marker, F_OK) < 0, "nothing ran");
+	dsh_proc_clear(&r);
+	dsh_test_rmtree(ws);
+}
+
+Test(net_filter, allow_local_binding_false_is_refused_not_ignored)
+{
+	refused_at_start("network:\n  allowDomains: [a.test]\n  allowLocalBinding: false\n", "allowLocalBinding: false");
+}
+
+Test(net_filter, a_filter_without_protect_sockets_is_refused)
+{
+	refused_at_start("protectSockets: false\nnetwork:\n  allowDomains: [a.test]\n", "needs protectSockets");
+}
+
+Test(net_filter, a_backend_without_the_service_is_refused)
+{
+	refused_at_start("backend: landlock\nnetwork:\n  allowDomains: [a.test]\n", "cannot filter the network by name");
+}
