@@ -131,7 +131,7 @@ static enum dsh_httpreq_result absolute(const unsigned char *buf, struct span t,
 }
 
 /* method SP request-target SP HTTP-version, single spaces (RFC 9112 3). */
-static enum dsh_httpreq_result request_line(const unsigned char *buf, size_t end, struct dsh_httpreq *ret)
+static enum dsh_httpreq_result request_line(const unsigned char *buf, size_t end, bool at_server, struct dsh_httpreq *ret)
 {
 	const unsigned char *sp1 = memchr(buf, ' ', end);
 	if (end == 0)
@@ -159,6 +159,13 @@ static enum dsh_httpreq_result request_line(const unsigned char *buf, size_t end
 	ret->version_off = (size_t)(v.p - buf);
 	ret->minor = v.p[7] - '0';
 	ret->line_len = end + 2;
+	if (at_server && !span_is(method, "CONNECT") && ((t.p[0] == '/') || span_is(t, "*"))) {
+		/* What a server reads: the host is the Host header's alone. */
+		ret->kind = DSH_HTTPREQ_FORWARD;
+		ret->path_off = (size_t)(t.p - buf);
+		ret->path_len = t.n;
+		return DSH_HTTPREQ_FOUND;
+	}
 	if (!span_is(method, "CONNECT"))
 		return absolute(buf, t, ret);
 	const char *why = authority(t, ret->host, &ret->port);
@@ -196,7 +203,7 @@ static enum dsh_httpreq_result header(struct span l, struct dsh_httpreq *ret)
 	return DSH_HTTPREQ_FOUND;
 }
 
-enum dsh_httpreq_result dsh_httpreq_parse(const unsigned char *buf, size_t len, struct dsh_httpreq *ret)
+static enum dsh_httpreq_result parse(const unsigned char *buf, size_t len, bool at_server, struct dsh_httpreq *ret)
 {
 	/* Only the first DSH_HTTPREQ_MAX_HEAD bytes are ever looked at: whatever follows cannot
 	 * change the verdict on them, which keeps every prefix's answer the whole input's. */
@@ -220,7 +227,7 @@ enum dsh_httpreq_result dsh_httpreq_parse(const unsigned char *buf, size_t len, 
 			return fail(ret, DSH_HTTPREQ_BAD, "a bare CR (a line ends in CRLF)");
 		enum dsh_httpreq_result r;
 		if (line == 0) {
-			r = request_line(buf, e, ret);
+			r = request_line(buf, e, at_server, ret);
 		} else if (e == pos) {
 			ret->head_len = e + 2;
 			return DSH_HTTPREQ_FOUND;
@@ -231,6 +238,16 @@ enum dsh_httpreq_result dsh_httpreq_parse(const unsigned char *buf, size_t len, 
 			return r;
 		pos = e + 2;
 	}
+}
+
+enum dsh_httpreq_result dsh_httpreq_parse(const unsigned char *buf, size_t len, struct dsh_httpreq *ret)
+{
+	return parse(buf, len, false, ret);
+}
+
+enum dsh_httpreq_result dsh_httpreq_parse_at_server(const unsigned char *buf, size_t len, struct dsh_httpreq *ret)
+{
+	return parse(buf, len, true, ret);
 }
 
 bool dsh_httpreq_host_agrees(const struct dsh_httpreq *r)

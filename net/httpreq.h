@@ -62,6 +62,12 @@ struct dsh_httpreq {
 /* buf, len: the bytes received so far (any bytes: no NUL terminator needed). */
 enum dsh_httpreq_result dsh_httpreq_parse(const unsigned char *buf, size_t len, struct dsh_httpreq *ret);
 
+/* The head as the upstream server reads it (the relay's check of plain HTTP through a tunnel or a
+ * mapped address): an origin-form or asterisk-form target is FOUND as FORWARD with an empty host
+ * (the Host header names it), its path at path_off, path_len (the target as sent); the absolute
+ * and authority forms, and every other rule, as dsh_httpreq_parse() reads them. */
+enum dsh_httpreq_result dsh_httpreq_parse_at_server(const unsigned char *buf, size_t len, struct dsh_httpreq *ret);
+
 /* A FORWARD request's Host header names the URI's host and port (80 when it gives none): SPEC 12.2
  * holds a plain HTTP request to the name it was decided on.  False without a Host header; true
  * for CONNECT, whose tunnel the relay holds to its name by the ClientHello. */

@@ -2,6 +2,7 @@
 /* The service's life: prepare (before confinement: the loop, the host's resolver configuration, the
  * pool), serve until stop_fd says so, and free everything on the way out. */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,8 @@ int dsh_netsvc_prepare(struct dsh_netsvc *s, struct dsh_error **err)
 		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL, "the network service: no name server in %s (evdns code %d)", conf, r);
 		goto fail;
 	}
+	/* A name is looked up as it was decided, never with the host's search domains appended. */
+	evdns_base_search_clear(st->resolver);
 	s->state = st;
 	return 0;
 fail:
@@ -101,13 +104,26 @@ int dsh_netsvc_serve(struct dsh_netsvc *s, struct dsh_error **err)
 			goto out;
 		}
 	}
+	/* A client that vanishes mid-relay makes a write fail with EPIPE, not end the service. */
+	signal(SIGPIPE, SIG_IGN);
 	r = dsh_netsvc_dns_start(s, err);
+	if (r >= 0)
+		r = dsh_netsvc_http_start(s, err);
+	if (r >= 0)
+		r = dsh_netsvc_socks_start(s, err);
+	if (r >= 0)
+		r = dsh_netsvc_mapped_start(s, err);
 	if (r < 0)
 		goto out;
 	if (event_base_dispatch(st->base) < 0)
 		r = dsh_err(err, DSH_ERR_SYSTEM, EIO, "the network service: the event loop failed");
 out:
+	/* The listeners first, so nothing new arrives; the connections in flight last. */
+	dsh_netsvc_http_stop(s);
+	dsh_netsvc_socks_stop(s);
+	dsh_netsvc_mapped_stop(s);
 	dsh_netsvc_dns_stop(s);
+	dsh_netsvc_relays_stop(s);
 	if (stop)
 		event_free(stop);
 	state_free(st);

@@ -29,6 +29,7 @@ struct dsh_netsvc_state {
 	struct dsh_netsvc_socks *socks;     /* socks.c */
 	struct dsh_netsvc_mapped_ls *mapped; /* mapped.c */
 	struct dsh_netsvc_relays *relays;   /* connect.c: the connections in flight, freed at stop */
+	int stopping;                       /* set by dsh_netsvc_serve() on the way out */
 };
 
 /* Port 0 means "any port the patterns allow": the verdict for 443, else 80, else the first explicit
@@ -64,11 +65,15 @@ struct bufferevent;
 struct dsh_netsvc_conn_req {
 	const char *name; /* as the command asked: a host name, or an IPv4/IPv6 address literal */
 	uint16_t port;
-	const char *via;  /* "http", "socks" or "mapped": for events */
+	const char *via;  /* "http", "socks" or "mapped": for events; a string literal (kept) */
 };
 typedef void (*dsh_netsvc_connected_fn)(struct bufferevent *client, int status, void *arg);
 void dsh_netsvc_connect(struct dsh_netsvc *s, struct bufferevent *client, const struct dsh_netsvc_conn_req *req,
 			dsh_netsvc_connected_fn done, void *arg);
+
+/* Free b once its output has been written (a refusal's reply must reach the client before the
+ * close), at once when it cannot be or when the service is stopping. */
+void dsh_netsvc_close_after_write(struct dsh_netsvc *s, struct bufferevent *b);
 
 /* The front ends: listeners on s->http_fd (http.c), s->socks_fd (socks.c), s->mapped (mapped.c). */
 int dsh_netsvc_http_start(struct dsh_netsvc *s, struct dsh_error **err);
