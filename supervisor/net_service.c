@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 
 #include "common/fdpass.h"
 #include "common/strv.h"
+#include "common/write_all.h"
 #include "net/service.h"
 #include "ns/net.h"
 #include "supervisor/sandbox.h"
@@ -76,27 +78,42 @@ static _Noreturn void service_main(const struct dsh_sandbox_plan *plan, int sock
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != 1)
 		_exit(1); /* init is gone, or this is not its pid namespace: serve nothing */
 	int keep[2] = { sock, events_fd };
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0 || dsh_fds_close_except(keep, events_fd >= 0 ? 2 : 1, &e) < 0)
+	if (dsh_fds_close_except(keep, events_fd >= 0 ? 2 : 1, &e) < 0)
 		_exit(1);
 	/* Not the caller's terminal: the service's output, if any, goes nowhere. */
-	for (int fd = 0; fd < 3; fd++)
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; null >= 0 && fd < 3; fd++)
 		(void)dup2(null, fd);
 	struct dsh_netsvc_mapped *pool = calloc(n - 3, sizeof(*pool));
 	int *fds = calloc(n, sizeof(*fds));
-	if (!pool || !fds)
+	if (null < 0 || !pool || !fds)
+		_exit(1);
+	for (size_t i = 0; i + 3 < n; i++)
+		pool[i] = (struct dsh_netsvc_mapped){ -1, DSH_NETSVC_MAPPED_BASE + 1 + (uint32_t)(i / n_ports),
+						      ports[i % n_ports] };
+	struct dsh_netsvc s = { .policy = np, .mapped = pool, .n_mapped = n - 3, .events_fd = events_fd,
+				.stop_fd = -1, .ask_fd = -1 };
+	/* The host's resolver configuration is read while init waits: its mounts, which cover
+	   /etc/resolv.conf for the command, are in this mount namespace too. */
+	if (dsh_netsvc_prepare(&s, &e) < 0) {
+		char why[256];
+		int k = snprintf(why, sizeof(why), "e%s", e && e->msg ? e->msg : "the network service failed to start");
+		(void)!write(sock, why, k > 0 && (size_t)k < sizeof(why) ? (size_t)k : sizeof(why) - 1);
+		_exit(1);
+	}
+	if (dsh_write_all(sock, "r", 1) < 0)
 		_exit(1);
 	for (size_t i = 0; i < n; i++)
 		if ((fds[i] = dsh_fd_recv(sock, 0)) < 0)
 			_exit(1); /* init failed before it made them all: the run fails with it */
 	close(sock);
+	s.http_fd = fds[0];
+	s.socks_fd = fds[1];
+	s.dns_udp_fd = fds[2];
+	s.dns_tcp_fd = -1;
 	for (size_t i = 0; i + 3 < n; i++)
-		pool[i] = (struct dsh_netsvc_mapped){ fds[i + 3], DSH_NETSVC_MAPPED_BASE + 1 + (uint32_t)(i / n_ports),
-						      ports[i % n_ports] };
-	struct dsh_netsvc s = { .policy = np, .http_fd = fds[0], .socks_fd = fds[1], .dns_udp_fd = fds[2],
-				.dns_tcp_fd = -1, .mapped = pool, .n_mapped = n - 3, .events_fd = events_fd,
-				.stop_fd = -1, .ask_fd = -1 };
-	if (dsh_netsvc_prepare(&s, &e) < 0 || dsh_netsvc_confine(&e) < 0 || dsh_netsvc_serve(&s, &e) < 0)
+		pool[i].fd = fds[i + 3];
+	if (dsh_netsvc_confine(&e) < 0 || dsh_netsvc_serve(&s, &e) < 0)
 		_exit(1);
 	_exit(0);
 }
@@ -119,6 +136,16 @@ int dsh_sandbox_net_filtered(const struct dsh_sandbox_plan *plan, int events_fd,
 		service_main(plan, sp[1], events_fd);
 	}
 	close(sp[1]);
+	/* Its word that it read the host's resolver configuration (or the end of the pair: it failed). */
+	char word[257] = { 0 };
+	ssize_t got;
+	while ((got = read(sp[0], word, sizeof(word) - 1)) < 0 && errno == EINTR)
+		;
+	if (got != 1 || word[0] != 'r') {
+		close(sp[0]);
+		return dsh_err(err, DSH_ERR_CONFIG, EINVAL, "%s", got > 1 && word[0] == 'e' ? word + 1
+							  : "the network service ended before it started");
+	}
 	size_t n = listener_count(np);
 	int *fds = calloc(n, sizeof(*fds)), r = 0;
 	if (!fds)
