@@ -40,6 +40,16 @@ static void require_world(void)
 			cr_skip_test("SKIP: %s is not installed (tools/install-deps.sh installs it)", progs[i]);
 }
 
+/* script with each @CA@ replaced by the world's test CA. */
+static const char *with_ca(const char *dir, const char *script)
+{
+	const char *at = strstr(script, "@CA@");
+	if (!at)
+		return script;
+	char *rest = (char *)with_ca(dir, at + 4);
+	return dsh_test_fmt("%.*s%s/ca.pem%s", (int)(at - script), script, dir, rest);
+}
+
 /* dshbox run ARGS... -- sh -c SCRIPT, in a fresh world; args end at NULL. */
 static void in_world(struct world *w, const char *script, ...)
 {
@@ -68,7 +78,7 @@ static void in_world(struct world *w, const char *script, ...)
 	argv[n++] = "--";
 	argv[n++] = "sh";
 	argv[n++] = "-c";
-	argv[n++] = script;
+	argv[n++] = with_ca(w->dir, script);
 	argv[n] = NULL;
 	cr_assert_eq(dsh_proc_run((char *const *)argv, NULL, NULL, &w->r), 0);
 	cr_assert_neq(w->r.exit_code, 99, "the world did not start: %s", w->r.err);
@@ -258,4 +268,86 @@ Test(net_filter, a_filter_without_protect_sockets_is_refused)
 Test(net_filter, a_backend_without_the_service_is_refused)
 {
 	refused_at_start("backend: landlock\nnetwork:\n  allowDomains: [a.test]\n", "cannot filter the network by name");
+}
+
+/* The world's servers logged a connection matching what. */
+static bool reached(const struct world *w, const char *what)
+{
+	return strstr(w->upstream, what) != NULL;
+}
+
+Test(net_filter, curl_through_the_proxy_variables_reaches_an_allowed_name_over_http_and_https)
+{
+	struct world w = { 0 };
+	in_world(&w, "curl -sS -m 10 http://allowed.test/plain && curl -sS -m 10 --cacert @CA@ https://allowed.test/tls",
+		 "--allow-domain", "allowed.test", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(reached(&w, "127.0.0.2 80 http allowed.test /plain"), "%s", w.upstream);
+	cr_expect(reached(&w, "127.0.0.2 443 https allowed.test /tls"), "%s", w.upstream);
+	world_clear(&w);
+}
+
+Test(net_filter, a_client_that_ignores_the_proxy_variables_reaches_an_allowed_name_by_its_mapped_address)
+{
+	struct world w = { 0 };
+	in_world(&w,
+		 "curl -sS -m 10 --noproxy '*' http://allowed.test/mapped && "
+		 "curl -sS -m 10 --noproxy '*' --cacert @CA@ https://allowed.test/mappedtls && "
+		 "python3 -c 'import socket; s = socket.create_connection((\"allowed.test\", 22), 10); print(s.recv(64))'",
+		 "--allow-domain", "allowed.test", "--allow-domain", "allowed.test:22", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(reached(&w, "127.0.0.2 80 http allowed.test /mapped"), "%s", w.upstream);
+	cr_expect(reached(&w, "127.0.0.2 443 https allowed.test /mappedtls"), "%s", w.upstream);
+	cr_expect(reached(&w, "127.0.0.2 22 line"), "a raw connect() to name:22: %s", w.upstream);
+	cr_expect(strstr(w.r.out, "ssh-like 127.0.0.2"), "%s", w.r.out);
+	world_clear(&w);
+}
+
+Test(net_filter, socks5_by_name_reaches_an_allowed_name_and_not_a_denied_one)
+{
+	struct world w = { 0 };
+	in_world(&w,
+		 "curl -sS -m 10 --socks5-hostname 127.0.0.1:1080 http://allowed.test/socks; "
+		 "curl -sS -m 10 --socks5-hostname 127.0.0.1:1080 http://denied.test/socks-denied; echo rc=$?",
+		 "--allow-domain", "allowed.test", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(reached(&w, "127.0.0.2 80 http allowed.test /socks"), "%s", w.upstream);
+	cr_expect(!reached(&w, "socks-denied") && !strstr(w.upstream, "127.0.0.4"), "%s", w.upstream);
+	cr_expect(!queried(&w, "denied.test"), "%s", w.dns);
+	world_clear(&w);
+}
+
+Test(net_filter, a_denied_name_and_an_address_literal_through_the_proxy_reach_nothing)
+{
+	struct world w = { 0 };
+	in_world(&w,
+		 "curl -sS -m 10 -o /dev/null -w 'denied %{http_code}\\n' http://denied.test/by-name; "
+		 "curl -sS -m 10 -o /dev/null -w 'literal %{http_code}\\n' http://127.0.0.2/by-address; "
+		 "curl -sS -m 10 --cacert @CA@ https://denied.test/tunnel; echo rc=$?",
+		 "--allow-domain", "allowed.test", "--report", "@DIR@/report.json", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(strstr(w.r.out, "denied 403\n") && strstr(w.r.out, "literal 403\n"), "%s", w.r.out);
+	cr_expect(!strstr(w.upstream, "127.0.0.4") && !reached(&w, "by-address"), "%s", w.upstream);
+	cr_expect(!queried(&w, "denied.test"), "never resolved outside: %s", w.dns);
+	char *report = dsh_test_read_file(dsh_test_fmt("%s/report.json", w.dir));
+	cr_expect(strstr(report, "\"name\": \"127.0.0.2\""), "the literal is counted: %s", report);
+	free(report);
+	world_clear(&w);
+}
+
+Test(net_filter, tls_fronting_through_an_allowed_name_is_cut_before_a_byte_reaches_the_server)
+{
+	struct world w = { 0 };
+	/* CONNECT allowed.test:443, then a ClientHello for other.test: fronting. */
+	in_world(&w,
+		 "curl -sS -m 10 --cacert @CA@ --connect-to other.test:443:allowed.test:443 https://other.test/fronted; "
+		 "echo rc=$?; curl -sS -m 10 --noproxy '*' -H 'Host: other.test' http://allowed.test/host-fronted; echo rc=$?",
+		 "--allow-domain", "allowed.test", "--report", "@DIR@/report.json", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(!reached(&w, "fronted"), "neither reached a server: %s", w.upstream);
+	char *report = dsh_test_read_file(dsh_test_fmt("%s/report.json", w.dir));
+	cr_expect(strstr(report, "\"via\": \"sni\""), "%s", report);
+	cr_expect(strstr(report, "\"via\": \"host\""), "%s", report);
+	free(report);
+	world_clear(&w);
 }
