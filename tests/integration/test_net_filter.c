@@ -351,3 +351,58 @@ Test(net_filter, tls_fronting_through_an_allowed_name_is_cut_before_a_byte_reach
 	free(report);
 	world_clear(&w);
 }
+
+Test(net_filter, git_clone_over_http_python_and_node_reach_an_allowed_name)
+{
+	struct world w = { 0 };
+	/* The repository is made inside (the world serves the workspace's www/other.test). */
+	in_world(&w,
+		 "set -e; export HOME=$PWD; mkdir -p www/other.test src; "
+		 "git init -q --bare -b main www/other.test/repo.git; cd src; git init -q -b main; "
+		 "git -c user.email=t@test -c user.name=t commit -q --allow-empty -m first; "
+		 "git push -q ../www/other.test/repo.git main; cd ..; git -C www/other.test/repo.git update-server-info; "
+		 "git clone -q http://other.test/repo.git clone; git -C clone log --format=%s; "
+		 "python3 -c 'import urllib.request; print(urllib.request.urlopen(\"http://allowed.test/py\", timeout=10).read().decode().strip())'; "
+		 "node -e 'fetch(\"http://allowed.test/node\").then(r => r.text()).then(t => console.log(t.trim()))'",
+		 "--allow-domain", "allowed.test", "--allow-domain", "other.test", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(strstr(w.r.out, "first\n"), "the clone has the commit: %s", w.r.out);
+	cr_expect(reached(&w, "other.test /repo.git/info/refs"), "%s", w.upstream);
+	cr_expect(reached(&w, "127.0.0.2 80 http allowed.test /py"), "%s", w.upstream);
+	/* Node's fetch ignores the proxy variables: it came by the mapped address. */
+	cr_expect(reached(&w, "127.0.0.2 80 http allowed.test /node"), "%s", w.upstream);
+	world_clear(&w);
+}
+
+/* A package "tiny" in the world's registry.npmjs.org, then `npm install tiny` as its users run it. */
+static const char npm_script[] =
+	"set -e; export HOME=$PWD; R=www/registry.npmjs.org/tiny; "
+	"mkdir -p $R/- pkg/package app; printf '{\"name\":\"tiny\",\"version\":\"1.0.0\"}' >pkg/package/package.json; "
+	"tar -czf $R/-/tiny-1.0.0.tgz -C pkg package; sha=$(sha1sum $R/-/tiny-1.0.0.tgz | cut -d' ' -f1); "
+	"printf '{\"name\":\"tiny\",\"dist-tags\":{\"latest\":\"1.0.0\"},\"versions\":{\"1.0.0\":{\"name\":\"tiny\","
+	"\"version\":\"1.0.0\",\"dist\":{\"tarball\":\"%s/tiny/-/tiny-1.0.0.tgz\",\"shasum\":\"%s\"}}}}' "
+	"\"$(npm config get registry | sed 's,/$,,')\" $sha >$R/index.json; "
+	"cd app; echo '{}' >package.json; npm config get registry; "
+	"npm install --cafile ../ca.pem --no-update-notifier --no-audit --no-fund --cache ../npmcache tiny >/dev/null 2>../npm.err || { echo npm-failed; exit 0; }; "
+	"cat node_modules/tiny/package.json";
+
+Test(net_filter, npm_install_reaches_its_registry_when_its_host_is_allowed_and_fails_when_not)
+{
+	struct world w = { 0 };
+	if (system("command -v npm >/dev/null 2>&1") != 0)
+		cr_skip_test("SKIP: npm is not installed (tools/install-deps.sh installs it)");
+	in_world(&w, npm_script, "--allow-domain", "registry.npmjs.org", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(strstr(w.r.out, "https://registry.npmjs.org/\n"), "npm's own default registry: %s", w.r.out);
+	cr_expect(strstr(w.r.out, "\"name\":\"tiny\""), "installed: %s%s", w.r.out,
+		  dsh_test_read_file(dsh_test_fmt("%s/npm.err", w.dir)));
+	cr_expect(reached(&w, "443 https registry.npmjs.org /tiny"), "%s", w.upstream);
+	world_clear(&w);
+
+	in_world(&w, npm_script, "--allow-domain", "allowed.test", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(strstr(w.r.out, "npm-failed"), "%s", w.r.out);
+	cr_expect(!strstr(w.upstream, "registry.npmjs.org"), "%s", w.upstream);
+	cr_expect(!queried(&w, "registry.npmjs.org"), "%s", w.dns);
+	world_clear(&w);
+}

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The world outside a filtered run, for tests/integration/test_net_filter.c: on each address given,
 HTTP on 80, HTTPS on 443 (the test CA's certificate), and a line server on 22 that answers
-"ssh-like ADDR".  Every connection is logged to DIR/upstream.log as one line:
+"ssh-like ADDR".  A Host that has a directory DIR/www/HOST is served its files (a git repository,
+an npm registry); any other gets "hello from ADDR".  Every connection is logged to DIR/upstream.log as one line:
     ADDR PORT http|https|line HOST PATH
 so a test asserts from the servers' own records what reached them and what did not."""
 import http.server
+import os
 import socketserver
 import ssl
 import sys
@@ -30,6 +32,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         host = self.headers.get("Host", "-")
         log("%s %d %s %s %s" % (addr, port, self.scheme, host, self.path))
         body = ("hello from %s via %s host=%s\n" % (addr, self.scheme, host)).encode()
+        root = os.path.join(DIR, "www", host.split(":")[0])
+        if os.path.isdir(root):
+            # A name with a document root: a git repository served the dumb way, a registry.
+            name = os.path.join(root, os.path.normpath(self.path.split("?")[0]).lstrip("/"))
+            if os.path.isdir(name):
+                name = os.path.join(name, "index.json")
+            try:
+                with open(name, "rb") as f:
+                    body = f.read()
+            except OSError:
+                self.send_error(404)
+                return
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

@@ -4,6 +4,7 @@
 # namespace of the test's own (run it under `unshare -n -m`, or `unshare -r -n -m` as a user):
 # a DNS server (dnsmasq) on 127.0.0.53 that the namespace's /etc/resolv.conf names, answering
 #   allowed.test -> 127.0.0.2   other.test -> 127.0.0.3   denied.test -> 127.0.0.4
+#   registry.npmjs.org -> 127.0.0.2 (npm's own registry name, served here from DIR/www)
 # and logging every query it gets to DIR/dns.log; HTTP, HTTPS (a test CA: DIR/ca.pem) and a line
 # server on each of those addresses (net_upstream.py, logging to DIR/upstream.log).  Then CMD runs.
 # Usage: net_world.sh DIR CMD...
@@ -18,13 +19,14 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -su
 	-keyout "$dir/ca.key" -out "$dir/ca.pem" 2>/dev/null
 openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=allowed.test \
 	-keyout "$dir/leaf.key" -out "$dir/leaf.csr" 2>/dev/null
-printf 'subjectAltName=DNS:allowed.test,DNS:other.test,DNS:denied.test\n' >"$dir/leaf.ext"
+printf 'subjectAltName=DNS:allowed.test,DNS:other.test,DNS:denied.test,DNS:registry.npmjs.org\n' >"$dir/leaf.ext"
 openssl x509 -req -in "$dir/leaf.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 2 \
 	-extfile "$dir/leaf.ext" -out "$dir/leaf.pem" 2>/dev/null
 : >"$dir/dns.log"
 : >"$dir/upstream.log"
 dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts --listen-address=127.0.0.53 \
 	--bind-interfaces --address=/allowed.test/127.0.0.2 --address=/other.test/127.0.0.3 \
+	--address=/registry.npmjs.org/127.0.0.2 \
 	--address=/denied.test/127.0.0.4 --log-queries --log-facility="$dir/dns.log" --user="$(id -un)" --group= \
 	--pid-file="$dir/dnsmasq.pid" &
 dns=$!
