@@ -406,3 +406,28 @@ Test(net_filter, npm_install_reaches_its_registry_when_its_host_is_allowed_and_f
 	cr_expect(!queried(&w, "registry.npmjs.org"), "%s", w.dns);
 	world_clear(&w);
 }
+
+Test(net_filter, udp_other_than_dns_and_ipv6_reach_nothing)
+{
+	struct world w = { 0 };
+	/* QUIC's first packet to an allowed name and to its real address; then IPv6 every way. */
+	in_world(&w,
+		 "python3 -c 'import socket\n"
+		 "for a in (\"allowed.test\", \"127.0.0.2\"):\n"
+		 "    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+		 "    try:\n"
+		 "        s.sendto(b\"\\xc0quic-initial\", (a, 443)); print(a, \"sent\")\n"
+		 "    except OSError as e:\n"
+		 "        print(a, e)\n'; "
+		 "curl -sS -m 5 -6 http://allowed.test/v6-name; echo rc=$?; "
+		 "curl -sS -m 5 -g --noproxy '*' 'http://[fd00::2]/v6-direct'; echo rc=$?; "
+		 "curl -sS -m 5 -g -o /dev/null -w 'proxied %{http_code}\\n' 'http://[fd00::2]/v6-proxied'; "
+		 "getent ahostsv6 allowed.test; echo v6rc=$?",
+		 "--allow-domain", "allowed.test", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(!strstr(w.upstream, " udp "), "no datagram reached a server: %s", w.upstream);
+	cr_expect(!strstr(w.upstream, "v6-"), "no IPv6 request reached one: %s", w.upstream);
+	cr_expect(strstr(w.r.out, "proxied 403\n"), "an IPv6 literal no pattern spells: %s", w.r.out);
+	cr_expect(!strstr(w.r.out, "hello"), "%s", w.r.out);
+	world_clear(&w);
+}

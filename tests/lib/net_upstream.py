@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The world outside a filtered run, for tests/integration/test_net_filter.c: on each address given,
 HTTP on 80, HTTPS on 443 (the test CA's certificate), and a line server on 22 that answers
-"ssh-like ADDR".  A Host that has a directory DIR/www/HOST is served its files (a git repository,
+"ssh-like ADDR"; UDP on 443 (QUIC's port) that only logs; HTTP on [fd00::2]:80.  A Host that has a directory DIR/www/HOST is served its files (a git repository,
 an npm registry); any other gets "hello from ADDR".  Every connection is logged to DIR/upstream.log as one line:
     ADDR PORT http|https|line HOST PATH
 so a test asserts from the servers' own records what reached them and what did not."""
 import http.server
+import socket
 import os
 import socketserver
 import ssl
@@ -28,7 +29,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     scheme = "http"
 
     def do_GET(self):
-        addr, port = self.server.server_address
+        addr, port = self.server.server_address[:2]
         host = self.headers.get("Host", "-")
         log("%s %d %s %s %s" % (addr, port, self.scheme, host, self.path))
         body = ("hello from %s via %s host=%s\n" % (addr, self.scheme, host)).encode()
@@ -61,7 +62,7 @@ class TLSHandler(Handler):
 
 class LineHandler(socketserver.StreamRequestHandler):
     def handle(self):
-        addr, port = self.server.server_address
+        addr, port = self.server.server_address[:2]
         log("%s %d line - -" % (addr, port))
         self.wfile.write(("ssh-like %s\n" % addr).encode())
 
@@ -69,6 +70,16 @@ class LineHandler(socketserver.StreamRequestHandler):
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+
+class Server6(Server):
+    address_family = socket.AF_INET6
+
+
+class UDPHandler(socketserver.BaseRequestHandler):
+    def handle(self):
+        addr, port = self.server.server_address[:2]
+        log("%s %d udp - -" % (addr, port))
 
 
 class LineServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
@@ -88,5 +99,7 @@ for a in ADDRS:
     tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
     serve(tls)
     serve(LineServer((a, 22), LineHandler))
+    serve(socketserver.ThreadingUDPServer((a, 443), UDPHandler))  # QUIC's port
+serve(Server6(("fd00::2", 80), Handler))
 open(DIR + "/upstream.ready", "w").close()
 threading.Event().wait()

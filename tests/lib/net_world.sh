@@ -5,7 +5,7 @@
 # a DNS server (dnsmasq) on 127.0.0.53 that the namespace's /etc/resolv.conf names, answering
 #   allowed.test -> 127.0.0.2   other.test -> 127.0.0.3   denied.test -> 127.0.0.4
 #   registry.npmjs.org -> 127.0.0.2 (npm's own registry name, served here from DIR/www)
-# and logging every query it gets to DIR/dns.log; HTTP, HTTPS (a test CA: DIR/ca.pem) and a line
+# and logging every query it gets to DIR/dns.log; fd00::2 on lo; HTTP, HTTPS (a test CA: DIR/ca.pem) and a line
 # server on each of those addresses (net_upstream.py, logging to DIR/upstream.log).  Then CMD runs.
 # Usage: net_world.sh DIR CMD...
 set -eu
@@ -13,6 +13,7 @@ dir=$1
 shift
 here=$(dirname "$0")
 ip link set lo up
+ip -6 addr add fd00::2/128 dev lo nodad
 printf 'nameserver 127.0.0.53\n' >"$dir/resolv.conf"
 mount --bind "$dir/resolv.conf" /etc/resolv.conf
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=dshbox-test-ca \
