@@ -20,6 +20,10 @@ export interface DshConfig {
    * `.gemini`, `.vscode`, `.idea`, `cordis.patch.yml`; docs/policy.md lists them all).
    */
   unprotect?: string[];
+  /** dshbox's `network`: on/off, or by name (SPEC 12; docs/network.md). */
+  network?: boolean | 'on' | 'off' | {
+    allowDomains?: string[]; denyDomains?: string[]; allowLocalBinding?: boolean; ask?: boolean; askTimeoutMs?: number;
+  };
 }
 
 export interface DshSession {

@@ -10,9 +10,26 @@ import { findBinary } from './binary.js';
 import { accessRules, policyArgs } from './policy.js';
 import { openFence } from './fence.js';
 
-const KEYS = ['access', 'runnerCommand', 'runnerFailureSignatures', 'probeTimeoutMs', 'cwd', 'diffBasisMaxBytes', 'unprotect'];
+const KEYS = ['access', 'runnerCommand', 'runnerFailureSignatures', 'probeTimeoutMs', 'cwd', 'diffBasisMaxBytes', 'unprotect',
+  'network'];
 // The keys dshbox takes only from a configuration file.
-const FILE_KEYS = ['runnerCommand', 'runnerFailureSignatures', 'probeTimeoutMs', 'diffBasisMaxBytes', 'unprotect'];
+const FILE_KEYS = ['runnerCommand', 'runnerFailureSignatures', 'probeTimeoutMs', 'diffBasisMaxBytes', 'unprotect', 'network'];
+// SPEC 12: network as a mapping, checked here for shape; dshbox checks the patterns.
+const NETWORK_KEYS = ['allowDomains', 'denyDomains', 'allowLocalBinding', 'ask', 'askTimeoutMs'];
+
+function checkNetwork(v) {
+  if (typeof v === 'boolean' || v === 'on' || v === 'off') return v;
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    throw new TypeError('config.network: expected true/false, "on"/"off" or a mapping');
+  for (const key of Object.keys(v)) {
+    if (!NETWORK_KEYS.includes(key)) throw new TypeError(`config.network.${key}: unknown key (${NETWORK_KEYS.join(', ')})`);
+    const x = v[key];
+    const ok = key.endsWith('Domains') ? Array.isArray(x) && x.every((d) => typeof d === 'string')
+      : key === 'askTimeoutMs' ? Number.isInteger(x) && x >= 0 : typeof x === 'boolean';
+    if (!ok) throw new TypeError(`config.network.${key}: ${key.endsWith('Domains') ? 'expected a list of patterns' : 'bad value'}`);
+  }
+  return { ...v };
+}
 
 /** Checks the plugin's config and returns it normalised (access as a list). */
 export function normaliseConfig(config = {}) {
@@ -36,6 +53,7 @@ export function normaliseConfig(config = {}) {
     if (!Number.isInteger(v) || v < 0) throw new TypeError(`config.${key}: expected a non-negative integer`);
     out[key] = v;
   }
+  if (config.network !== undefined) out.network = checkNetwork(config.network);
   if (config.cwd !== undefined) {
     if (typeof config.cwd !== 'string' || !config.cwd) throw new TypeError('config.cwd: expected a path');
     out.cwd = config.cwd;

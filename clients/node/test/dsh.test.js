@@ -35,6 +35,19 @@ test('sandbox service: confine returns the dshbox run argv, and it enforces the 
   assert.ok(!existsSync(file), 'dispose removes the configuration file');
 });
 
+test('sandbox service: the network by name reaches dshbox through the configuration file', (t) => {
+  assert.throws(() => normaliseConfig({ network: { allowDomain: [] } }), /unknown key/);
+  assert.throws(() => normaliseConfig({ network: { allowDomains: 'x.example' } }), /list of patterns/);
+  const ws = workspace(t);
+  const s = createSandboxService({ network: { allowDomains: ['registry.example'] } },
+    { workspaceRoot: ws, mode: 'workspace-write' });
+  t.after(() => s.dispose());
+  const argv = s.confine(['sh', '-c', 'getent hosts registry.example; getent hosts other.example; echo rc=$?']);
+  const r = spawnSync(argv[0], argv.slice(1), { cwd: ws, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^198\.18\.\d+\.\d+\s+registry\.example\nrc=2\n$/);
+});
+
 test('sandbox service: read-only session', (t) => {
   const ws = workspace(t);
   const s = createSandboxService({}, { workspaceRoot: ws, mode: 'read-only' });
