@@ -242,6 +242,24 @@ static _Noreturn void finish(struct dsh_stage_ctx *c, int st, int status_fd)
  * the terminal or a host process (no sender pid in the sandbox's namespace) — ends the run as a
  * death by that signal.  A signal whose default is to be ignored, or sent from inside, does not.
  */
+/*
+ * Without a pid namespace (the landlock backend) nothing kills the command when the supervisor is
+ * killed: init's PDEATHSIG=SIGKILL would end init alone, and orphan the command.  So once the
+ * command runs, init's death signal is one it catches (through its signalfd) and answers by
+ * killing everything it started.  The supervisor's pid tells the real one from a forged one.
+ */
+static int death_signal(void)
+{
+	return SIGRTMIN + 3;
+}
+
+static pid_t supervisor_pid;
+
+static bool supervisor_gone(void)
+{
+	return getppid() != supervisor_pid;
+}
+
 static bool ends_pid_1_run(const struct dsh_stage_ctx *c, const struct signalfd_siginfo *si)
 {
 	return c->plan->proc.as_pid_1 && si->ssi_signo != SIGWINCH && (dsh_child_passed_on(si) || si->ssi_pid == 0);
@@ -293,6 +311,13 @@ static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_
 			continue;
 		if (n != (ssize_t)sizeof(si))
 			_exit(125);
+		if (c->plan->ns.none && (int)si.ssi_signo == death_signal()) {
+			if (supervisor_gone()) {
+				kill_descendants();
+				_exit(125);
+			}
+			continue; /* sent by someone else while the supervisor lives: nothing */
+		}
 		if (si.ssi_signo != SIGCHLD && ends_pid_1_run(c, &si))
 			finish(c, (int)si.ssi_signo, status_fd); /* a wait status: killed by that signal */
 		if (si.ssi_signo != SIGCHLD) {
@@ -350,6 +375,7 @@ static void keep_only_serving(const struct dsh_stage_ctx *c, int sfd, int listen
 static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 {
 	clock_note(c, "clone");
+	supervisor_pid = getppid();
 	/* Die with the supervisor; if it is already gone (its end of the pipe closed), stop now. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		_exit(125);
@@ -395,6 +421,13 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 
 	sigset_t set;
 	dsh_child_signal_set(&set);
+	if (c->plan->ns.none) {
+		sigset_t death;
+		sigemptyset(&death);
+		sigaddset(&death, death_signal());
+		sigaddset(&set, death_signal());
+		(void)sigprocmask(SIG_BLOCK, &death, NULL); /* the command gets the caller's mask back */
+	}
 	int sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0) {
 		struct dsh_error *e = NULL;
@@ -433,6 +466,12 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	if (cmd > 0) { /* back on init's own stack, which the command told us */
 		stack_switch_start(arg.init_stack, arg.init_stack_size);
 		stack_switch_finish(NULL, NULL);
+	}
+	/* The command runs: from now on the supervisor's death kills what it started (death_signal). */
+	if (cmd > 0 && c->plan->ns.none &&
+	    (prctl(PR_SET_PDEATHSIG, death_signal(), 0, 0, 0) < 0 || supervisor_gone())) {
+		kill_descendants();
+		_exit(125);
 	}
 	if (cmd < 0) {
 		struct dsh_error *e = NULL;
