@@ -48,33 +48,6 @@ static void teardown(void)
 
 TestSuite(broker_caller_work, .init = setup, .fini = teardown, .timeout = 90);
 
-/* Whether `dshbox probe` finds backend b available here (asked once per process); skips where
-   there is no confining backend at all. */
-static bool have_backend(const char *b)
-{
-	static char *probe;
-	if (!probe) {
-		dsh_test_require_backend();
-		const char *argv[] = { dsh_test_dshbox(), "probe", NULL };
-		struct dsh_proc r;
-		cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, &r), 0);
-		probe = strdup(r.out);
-		dsh_proc_clear(&r);
-	}
-	/* "backend linux-ns           available" */
-	bool yes = false;
-	size_t bl = strlen(b);
-	for (const char *l = probe; l && *l && !yes; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		char word[32] = "";
-		if (strncmp(l, "backend ", 8) == 0 && strncmp(l + 8, b, bl) == 0 && l[8 + bl] == ' ')
-			yes = sscanf(l + 8 + bl, "%31s", word) == 1 && strcmp(word, "available") == 0;
-	}
-	/* A backend the machine lacks is a skip with its reason (a failure in CI), never a pass. */
-	if (!yes)
-		DSH_SKIP("backend %s is not available here (dshbox probe)", b);
-	return yes;
-}
-
 static const char *const backends[] = { "linux-ns", "landlock" };
 
 /*
@@ -110,7 +83,7 @@ Test(broker_caller_work, shell_sets_its_own_oom_score_adj)
 	const char *cmd[] = { "sh", "-c", script, NULL };
 	for (size_t i = 0; i < sizeof(proc_settings) / sizeof(proc_settings[0]); i++) {
 		const struct dsh_test_setting *s = &proc_settings[i];
-		if (!have_backend(s->backend))
+		if (!dsh_test_require_backend_named(s->backend))
 			continue;
 		struct dsh_proc r;
 		run_in(&r, s, cmd);
@@ -129,7 +102,7 @@ Test(broker_caller_work, program_renames_itself_through_proc_self_comm)
 	const char *cmd[] = { helper, "comm", "renamed-by-self", NULL };
 	for (size_t i = 0; i < sizeof(proc_settings) / sizeof(proc_settings[0]); i++) {
 		const struct dsh_test_setting *s = &proc_settings[i];
-		if (!have_backend(s->backend))
+		if (!dsh_test_require_backend_named(s->backend))
 			continue;
 		struct dsh_proc r;
 		run_in(&r, s, cmd);
@@ -146,7 +119,7 @@ Test(broker_caller_work, program_writes_its_own_memory_through_proc_self_mem)
 	const char *cmd[] = { helper, "mem", "creat", NULL };
 	for (size_t i = 0; i < sizeof(proc_settings) / sizeof(proc_settings[0]); i++) {
 		const struct dsh_test_setting *s = &proc_settings[i];
-		if (!have_backend(s->backend))
+		if (!dsh_test_require_backend_named(s->backend))
 			continue;
 		struct dsh_proc r;
 		run_in(&r, s, cmd);
@@ -166,7 +139,7 @@ Test(broker_caller_work, echo_to_dev_stderr_and_dev_stdout)
 	const char *cmd[] = { "sh", "-c", "echo to-stderr > /dev/stderr; echo rc1=$?; echo to-stdout > /dev/stdout; echo rc2=$?",
 			      NULL };
 	for (size_t b = 0; b < 2; b++) {
-		if (!have_backend(backends[b]))
+		if (!dsh_test_require_backend_named(backends[b]))
 			continue;
 		struct dsh_test_setting s = { backends[b], backends[b], NULL, false, false };
 		struct dsh_proc r;
@@ -196,7 +169,7 @@ Test(broker_caller_work, chattr_in_the_workspace_still_works)
 	dsh_test_write_file(f, "mine\n");
 	dsh_test_require_chattr(f);
 	for (size_t b = 0; b < 2; b++) {
-		if (!have_backend(backends[b]))
+		if (!dsh_test_require_backend_named(backends[b]))
 			continue;
 		int flags = 0;
 		(void)host_xflags(f, &flags);
@@ -235,7 +208,7 @@ Test(broker_caller_work, brokered_creates_where_the_host_refuses_process_vm_read
 				  { "process_vm_readv", NULL, NULL },
 				  { "pidfd_getfd", NULL, NULL } };
 	for (size_t b = 0; b < 2; b++) {
-		if (!have_backend(backends[b]))
+		if (!dsh_test_require_backend_named(backends[b]))
 			continue;
 		for (size_t k = 0; k < 3; k++) {
 			const char *argv[32];
@@ -290,7 +263,7 @@ Test(broker_caller_work, brokered_creates_where_the_host_refuses_process_vm_read
  */
 Test(broker_caller_work, relative_create_with_a_proc_of_another_pid_namespace)
 {
-	if (!have_backend("linux-ns"))
+	if (!dsh_test_require_backend_named("linux-ns"))
 		return;
 	_cleanup_free_ char *sub = at(ws, "sub"), *rel = at(ws, "sub/rel"), *script = NULL;
 	cr_assert_eq(mkdir(sub, 0755), 0);
@@ -354,7 +327,7 @@ static void outer(struct dsh_proc *r, const char *script)
  */
 Test(broker_caller_work, dshbox_inside_dshbox_with_the_broker_on)
 {
-	if (!have_backend("linux-ns"))
+	if (!dsh_test_require_backend_named("linux-ns"))
 		return;
 	_cleanup_free_ char *script = NULL, *f = at(ws, "inner.txt");
 	cr_assert(asprintf(&script,
@@ -379,7 +352,7 @@ Test(broker_caller_work, dshbox_inside_dshbox_with_the_broker_on)
 /* bubblewrap inside dshbox run (nestedSandbox, broker on): its own /dev and /proc, a bound workspace. */
 Test(broker_caller_work, bwrap_inside_dshbox_with_the_broker_on)
 {
-	if (!have_backend("linux-ns"))
+	if (!dsh_test_require_backend_named("linux-ns"))
 		return;
 	if (access("/usr/bin/bwrap", X_OK) != 0)
 		DSH_SKIP("bubblewrap is not installed (/usr/bin/bwrap)");

@@ -34,6 +34,7 @@ static bool have(const char *prog)
 
 static void require_world(void)
 {
+	dsh_test_require_backend_named("linux-ns"); /* the one backend that serves a filtered network */
 	static const char *const progs[] = { "unshare", "dnsmasq", "python3", "openssl", "curl", "ip", "getent" };
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		if (!have(progs[i]))

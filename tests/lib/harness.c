@@ -571,3 +571,29 @@ char *dsh_test_fmt(const char *f, ...)
 	va_end(ap);
 	return s;
 }
+
+bool dsh_test_require_backend_named(const char *b)
+{
+	static char *probe;
+	if (!probe) {
+		dsh_test_require_backend();
+		char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "HOME=/nonexistent", NULL };
+		const char *argv[] = { dsh_test_dshbox(), "probe", NULL };
+		struct dsh_proc r;
+		cr_assert_eq(dsh_proc_run((char *const *)argv, env, NULL, &r), 0);
+		probe = strdup(r.out);
+		dsh_proc_clear(&r);
+	}
+	/* "backend linux-ns           available" */
+	bool yes = false;
+	size_t bl = strlen(b);
+	for (const char *l = probe; l && *l && !yes; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		char word[32] = "";
+		if (strncmp(l, "backend ", 8) == 0 && strncmp(l + 8, b, bl) == 0 && l[8 + bl] == ' ')
+			yes = sscanf(l + 8 + bl, "%31s", word) == 1 && strcmp(word, "available") == 0;
+	}
+	/* A backend the machine lacks is a skip with its reason (a failure in CI), never a pass. */
+	if (!yes)
+		DSH_SKIP("backend %s is not available here (dshbox probe)", b);
+	return yes;
+}

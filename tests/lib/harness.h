@@ -101,6 +101,9 @@ struct dsh_policy *dsh_test_policy(const char *ws, const char *const *rules);
 
 /* Skip (with the reason) on a kernel where dshbox probe finds no confining backend (5.10). */
 void dsh_test_require_backend(void);
+/* Whether `dshbox probe` finds backend b available here (asked once per process); skips with the
+   reason where it does not, and where there is no confining backend at all. */
+bool dsh_test_require_backend_named(const char *b);
 /* Skip (with the reason) on a kernel without Landlock (before 5.13, or not in lsm=). */
 void dsh_test_require_landlock(void);
 
