@@ -62,6 +62,8 @@ int dsh_netsvc_dns_start(struct dsh_netsvc *s, struct dsh_error **err)
 {
 	if (s->dns_udp_fd < 0)
 		return 0;
+	/* evdns reads until EAGAIN: a blocking socket would stall every other part of the loop. */
+	evutil_make_socket_nonblocking(s->dns_udp_fd);
 	s->state->dns_udp = evdns_add_server_port_with_base(s->state->base, s->dns_udp_fd, 0, on_query, s);
 	if (!s->state->dns_udp)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "the command's resolver: evdns_add_server_port failed");

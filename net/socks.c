@@ -162,7 +162,9 @@ int dsh_netsvc_socks_start(struct dsh_netsvc *s, struct dsh_error **err)
 	st->socks = calloc(1, sizeof(*st->socks));
 	if (!st->socks)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "the SOCKS5 proxy: out of memory");
-	/* backlog 0: the socket listens already (made in the command's namespace). */
+	/* backlog 0: the socket listens already (made in the command's namespace); the listener
+	 * accepts until EAGAIN, so a blocking socket would stall the loop. */
+	evutil_make_socket_nonblocking(s->socks_fd);
 	st->socks->ls = evconnlistener_new(st->base, on_accept, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0,
 					   s->socks_fd);
 	if (!st->socks->ls)
