@@ -279,3 +279,42 @@ Test(httpreq, corrupted_bytes_stay_in_bounds)
 		free(copy);
 	}
 }
+
+/* The relay's reading of a request as the upstream server sees it (net/connect.c). */
+static enum dsh_httpreq_result at_server(const char *s, struct dsh_httpreq *r)
+{
+	return dsh_httpreq_parse_at_server((const unsigned char *)s, strlen(s), r);
+}
+
+Test(httpreq, at_server_reads_the_origin_form_and_its_host_header)
+{
+	const char *req = "GET /a?b HTTP/1.1\r\nHost: Allowed.Test:8080\r\nAccept: */*\r\n\r\nbody";
+	struct dsh_httpreq r;
+	cr_assert_eq(at_server(req, &r), DSH_HTTPREQ_FOUND, "%s", r.why);
+	cr_expect_eq(r.kind, DSH_HTTPREQ_FORWARD);
+	cr_expect_str_eq(r.host, "", "the origin form names no host");
+	cr_expect(r.has_host_header);
+	cr_expect_str_eq(r.host_header, "allowed.test");
+	cr_expect_eq(r.host_header_port, 8080);
+	cr_expect_eq(r.path_len, 4);
+	cr_expect_eq(memcmp(req + r.path_off, "/a?b", 4), 0);
+	cr_expect_eq(r.head_len, strlen(req) - 4);
+	cr_assert_eq(at_server("OPTIONS * HTTP/1.1\r\nHost: x.test\r\n\r\n", &r), DSH_HTTPREQ_FOUND);
+	cr_expect_eq(dsh_httpreq_parse((const unsigned char *)req, strlen(req), &r), DSH_HTTPREQ_UNSUPPORTED,
+		     "the proxy's own reading still refuses the origin form");
+	for (size_t k = 0; k < strlen(req) - 4; k++)
+		cr_assert_eq(dsh_httpreq_parse_at_server((const unsigned char *)req, k, &r), DSH_HTTPREQ_NEED_MORE, "prefix %zu", k);
+}
+
+Test(httpreq, at_server_keeps_the_other_forms_and_the_strict_rules)
+{
+	struct dsh_httpreq r;
+	cr_assert_eq(at_server("GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\n\r\n", &r), DSH_HTTPREQ_FOUND);
+	cr_expect_str_eq(r.host, "a.test", "an absolute URI's host, which a server prefers to Host");
+	cr_expect_str_eq(r.host_header, "b.test");
+	cr_expect_eq(at_server("GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n", &r), DSH_HTTPREQ_BAD);
+	cr_expect_eq(at_server("GET / HTTP/1.1\nHost: a.test\r\n\r\n", &r), DSH_HTTPREQ_BAD);
+	cr_expect_eq(at_server("GET / HTTP/2.0\r\nHost: a.test\r\n\r\n", &r), DSH_HTTPREQ_UNSUPPORTED);
+	cr_assert_eq(at_server("GET / HTTP/1.0\r\n\r\n", &r), DSH_HTTPREQ_FOUND);
+	cr_expect_not(r.has_host_header);
+}
