@@ -206,9 +206,10 @@ static int judge_tls(struct conn *c, const unsigned char *p, size_t n)
 }
 
 /* A plain HTTP request: its Host header (and an absolute URI's host) must be the decided name.
- * Only the first request is read: the proxy's forwarded requests end with the response
- * (http.c asks for Connection: close); a later request on a kept-alive tunnel goes to the same
- * upstream address, which was resolved from the decided name. */
+ * Only the first request can be read (where a second one starts depends on the first's body), so
+ * the head is rewritten to ask for Connection: close: the upstream answers this request alone
+ * (RFC 9112 9.6) and a request pipelined or kept alive behind it, unjudged, is never served.
+ * The price: no Upgrade (ws://) through a tunnel or a mapped address; wss:// is TLS. */
 static int judge_http(struct conn *c, const unsigned char *p, size_t n)
 {
 	struct dsh_httpreq r;
@@ -233,6 +234,8 @@ static int judge_http(struct conn *c, const unsigned char *p, size_t n)
 		snprintf(why, sizeof(why), "the request names %s", r.host);
 		return refuse(c, "host", why);
 	}
+	if (dsh_netsvc_head_close(bufferevent_get_input(c->cl.bev), p, &r, false) < 0)
+		return refuse(c, "host", "out of memory");
 	return 1;
 }
 
@@ -243,6 +246,9 @@ static int looks_http(const unsigned char *p, size_t n)
 {
 	size_t i = 0;
 	unsigned char l = p[0] | 0x20;
+	/* A server may skip empty lines before a request (RFC 9112 2.2): judged, and refused. */
+	if (p[0] == '\r' || p[0] == '\n')
+		return 1;
 	if (!(l >= 'a' && l <= 'z'))
 		return -1;
 	while (i < n && p[i] != ' ') {
@@ -547,9 +553,11 @@ void dsh_netsvc_connect(struct dsh_netsvc *s, struct bufferevent *client, const 
 		return;
 	}
 	*c = (struct conn){ .s = s, .cl.bev = client, .port = req->port, .via = req->via, .done = done, .arg = arg };
-	/* The command's bytes wait in client's input until the relay has judged them. */
+	/* The command's bytes wait in client's input until the relay has judged them; the front
+	 * end's timeout for its own exchange must not end an idle tunnel later. */
 	bufferevent_disable(client, EV_READ);
 	bufferevent_setcb(client, NULL, NULL, NULL, NULL);
+	bufferevent_set_timeouts(client, NULL, NULL);
 	int r = decide(c, req->name);
 	if (r < 0) {
 		free(c);

@@ -99,22 +99,26 @@ static bool hop_by_hop(const unsigned char *line, size_t n)
 }
 
 /*
- * The head in origin form, replacing the absolute-form head at the start of in.  The upstream is
- * asked for one response only (Connection: close, the client's hop-by-hop headers dropped): the
- * relay judges the first request's Host, and a second request on a kept-alive connection could
- * name another host unseen.  Bytes after the head (a body) stay where they are.
+ * The upstream is asked for one response only (Connection: close, the client's hop-by-hop headers
+ * dropped): the relay judges the first request's Host, and a second request on a kept-alive
+ * connection could name another host unseen.  Bytes after the head (a body) stay where they are.
  */
-static int rewrite(struct evbuffer *in, const unsigned char *buf, const struct dsh_httpreq *r)
+int dsh_netsvc_head_close(struct evbuffer *in, const unsigned char *buf, const struct dsh_httpreq *r,
+			  bool to_origin_form)
 {
 	struct evbuffer *nb = evbuffer_new();
 	int ok = nb != NULL;
 	if (!nb)
 		return -ENOMEM;
-	ok = ok && evbuffer_add(nb, buf, r->method_len) == 0 && evbuffer_add(nb, " ", 1) == 0;
-	if (r->path_len == 0 || buf[r->path_off] == '?')
-		ok = ok && evbuffer_add(nb, "/", 1) == 0;
-	ok = ok && evbuffer_add(nb, buf + r->path_off, r->path_len) == 0 && evbuffer_add(nb, " ", 1) == 0;
-	ok = ok && evbuffer_add(nb, buf + r->version_off, 8) == 0 && evbuffer_add(nb, "\r\n", 2) == 0;
+	if (!to_origin_form) {
+		ok = evbuffer_add(nb, buf, r->line_len) == 0;
+	} else {
+		ok = evbuffer_add(nb, buf, r->method_len) == 0 && evbuffer_add(nb, " ", 1) == 0;
+		if (r->path_len == 0 || buf[r->path_off] == '?')
+			ok = ok && evbuffer_add(nb, "/", 1) == 0;
+		ok = ok && evbuffer_add(nb, buf + r->path_off, r->path_len) == 0 && evbuffer_add(nb, " ", 1) == 0;
+		ok = ok && evbuffer_add(nb, buf + r->version_off, 8) == 0 && evbuffer_add(nb, "\r\n", 2) == 0;
+	}
 	for (size_t pos = r->line_len; ok && pos + 2 < r->head_len;) {
 		const unsigned char *e = memmem(buf + pos, r->head_len - pos, "\r\n", 2);
 		size_t n = (size_t)(e - (buf + pos));
@@ -189,7 +193,7 @@ static void on_head(struct bufferevent *b, void *arg)
 		refuse(hc, 403, "Forbidden", "the Host header does not name the URI's host");
 		return;
 	}
-	if (rewrite(in, buf, &r) < 0) {
+	if (dsh_netsvc_head_close(in, buf, &r, true) < 0) {
 		refuse(hc, 500, "Internal Server Error", "out of memory");
 		return;
 	}

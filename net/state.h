@@ -4,6 +4,7 @@
 
 /* The service's own state, shared by its parts (dns.c, the proxies, the relays); not for callers. */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "net/service.h"
@@ -74,6 +75,14 @@ void dsh_netsvc_connect(struct dsh_netsvc *s, struct bufferevent *client, const 
 /* Free b once its output has been written (a refusal's reply must reach the client before the
  * close), at once when it cannot be or when the service is stopping. */
 void dsh_netsvc_close_after_write(struct dsh_netsvc *s, struct bufferevent *b);
+
+/* Replace the request head at the start of in (buf, r: as parsed from it) by one asking for
+ * Connection: close, without the client's Connection, Keep-Alive, Proxy-Connection and
+ * Proxy-Authorization; to_origin_form: the request line in origin form, for a FORWARD (http.c). */
+struct evbuffer;
+struct dsh_httpreq;
+int dsh_netsvc_head_close(struct evbuffer *in, const unsigned char *buf, const struct dsh_httpreq *r,
+			  bool to_origin_form);
 
 /* The front ends: listeners on s->http_fd (http.c), s->socks_fd (socks.c), s->mapped (mapped.c). */
 int dsh_netsvc_http_start(struct dsh_netsvc *s, struct dsh_error **err);

@@ -336,8 +336,22 @@ Test(netsvc_proxy, a_host_header_naming_another_host_is_refused)
 	close(fd);
 	cr_expect(events_wait("the Host header names evil.test"), "events: %s", events);
 	cr_expect_eq(uplog_count('D', 200), 0, "the upstream received nothing");
+	/* Leading empty lines a server would skip do not hide a request from the relay. */
 	fd = http_tunnel("allowed.test");
-	echoes(fd, "GET / HTTP/1.1\r\nHost: Allowed.Test\r\n\r\n");
+	say(fd, "\r\nGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n", 37);
+	cr_expect(closed(fd), "the relay ends the connection");
+	close(fd);
+	cr_expect_eq(uplog_count('D', 200), 0, "the upstream received nothing");
+	/* The right Host passes, asking for one response: a request pipelined behind it is not
+	 * served by an upstream that honours Connection: close. */
+	const char *pipelined = "GET / HTTP/1.1\r\nHost: Allowed.Test\r\nConnection: keep-alive\r\n\r\n"
+				"GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n";
+	const char *want = "GET / HTTP/1.1\r\nHost: Allowed.Test\r\nConnection: close\r\n\r\n"
+			   "GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n";
+	fd = http_tunnel("allowed.test");
+	say(fd, pipelined, strlen(pipelined));
+	hear(fd, buf, sizeof(buf), "evil.test\r\n\r\n");
+	cr_expect_str_eq(buf, want, "what the upstream received (echoed)");
 	close(fd);
 	stop();
 }
