@@ -10,9 +10,11 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "policy/netpolicy.h"
 #include "common/cleanup.h"
 #include "common/strbuf.h"
 #include "common/strv.h"
@@ -22,6 +24,7 @@
 static void help(void)
 {
 	printf("Usage: dshbox run [POLICY OPTIONS] [--dry-run] [--report FILE|-] [--report-fd N] [--preserve-fd N]\n"
+	       "                  [--ask-fd N]\n"
 	       "                  -- CMD [ARG...]\n\n"
 	       "Run CMD confined by the kernel: the policy's read-only, writable and masked paths hold for CMD\n"
 	       "and every process it starts.\n\n"
@@ -29,6 +32,8 @@ static void help(void)
 	       "  --dry-run            print the backend's plan (the mount plan for linux-ns) and exit\n"
 	       "  --report FILE|-      write a JSON report: backend, enforcement, how each rule is enforced\n"
 	       "  --report-fd N        write the report to descriptor N (above 2), closed before CMD starts\n"
+	       "  --ask-fd N           ask the host on socket N about names in neither list (SPEC 12.4;\n"
+	       "                       implies network ask: true)\n"
 	       "  --preserve-fd N      keep descriptor N (above 2) open in CMD (repeatable)\n"
 	       "  --timing             print each stage of the start and end with its wall-clock\n"
 	       "                       microseconds on stderr (also DSHBOX_TIMING=1)\n"
@@ -38,7 +43,7 @@ static void help(void)
 	       "CMD did not run; 126 CMD could not be executed; 127 CMD was not found.\n");
 }
 
-enum { OPT_DRY_RUN = 1, OPT_REPORT, OPT_REPORT_FD, OPT_PRESERVE_FD, OPT_TIMING };
+enum { OPT_DRY_RUN = 1, OPT_REPORT, OPT_REPORT_FD, OPT_PRESERVE_FD, OPT_TIMING, OPT_ASK_FD };
 
 /*
  * The timing view's first stage, from the fork that started dshbox to here: the process's time on a
@@ -274,6 +279,7 @@ struct run_args {
 	int *keep;   /* --preserve-fd */
 	size_t n_keep;
 	bool timing;
+	int ask_fd; /* --ask-fd N: where names in neither list are asked (SPEC 12.4), or -1 */
 	char **cmd;
 };
 
@@ -290,6 +296,14 @@ static int fd_arg(const char *option, const char *arg)
 	return (int)v;
 }
 
+static bool fd_kept(const struct run_args *a, int fd)
+{
+	for (size_t i = 0; i < a->n_keep; i++)
+		if (a->keep[i] == fd)
+			return true;
+	return false;
+}
+
 /* 0 to run; otherwise the exit status (help: 0 and *ret_done). */
 static int parse_args(int argc, char **argv, struct run_args *a, bool *ret_done)
 {
@@ -298,6 +312,7 @@ static int parse_args(int argc, char **argv, struct run_args *a, bool *ret_done)
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "report", required_argument, NULL, OPT_REPORT },
 		{ "report-fd", required_argument, NULL, OPT_REPORT_FD },
+		{ "ask-fd", required_argument, NULL, OPT_ASK_FD },
 		{ "preserve-fd", required_argument, NULL, OPT_PRESERVE_FD },
 		{ "timing", no_argument, NULL, OPT_TIMING },
 		CLI_POLICY_LONG_OPTIONS,
@@ -320,6 +335,10 @@ static int parse_args(int argc, char **argv, struct run_args *a, bool *ret_done)
 			break;
 		case OPT_REPORT_FD:
 			if ((a->report.fd = fd_arg("--report-fd", optarg)) < 0)
+				return DSH_EXIT_FAILURE;
+			break;
+		case OPT_ASK_FD:
+			if ((a->ask_fd = fd_arg("--ask-fd", optarg)) < 0)
 				return DSH_EXIT_FAILURE;
 			break;
 		case OPT_TIMING:
@@ -363,6 +382,13 @@ static int parse_args(int argc, char **argv, struct run_args *a, bool *ret_done)
 		return cli_usage_error("run", "--report-fd %d: not an open descriptor", a->report.fd);
 	if (a->report.path && a->report.fd >= 0)
 		return cli_usage_error("run", "--report and --report-fd: give one");
+	/* The host answers on it: a socket, read and written (SPEC 12.4). */
+	int type = 0;
+	socklen_t tl = sizeof(type);
+	if (a->ask_fd >= 0 && (getsockopt(a->ask_fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM))
+		return cli_usage_error("run", "--ask-fd %d: not an open stream socket (the host answers on it)", a->ask_fd);
+	if (a->ask_fd >= 0 && (a->ask_fd == a->report.fd || fd_kept(a, a->ask_fd)))
+		return cli_usage_error("run", "--ask-fd %d: also given to --report-fd or --preserve-fd", a->ask_fd);
 	return 0;
 }
 
@@ -434,7 +460,7 @@ static int outcome(bool loud, const char *cwd, char *const *env_removed, const s
 
 int cmd_run(int argc, char **argv, char **envp)
 {
-	struct run_args a = { .report = { .fd = -1, .written_for = -1 } };
+	struct run_args a = { .report = { .fd = -1, .written_for = -1 }, .ask_fd = -1 };
 	int rc, sig = 0;
 	bool done = false, ran = false; /* the timing view is printed for a run only, never after bad input */
 	struct dsh_config config;
@@ -452,6 +478,16 @@ int cmd_run(int argc, char **argv, char **envp)
 	if ((rc = cli_policy_load(&a.po, envp, &config, &policy, &ro)) != 0)
 		goto out_policy;
 	ro.timing = tm;
+	if (a.ask_fd >= 0 && !ro.net) {
+		rc = cli_usage_error("run", "--ask-fd %d: the network is not filtered by name (--allow-domain, or "
+					    "network: as a mapping)", a.ask_fd);
+		goto out_policy;
+	}
+	/* Giving the host's channel is asking: names in neither list go to it. */
+	if (a.ask_fd >= 0) {
+		ro.ask_fd = a.ask_fd;
+		ro.net->ask = true;
+	}
 	/* A run lets the start decide (no probe) unless it names its backend before anything runs and
 	   could not take that back: --dry-run, a report that cannot be written again (struct report). */
 	ro.start_decides = !a.dry_run && report_lets_start_decide(&a.report);

@@ -40,7 +40,7 @@
 /* A refusal's reply is given this long to reach the client. */
 #define LINGER_S 5
 
-enum phase { RESOLVING, CONNECTING, INSPECTING, RELAYING };
+enum phase { ASKING, RESOLVING, CONNECTING, INSPECTING, RELAYING };
 
 struct side {
 	struct bufferevent *bev;
@@ -64,6 +64,7 @@ struct conn {
 	struct sockaddr_storage lit;
 	socklen_t lit_len;
 	struct event *timer;
+	struct dsh_netsvc_ask *ask; /* ASKING: the host's question (SPEC 12.4) */
 	int last_err;
 	struct conn *prev, *nx;
 };
@@ -89,6 +90,8 @@ static void conn_unlink(struct conn *c)
 		evutil_freeaddrinfo(c->ai);
 	if (c->up.bev)
 		bufferevent_free(c->up.bev);
+	dsh_netsvc_ask_cancel(c->ask);
+	c->ask = NULL;
 }
 
 /* The end of a relayed (or refused) connection: both sides close. */
@@ -489,7 +492,8 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 	finish(c, -ETIMEDOUT);
 }
 
-/* The verdict, before anything is looked up: 0 allowed (c->name and c->lit filled), -EACCES. */
+/* The verdict, before anything is looked up: 0 allowed (c->name and c->lit filled), 1 the host is
+ * to be asked, -EACCES. */
 static int decide(struct conn *c, const char *name)
 {
 	const struct dsh_net_policy *np = c->s->policy;
@@ -526,8 +530,9 @@ static int decide(struct conn *c, const char *name)
 	}
 	if (v == DSH_NET_ALLOW)
 		return 0;
-	/* ask: the host is not asked yet (SPEC 12.4): a name in neither list is denied. */
-	dsh_netsvc_event(c->s, c->name, c->port, c->via, v == DSH_NET_ASK ? "denied (the host is not asked yet)" : "denied");
+	if (v == DSH_NET_ASK)
+		return 1; /* the host decides (SPEC 12.4): ask.c says why if it denies */
+	dsh_netsvc_event(c->s, c->name, c->port, c->via, "denied");
 	return -EACCES;
 }
 
@@ -540,11 +545,13 @@ static void conn_link(struct conn *c)
 	rl->head = c;
 }
 
+static void go(struct conn *c);
+static void on_asked(bool allowed, void *arg);
+
 void dsh_netsvc_connect(struct dsh_netsvc *s, struct bufferevent *client, const struct dsh_netsvc_conn_req *req,
 			dsh_netsvc_connected_fn done, void *arg)
 {
 	struct dsh_netsvc_state *st = s->state;
-	struct timeval tv = { CONNECT_TIMEOUT_S, 0 };
 	if (!st->relays)
 		st->relays = calloc(1, sizeof(*st->relays));
 	struct conn *c = st->relays ? calloc(1, sizeof(*c)) : NULL;
@@ -565,6 +572,35 @@ void dsh_netsvc_connect(struct dsh_netsvc *s, struct bufferevent *client, const 
 		return;
 	}
 	conn_link(c);
+	if (r == 1) {
+		/* Bounded by askTimeoutMs in ask.c, then by the connection's own timeout. */
+		c->phase = ASKING;
+		c->ask = dsh_netsvc_ask(s, c->name, c->port, c->via, on_asked, c);
+		if (!c->ask) {
+			dsh_netsvc_event(s, c->name, c->port, c->via, "denied: the host cannot be asked");
+			finish(c, -EACCES);
+		}
+		return;
+	}
+	go(c);
+}
+
+/* The host's answer to an ASKING connection. */
+static void on_asked(bool allowed, void *arg)
+{
+	struct conn *c = arg;
+	c->ask = NULL;
+	if (allowed)
+		go(c);
+	else
+		finish(c, -EACCES);
+}
+
+/* An allowed connection: looked up (a name) and connected, within CONNECT_TIMEOUT_S. */
+static void go(struct conn *c)
+{
+	struct dsh_netsvc_state *st = c->s->state;
+	struct timeval tv = { CONNECT_TIMEOUT_S, 0 };
 	c->timer = evtimer_new(st->base, on_timeout, c);
 	if (!c->timer || evtimer_add(c->timer, &tv) < 0) {
 		finish(c, -ENOMEM);
@@ -601,7 +637,7 @@ void dsh_netsvc_relays_stop(struct dsh_netsvc *s)
 			evdns_getaddrinfo_cancel(c->gai);
 	event_base_loop(st->base, EVLOOP_NONBLOCK);
 	while ((c = rl->head)) {
-		if (c->phase == RESOLVING || c->phase == CONNECTING)
+		if (c->phase == ASKING || c->phase == RESOLVING || c->phase == CONNECTING)
 			finish(c, -ECANCELED);
 		else
 			conn_free(c);

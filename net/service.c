@@ -106,7 +106,9 @@ int dsh_netsvc_serve(struct dsh_netsvc *s, struct dsh_error **err)
 	}
 	/* A client that vanishes mid-relay makes a write fail with EPIPE, not end the service. */
 	signal(SIGPIPE, SIG_IGN);
-	r = dsh_netsvc_dns_start(s, err);
+	r = dsh_netsvc_ask_start(s, err);
+	if (r >= 0)
+		r = dsh_netsvc_dns_start(s, err);
 	if (r >= 0)
 		r = dsh_netsvc_http_start(s, err);
 	if (r >= 0)
@@ -124,6 +126,7 @@ out:
 	dsh_netsvc_mapped_stop(s);
 	dsh_netsvc_dns_stop(s);
 	dsh_netsvc_relays_stop(s);
+	dsh_netsvc_ask_stop(s); /* after the relays, which cancel their questions */
 	if (stop)
 		event_free(stop);
 	state_free(st);

@@ -30,6 +30,7 @@ struct dsh_netsvc_state {
 	struct dsh_netsvc_socks *socks;     /* socks.c */
 	struct dsh_netsvc_mapped_ls *mapped; /* mapped.c */
 	struct dsh_netsvc_relays *relays;   /* connect.c: the connections in flight, freed at stop */
+	struct dsh_netsvc_asker *asker;     /* ask.c: the host's questions in flight */
 	int stopping;                       /* set by dsh_netsvc_serve() on the way out */
 };
 
@@ -93,6 +94,18 @@ int dsh_netsvc_mapped_start(struct dsh_netsvc *s, struct dsh_error **err);
 void dsh_netsvc_mapped_stop(struct dsh_netsvc *s);
 /* The connections connect.c holds, closed by dsh_netsvc_serve() on the way out. */
 void dsh_netsvc_relays_stop(struct dsh_netsvc *s);
+
+/* SPEC 12.4 (ask.c): ask the host whether name:port (port 0: a DNS query) may be reached; fn(allowed,
+ * arg) is called once, from the event loop, never from inside the call.  NULL when it cannot even
+ * be asked (out of memory, too many questions in flight): denied, and fn is never called. */
+struct dsh_netsvc_ask;
+typedef void (*dsh_netsvc_answer_fn)(bool allowed, void *arg);
+struct dsh_netsvc_ask *dsh_netsvc_ask(struct dsh_netsvc *s, const char *name, uint16_t port, const char *via,
+				      dsh_netsvc_answer_fn fn, void *arg);
+/* The caller goes away first: fn will not be called. */
+void dsh_netsvc_ask_cancel(struct dsh_netsvc_ask *q);
+int dsh_netsvc_ask_start(struct dsh_netsvc *s, struct dsh_error **err);
+void dsh_netsvc_ask_stop(struct dsh_netsvc *s);
 
 /* The command's resolver on s->dns_udp_fd (dns.c). */
 int dsh_netsvc_dns_start(struct dsh_netsvc *s, struct dsh_error **err);

@@ -81,6 +81,7 @@ int dsh_run_options_init(struct dsh_run_options *o, const struct dsh_config *c, 
 	if (r < 0)
 		return r;
 	o->backend = c->backend;
+	o->ask_fd = -1;
 	o->allow_degraded = c->allow_degraded;
 	o->network = c->network && !c->net;
 	o->probe_timeout_ms = c->probe_timeout_ms;

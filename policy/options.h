@@ -78,6 +78,7 @@ struct dsh_run_options {
 	/* The network by name (SPEC 12), a copy of the configuration's; NULL: network on or off.  Set,
 	   network is false: the command's namespace has loopback only, and dshbox serves the names. */
 	struct dsh_net_policy *net;
+	int ask_fd;                       /* SPEC 12.4: the host's socket for names in neither list, or -1 */
 	char **runner_command;            /* NULL-terminated, or NULL */
 	char **runner_failure_signatures; /* NULL-terminated, or NULL */
 	long long probe_timeout_ms;       /* positive bound for each backend probe */

@@ -324,8 +324,10 @@ static int ln_describe(const struct dsh_policy *p, const void *plan, struct dsh_
 				       "writes; tmp: private makes it a private tmpfs") < 0)
 		goto oom;
 	if (lp->opts->net && lp->opts->net->ask &&
-	    dsh_strv_push(&ret->notes, "network: ask: names in neither list are refused: this build does not ask the host "
-				       "yet (SPEC 12.4)") < 0)
+	    dsh_strv_push(&ret->notes, lp->opts->ask_fd >= 0
+		? "network: ask: names in neither list are asked of the host on --ask-fd, each connection waiting up "
+		  "to askTimeoutMs (SPEC 12.4)"
+		: "network: ask: names in neither list are refused: no --ask-fd to ask the host on (SPEC 12.4)") < 0)
 		goto oom;
 	if (lp->opts->net &&
 	    dsh_strv_push(&ret->notes, "network: filtered: names resolve inside to addresses of 198.18.0.0/16 mapped to "

@@ -77,8 +77,14 @@ static _Noreturn void service_main(const struct dsh_sandbox_plan *plan, int sock
 	size_t n_ports = pool_ports(np, ports), n = listener_count(np);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != 1)
 		_exit(1); /* init is gone, or this is not its pid namespace: serve nothing */
-	int keep[2] = { sock, events_fd };
-	if (dsh_fds_close_except(keep, events_fd >= 0 ? 2 : 1, &e) < 0)
+	/* SPEC 12.4: the host's socket, the service's alone (init and the command close theirs). */
+	int ask_fd = np->ask && plan->opts ? plan->opts->ask_fd : -1;
+	int keep[3] = { sock }, n_keep = 1;
+	if (events_fd >= 0)
+		keep[n_keep++] = events_fd;
+	if (ask_fd >= 0)
+		keep[n_keep++] = ask_fd;
+	if (dsh_fds_close_except(keep, (size_t)n_keep, &e) < 0)
 		_exit(1);
 	/* Not the caller's terminal: the service's output, if any, goes nowhere. */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -92,7 +98,7 @@ static _Noreturn void service_main(const struct dsh_sandbox_plan *plan, int sock
 		pool[i] = (struct dsh_netsvc_mapped){ -1, DSH_NETSVC_MAPPED_BASE + 1 + (uint32_t)(i / n_ports),
 						      ports[i % n_ports] };
 	struct dsh_netsvc s = { .policy = np, .mapped = pool, .n_mapped = n - 3, .events_fd = events_fd,
-				.stop_fd = -1, .ask_fd = -1 };
+				.stop_fd = -1, .ask_fd = ask_fd };
 	/* The host's resolver configuration is read while init waits: its mounts, which cover
 	   /etc/resolv.conf for the command, are in this mount namespace too. */
 	if (dsh_netsvc_prepare(&s, &e) < 0) {

@@ -432,3 +432,63 @@ Test(net_filter, udp_other_than_dns_and_ipv6_reach_nothing)
 	cr_expect(!strstr(w.r.out, "hello"), "%s", w.r.out);
 	world_clear(&w);
 }
+
+/* dshbox run under tests/lib/net_asker.py, which answers by table and logs each question. */
+static void asked_in_world(struct world *w, const char *table, const char *script)
+{
+	require_world();
+	w->dir = dsh_test_mkdtemp();
+	cr_assert_eq(chmod(w->dir, 0755), 0);
+	char *log = dsh_test_fmt("%s/ask.log", w->dir), *cfg = dsh_test_fmt("%s/dshbox.yml", w->dir);
+	/* askTimeoutMs: 2 s, not 30 (a silent host's test). */
+	dsh_test_write_file(cfg, "network:\n  askTimeoutMs: 2000\n");
+	const char *argv[] = { "unshare", geteuid() == 0 ? "-n" : "-rn", "-m", "sh", DSH_TOP "/tests/lib/net_world.sh",
+			       w->dir, "python3", DSH_TOP "/tests/lib/net_asker.py", log, table, "--", dsh_test_dshbox(),
+			       "run", "--config", cfg, "--workspace", w->dir, "--cwd", w->dir, "--allow-domain", "allowed.test",
+			       "--deny-domain", "denied.test", "--ask-fd", "@ASKFD@", "--report",
+			       dsh_test_fmt("%s/report.json", w->dir), "--", "sh", "-c", script, NULL };
+	cr_assert_eq(dsh_proc_run((char *const *)argv, NULL, NULL, &w->r), 0);
+	cr_assert_neq(w->r.exit_code, 99, "the world did not start: %s", w->r.err);
+	w->dns = dsh_test_read_file(dsh_test_fmt("%s/dns.log", w->dir));
+	w->upstream = dsh_test_read_file(dsh_test_fmt("%s/upstream.log", w->dir));
+	free(log);
+	free(cfg);
+}
+
+Test(net_filter, a_name_in_neither_list_is_asked_of_the_host_and_reached_only_when_it_allows)
+{
+	struct world w = { 0 };
+	asked_in_world(&w, "other.test=allow-once",
+		       "curl -sS -m 10 http://other.test/asked-proxy; "
+		       "curl -sS -m 10 --noproxy '*' http://other.test/asked-mapped; "
+		       "curl -sS -m 10 -o /dev/null -w 'unlisted %{http_code}\\n' http://unlisted.test/asked-denied; "
+		       "curl -sS -m 10 -o /dev/null -w 'denied %{http_code}\\n' http://denied.test/never-asked");
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	char *asks = dsh_test_read_file(dsh_test_fmt("%s/ask.log", w.dir));
+	cr_expect(strstr(asks, "{\"id\":1,\"name\":\"other.test\",\"port\":80,\"via\":\"http\"}\n"), "%s", asks);
+	cr_expect(strstr(asks, "\"name\":\"other.test\",\"port\":0,\"via\":\"dns\""), "the lookup is asked too: %s", asks);
+	cr_expect(strstr(asks, "\"name\":\"other.test\",\"port\":80,\"via\":\"mapped\""), "%s", asks);
+	cr_expect(strstr(asks, "\"name\":\"unlisted.test\""), "%s", asks);
+	cr_expect(!strstr(asks, "denied.test"), "a denied name is never asked: %s", asks);
+	cr_expect(!strstr(asks, "allowed.test"), "nor an allowed one: %s", asks);
+	cr_expect(reached(&w, "127.0.0.3 80 http other.test /asked-proxy"), "%s", w.upstream);
+	cr_expect(reached(&w, "127.0.0.3 80 http other.test /asked-mapped"), "%s", w.upstream);
+	cr_expect(strstr(w.r.out, "unlisted 403\n") && strstr(w.r.out, "denied 403\n"), "%s", w.r.out);
+	cr_expect(!reached(&w, "asked-denied") && !reached(&w, "never-asked"), "%s", w.upstream);
+	free(asks);
+	world_clear(&w);
+}
+
+Test(net_filter, a_host_that_never_answers_is_a_denial_within_ask_timeout_ms)
+{
+	struct world w = { 0 };
+	asked_in_world(&w, "other.test=silent",
+		       "curl -sS -m 20 -o /dev/null -w 'silent %{http_code} %{time_total}\\n' http://other.test/unanswered");
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(strstr(w.r.out, "silent 403 "), "%s", w.r.out);
+	cr_expect(!reached(&w, "unanswered"), "%s", w.upstream);
+	char *report = dsh_test_read_file(dsh_test_fmt("%s/report.json", w.dir));
+	cr_expect(strstr(report, "did not answer within askTimeoutMs"), "%s", report);
+	free(report);
+	world_clear(&w);
+}
