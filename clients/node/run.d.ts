@@ -53,6 +53,13 @@ export interface RunOptions extends PolicyOptions {
   killAfterMs?: number;
   onStdout?: (chunk: Buffer) => void;
   onStderr?: (chunk: Buffer) => void;
+  /**
+   * SPEC 12.4: with a filtered network (`policy.allowDomains`), a name in neither list is asked of
+   * this callback before the command reaches it (port 0: a DNS lookup).  Its answer, or `deny`
+   * when it throws; dshbox denies by itself after `askTimeoutMs`.
+   */
+  onAsk?: (q: { name: string; port: number; via: 'dns' | 'http' | 'socks' | 'mapped' }) =>
+    'allow-once' | 'allow-run' | 'deny' | Promise<'allow-once' | 'allow-run' | 'deny'>;
   /** The dshbox program (default: $DSHBOX, then the PATH). */
   binary?: string;
 }

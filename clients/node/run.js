@@ -26,7 +26,9 @@ const BROKER_REFUSED = /^dshbox: note: .*the runtime broker refused \d+ of its c
 export function runArgs(argv, opts = {}) {
   if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === 'string'))
     throw new TypeError('run: argv must be a non-empty array of strings');
-  return ['run', ...policyArgs(opts), '--report', '/dev/fd/3', '--', ...argv];
+  // SPEC 12.4: onAsk answers on descriptor 4, a socket of the child's stdio.
+  const ask = opts.onAsk ? ['--ask-fd', '4'] : [];
+  return ['run', ...policyArgs(opts), '--report', '/dev/fd/3', ...ask, '--', ...argv];
 }
 
 /**
@@ -73,6 +75,33 @@ function takeReport(fd) {
   }
 }
 
+const DECISIONS = ['allow-once', 'allow-run', 'deny'];
+
+// Each question line (schema/ask.schema.json) goes to onAsk; its answer, or 'deny' when it throws
+// or says something else, goes back with the question's id.  dshbox denies on its own after
+// askTimeoutMs.
+function answerQuestions(sock, onAsk) {
+  let buf = '';
+  sock.on('error', () => {});
+  sock.on('data', (chunk) => {
+    buf += chunk.toString('utf8');
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      let q;
+      try { q = JSON.parse(line); } catch { continue; }
+      Promise.resolve()
+        .then(() => onAsk({ name: q.name, port: q.port, via: q.via }))
+        .catch(() => 'deny')
+        .then((d) => {
+          if (!sock.destroyed)
+            sock.write(JSON.stringify({ id: q.id, decision: DECISIONS.includes(d) ? d : 'deny' }) + '\n');
+        });
+    }
+  });
+}
+
 export function run(argv, opts = {}) {
   const binary = findBinary({ binary: opts.binary, env: opts.env });
   const args = runArgs(argv, opts);
@@ -89,7 +118,7 @@ export function run(argv, opts = {}) {
       child = spawn(binary, args, {
         cwd: opts.cwd,
         env: opts.env,
-        stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', reportFd],
+        stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', reportFd, ...(opts.onAsk ? ['pipe'] : [])],
       });
     } catch (e) {
       closeSync(reportFd);
@@ -112,6 +141,7 @@ export function run(argv, opts = {}) {
     if (opts.timeoutMs !== undefined && opts.timeoutMs !== null)
       timer = setTimeout(() => stop('timeout'), opts.timeoutMs);
 
+    if (opts.onAsk) answerQuestions(child.stdio[4], opts.onAsk);
     child.stdout.on('data', (c) => { out.push(c); opts.onStdout?.(c); });
     child.stderr.on('data', (c) => { err.push(c); opts.onStderr?.(c); });
     if (input !== undefined) {

@@ -38,6 +38,23 @@ test('the --report JSON of a filtered network: its refusals, counted after the r
   assert.throws(() => run(['true'], { policy: { allowDomains: 'x.example' } }), /list of patterns/);
 });
 
+test('onAsk: each question matches schema/ask.schema.json, and its answer decides', async (t) => {
+  const schema = load('ask.schema.json');
+  const asked = [];
+  const r = await run(['sh', '-c', 'getent hosts yes.example; getent hosts no.example; echo rc=$?'], {
+    cwd: workspace(t), policy: { allowDomains: ['registry.example'] },
+    onAsk: async (q) => { asked.push(q); return q.name === 'yes.example' ? 'allow-run' : 'deny'; } });
+  assert.equal(r.outcome, 'ok', r.stderr);
+  assert.match(r.stdout, /^198\.18\.\d+\.\d+\s+yes\.example\nrc=2\n$/);
+  assert.ok(asked.some((q) => q.name === 'yes.example' && q.port === 0 && q.via === 'dns'), JSON.stringify(asked));
+  assert.ok(asked.some((q) => q.name === 'no.example'), JSON.stringify(asked));
+  for (const q of asked) valid(schema, { id: 1, ...q });
+  valid(schema, { id: 1, decision: 'allow-once' });
+  assert.notDeepEqual(validate(schema, { id: 1, decision: 'maybe' }), []);
+  assert.ok(r.report.network_filter.refused.some((f) => f.name === 'no.example' && f.reason === 'denied by the host'),
+    JSON.stringify(r.report.network_filter.refused));
+});
+
 test('serve requests and answers', (t) => {
   const req = load('serve-request.schema.json');
   const ans = load('serve-answer.schema.json');
