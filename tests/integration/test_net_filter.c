@@ -492,3 +492,18 @@ Test(net_filter, a_host_that_never_answers_is_a_denial_within_ask_timeout_ms)
 	free(report);
 	world_clear(&w);
 }
+
+Test(net_filter, danger_full_access_with_a_filtered_network_still_filters)
+{
+	struct world w = { 0 };
+	in_world(&w,
+		 "curl -sS -m 10 http://allowed.test/danger-allowed; "
+		 "curl -sS -m 10 -o /dev/null -w 'denied %{http_code}\\n' http://denied.test/danger-denied; "
+		 "curl -sS -m 5 --noproxy '*' http://127.0.0.4/danger-direct; echo rc=$?",
+		 "--mode", "danger-full-access", "--allow-domain", "allowed.test", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_expect(reached(&w, "127.0.0.2 80 http allowed.test /danger-allowed"), "%s", w.upstream);
+	cr_expect(!reached(&w, "danger-denied") && !reached(&w, "danger-direct"), "%s", w.upstream);
+	cr_expect(strstr(w.r.out, "denied 403\n"), "%s", w.r.out);
+	world_clear(&w);
+}
