@@ -14,6 +14,7 @@
 #include "common/cleanup.h"
 #include "common/write_all.h"
 #include "supervisor/child.h"
+#include "supervisor/forked_run.h"
 
 /* The signals that reach the command (SPEC 3.8). */
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
@@ -69,13 +70,38 @@ int dsh_child_begin(struct dsh_child *c, struct dsh_error **err)
 	c->pidfd = -1;
 	sigset_t set;
 	dsh_child_signal_set(&set);
-	if (sigprocmask(SIG_BLOCK, &set, &c->caller_mask) < 0)
-		return dsh_err_sys(err, errno, "sigprocmask");
+	/*
+	 * SIGCHLD ignored (SIG_IGN, or SA_NOCLDWAIT) makes the kernel reap the child itself: no status
+	 * to wait for, and a sandbox's init, which inherits the disposition, would lose its command's.
+	 * A process started so (SIG_IGN survives exec) waits with the default action meanwhile.  Only
+	 * where the process has one thread: the disposition is the whole process's, and a host's own
+	 * children would become zombies nobody waits for (a threaded host's run is made in a child of
+	 * it, forked_run.h, which is where this happens then).
+	 */
+	struct sigaction chld;
+	if (sigaction(SIGCHLD, NULL, &chld) == 0 && (chld.sa_handler == SIG_IGN || (chld.sa_flags & SA_NOCLDWAIT)) &&
+	    !dsh_process_is_threaded()) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		if (sigaction(SIGCHLD, &dfl, NULL) < 0)
+			return dsh_err_sys(err, errno, "sigaction(SIGCHLD)");
+		c->caller_chld = chld;
+		c->chld_reset = true;
+	}
+	if (sigprocmask(SIG_BLOCK, &set, &c->caller_mask) < 0) {
+		int e = errno;
+		if (c->chld_reset)
+			sigaction(SIGCHLD, &c->caller_chld, NULL);
+		c->chld_reset = false;
+		return dsh_err_sys(err, e, "sigprocmask");
+	}
 	/* Non-blocking: one wake-up reads every signal queued, and the end drains them. */
 	c->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (c->sfd < 0) {
 		int e = errno;
 		sigprocmask(SIG_SETMASK, &c->caller_mask, NULL);
+		if (c->chld_reset)
+			sigaction(SIGCHLD, &c->caller_chld, NULL);
+		c->chld_reset = false;
 		return dsh_err_sys(err, e, "signalfd");
 	}
 	return 0;
@@ -138,15 +164,31 @@ long long dsh_child_deadline(long long ms)
 	return monotonic_ms() + ms;
 }
 
-static void reap_if_ended(struct dsh_child *c)
+/*
+ * -ECHILD when the child is gone without its status: another wait of this process took it.  It
+ * counts as reaped then (its pid may already be another process's: never signalled again), and
+ * the wait fails instead of looking for it for ever.
+ */
+static int reap_if_ended(struct dsh_child *c)
 {
 	if (c->reaped || c->pid < 0)
-		return;
+		return 0;
 	pid_t w;
 	while ((w = waitpid(c->pid, &c->status, WNOHANG)) < 0 && errno == EINTR)
 		;
 	if (w == c->pid)
 		c->reaped = true;
+	if (w < 0 && errno == ECHILD) {
+		c->reaped = true;
+		return -ECHILD;
+	}
+	return 0;
+}
+
+static int reaped_elsewhere(const struct dsh_child *c, struct dsh_error **err)
+{
+	return dsh_err(err, DSH_ERR_SYSTEM, ECHILD,
+		       "wait: child %d ended and another wait of this process took its status", (int)c->pid);
 }
 
 void dsh_child_reap(struct dsh_child *c)
@@ -168,7 +210,7 @@ void dsh_child_kill(struct dsh_child *c)
 }
 
 /* Every signal queued: passed on, or (SIGCHLD) a reason to look whether the child ended. */
-static void take_signals(struct dsh_child *c)
+static int take_signals(struct dsh_child *c)
 {
 	struct signalfd_siginfo si;
 	bool chld = false;
@@ -180,8 +222,7 @@ static void take_signals(struct dsh_child *c)
 		else
 			dsh_child_forward(c->pid, &si);
 	}
-	if (chld)
-		reap_if_ended(c);
+	return chld ? reap_if_ended(c) : 0;
 }
 
 static void drain(struct dsh_child_watch *w)
@@ -241,15 +282,17 @@ int dsh_child_wait(struct dsh_child *c, struct dsh_child_watch *watches, size_t 
 			if (v == DSH_CHILD_DONE)
 				done = true;
 		}
-		if (!done && (pf[0].revents & POLLIN))
-			take_signals(c);
-		if (!done && (c->pidfd < 0 || (pf[1].revents & POLLIN)))
-			reap_if_ended(c);
+		if ((!done && (pf[0].revents & POLLIN) && take_signals(c) < 0) ||
+		    (!done && (c->pidfd < 0 || (pf[1].revents & POLLIN)) && reap_if_ended(c) < 0)) {
+			r = reaped_elsewhere(c, err);
+			break;
+		}
 	}
 	if (r == 0) {
 		for (size_t i = 0; i < n; i++)
 			drain(&watches[i]);
-		reap_if_ended(c);
+		if (reap_if_ended(c) < 0)
+			r = reaped_elsewhere(c, err);
 	}
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	return r;
@@ -269,6 +312,10 @@ void dsh_child_end(struct dsh_child *c)
 		c->pidfd = -1;
 	}
 	sigprocmask(SIG_SETMASK, &c->caller_mask, NULL);
+	if (c->chld_reset) {
+		sigaction(SIGCHLD, &c->caller_chld, NULL);
+		c->chld_reset = false;
+	}
 }
 
 void dsh_child_decode(int status, struct dsh_run_result *ret)

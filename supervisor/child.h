@@ -7,14 +7,19 @@
  * (supervisor/sandbox.c) and the runner backend's runner (supervisor/runner_exec.c).
  *
  *   dsh_child_begin   block the passed-on signals and SIGCHLD, and read them from a signalfd, so
- *                     that none is lost between the spawn and the wait
+ *                     that none is lost between the spawn and the wait; an ignored SIGCHLD gets
+ *                     its default action meanwhile (single-threaded processes only)
  *   dsh_child_spawn   fork, or clone with namespace flags; the child runs fn
  *   dsh_child_wait    pass signals on, reap the child, hand readable descriptors (a status pipe,
  *                     a stderr to relay) to their callbacks
- *   dsh_child_end     drop the signals that came for the child; the caller's mask comes back
+ *   dsh_child_end     drop the signals that came for the child; the caller's mask and SIGCHLD
+ *                     action come back
  *
- * The caller's process is left as it was found: its signal mask and its SIGPIPE disposition are
- * restored, nothing else is touched.  No threads.
+ * The caller's process is left as it was found: its signal mask and its SIGPIPE and SIGCHLD
+ * dispositions are restored, nothing else is touched.  No threads: a multithreaded host's run is
+ * supervised from a single-threaded child of it (supervisor/forked_run.h), since the signals the
+ * wait reads are blocked in the calling thread only, and a host's other threads may take them.
+ * A child reaped by another wait of the process fails the wait (ECHILD) instead of hanging it.
  */
 
 #include <signal.h>
@@ -36,6 +41,10 @@ struct dsh_child {
 	   pidfd tells of the end whatever the host's threads block. */
 	int pidfd;
 	sigset_t caller_mask;   /* the mask before begin: the child's command gets it back at exec */
+	/* SIGCHLD's action before begin, when begin set the default for the wait (chld_reset): an
+	   ignored SIGCHLD leaves no status to wait for. */
+	struct sigaction caller_chld;
+	bool chld_reset;
 	bool reaped;
 	int status;             /* the wait status, once reaped */
 	/*
