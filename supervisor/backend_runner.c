@@ -15,6 +15,7 @@
 #include "common/strv.h"
 #include "policy/glob.h"
 #include "supervisor/backends.h"
+#include "supervisor/forked_run.h"
 #include "supervisor/runner_exec.h"
 
 struct runner_plan {
@@ -316,27 +317,14 @@ bool dsh_backend_runner_direct(const void *plan)
 	return rp && rp->direct;
 }
 
-static int rn_confine(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
-		      struct dsh_run_result *ret, struct dsh_error **err)
+/* The runner spawned, waited for, and its failure signatures looked for. */
+static int runner_confine(const struct dsh_policy *p, const struct runner_plan *rp, const struct dsh_run_request *req,
+			  struct dsh_run_result *ret, struct dsh_error **err)
 {
-	struct runner_plan *rp = plan;
 	const struct dsh_run_options *o = rp->opts;
-	const struct dsh_rule *first;
-	size_t n_user = user_rules(p, &first);
-	int r;
-	if (n_user > 0) {
-		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL,
-			    "runnerCommand cannot be combined with access rules (%zu given, first \"%s\"): "
-			    "the runner's dialect cannot enforce them exactly",
-			    n_user, first->text);
-		dsh_err_hint(err, "remove runnerCommand to use the built-in sandbox, or remove the access rules");
-		return r;
-	}
-	/* danger-full-access without rules: the none backend's direct exec, argv verbatim. */
-	if (rp->direct)
-		return dsh_backend_none.confine(p, NULL, req, ret, err);
 	_cleanup_strv_ char **argv = NULL;
 	_cleanup_free_ char *path = NULL;
+	int r;
 	if ((r = rn_probe(p, o, err)) < 0)
 		return r;
 	if ((r = push_all(&argv, err, (const char *const *)rp->prefix)) < 0)
@@ -373,6 +361,53 @@ static int rn_confine(const struct dsh_policy *p, void *plan, const struct dsh_r
 		return r;
 	}
 	return 0;
+}
+
+struct forked_args {
+	const struct dsh_policy *p;
+	const struct runner_plan *rp;
+	const struct dsh_run_request *req;
+};
+
+static int runner_confine_forked(const void *arg, struct dsh_run_result *ret, struct dsh_error **err)
+{
+	const struct forked_args *a = arg;
+	return runner_confine(a->p, a->rp, a->req, ret, err);
+}
+
+static int rn_confine(const struct dsh_policy *p, void *plan, const struct dsh_run_request *req,
+		      struct dsh_run_result *ret, struct dsh_error **err)
+{
+	struct runner_plan *rp = plan;
+	const struct dsh_rule *first;
+	size_t n_user = user_rules(p, &first);
+	int r;
+	if (n_user > 0) {
+		r = dsh_err(err, DSH_ERR_CONFIG, EINVAL,
+			    "runnerCommand cannot be combined with access rules (%zu given, first \"%s\"): "
+			    "the runner's dialect cannot enforce them exactly",
+			    n_user, first->text);
+		dsh_err_hint(err, "remove runnerCommand to use the built-in sandbox, or remove the access rules");
+		return r;
+	}
+	/* danger-full-access without rules: the none backend's direct exec, argv verbatim.  dsh_run
+	   makes it in a child for a host (dsh_run_hooks.none_execs_in_place off): only a caller that
+	   asked for it is replaced by the command. */
+	if (rp->direct)
+		return dsh_backend_none.confine(p, NULL, req, ret, err);
+	/*
+	 * From a multithreaded host the runner is supervised as linux-ns's init is (forked_run.h): from
+	 * a single-threaded child of it.  There the signals the wait reads (SIGCHLD, those passed on)
+	 * are blocked in the one thread there is, so none goes to a host's thread that leaves it
+	 * unblocked (the wait would never see its child end), none of the host's own is read and
+	 * passed on to the runner, and a host that reaps every child (waitpid(-1)) reaps that child,
+	 * not the runner.
+	 */
+	if (dsh_process_is_threaded()) {
+		struct forked_args a = { p, rp, req };
+		return dsh_forked_run(runner_confine_forked, &a, NULL, ret, err);
+	}
+	return runner_confine(p, rp, req, ret, err);
 }
 
 const struct dsh_backend dsh_backend_runner = {
