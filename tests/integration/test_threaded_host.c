@@ -4,6 +4,9 @@
  * threads allocate, print and hold locks.  Every run must come back with the command's own
  * outcome, the sandbox as strong as from the single-threaded program, and the host still there.
  * A deadlock in the start (a lock copied held into the clone) shows as the test's timeout.
+ * Every backend is run so (issue 40, one process model), the runner with a fake runner and with
+ * bubblewrap (skipped, with the reason, where it is missing), also from hosts that keep signals
+ * to themselves, reap every child, or ignore SIGCHLD: a hang there shows as the timeout too.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -15,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -130,10 +135,10 @@ Test(threaded_host, landlock_runs_come_back_while_threads_allocate, .timeout = 6
 	runs_come_back(DSH_BACKEND_LANDLOCK);
 }
 
-static void sandbox_holds(enum dsh_backend_id backend)
+static void sandbox_holds(const char *yaml, enum dsh_backend_id backend)
 {
 	struct host h;
-	host_start(&h, "mode: workspace-write\n", backend);
+	host_start(&h, yaml, backend);
 	_cleanup_free_ char *outside = dsh_test_mkdtemp();
 	_cleanup_free_ char *victim = NULL, *script = NULL, *made = NULL;
 	cr_assert(asprintf(&victim, "%s/victim", outside) > 0);
@@ -156,13 +161,13 @@ static void sandbox_holds(enum dsh_backend_id backend)
 Test(threaded_host, the_sandbox_holds_from_a_threaded_host, .timeout = 300)
 {
 	dsh_test_require_backend();
-	sandbox_holds(DSH_BACKEND_LINUX_NS);
+	sandbox_holds("mode: workspace-write\n", DSH_BACKEND_LINUX_NS);
 }
 
 Test(threaded_host, landlock_holds_from_a_threaded_host, .timeout = 300)
 {
 	dsh_test_require_landlock();
-	sandbox_holds(DSH_BACKEND_LANDLOCK);
+	sandbox_holds("mode: workspace-write\n", DSH_BACKEND_LANDLOCK);
 }
 
 Test(threaded_host, exec_failures_and_signals_come_back, .timeout = 300)
@@ -263,4 +268,291 @@ Test(threaded_host, the_runners_direct_run_leaves_the_host_in_place, .timeout = 
 	dsh_run_result_clear(&res);
 	host_stop(&h);
 	dsh_test_rmtree(dir);
+}
+
+/* ---- every backend from one host (issue 40: one process model) ---- */
+
+static bool have_bwrap(void)
+{
+	return access("/usr/bin/bwrap", X_OK) == 0 || access("/bin/bwrap", X_OK) == 0;
+}
+
+/* The runner with the real bubblewrap, as test_runner.c runs it. */
+static char *bwrap_config(const char *mode)
+{
+	if (!have_bwrap())
+		DSH_SKIP("bubblewrap is not installed (apt-get install bubblewrap): the runner's bwrap row is not run");
+	char *yaml = NULL;
+	cr_assert(asprintf(&yaml, "mode: %s\nrunnerCommand: [bwrap]\nrunnerFailureSignatures: [\"bwrap:\"]\n", mode) > 0);
+	return yaml;
+}
+
+enum host_backend { HB_LINUX_NS, HB_LANDLOCK, HB_NONE, HB_RUNNER_FAKE, HB_RUNNER_BWRAP };
+
+/* The host for one backend, in workspace-write (none: danger-full-access, the only mode it runs);
+   what the backend needs is checked first, and a skip says what is missing.  *ret_dir: a fake
+   runner's directory, or NULL. */
+static void host_start_backend(struct host *h, enum host_backend b, char **ret_dir)
+{
+	_cleanup_free_ char *yaml = NULL;
+	enum dsh_backend_id id = DSH_BACKEND_LINUX_NS;
+	*ret_dir = NULL;
+	switch (b) {
+	case HB_LINUX_NS:
+		dsh_test_require_backend();
+		break;
+	case HB_LANDLOCK:
+		dsh_test_require_landlock();
+		id = DSH_BACKEND_LANDLOCK;
+		break;
+	case HB_NONE:
+		id = DSH_BACKEND_NONE;
+		break;
+	case HB_RUNNER_FAKE:
+		yaml = fake_runner_config("workspace-write", ret_dir);
+		id = DSH_BACKEND_RUNNER;
+		break;
+	case HB_RUNNER_BWRAP:
+		yaml = bwrap_config("workspace-write");
+		id = DSH_BACKEND_RUNNER;
+		break;
+	}
+	host_start(h, yaml ? yaml : b == HB_NONE ? "mode: danger-full-access\n" : "mode: workspace-write\n", id);
+}
+
+static void host_stop_backend(struct host *h, char *dir)
+{
+	host_stop(h);
+	if (dir) {
+		dsh_test_rmtree(dir);
+		free(dir);
+	}
+}
+
+Test(threaded_host, runner_bwrap_runs_come_back_while_threads_allocate, .timeout = 600)
+{
+	_cleanup_free_ char *yaml = bwrap_config("workspace-write");
+	struct host h;
+	host_start(&h, yaml, DSH_BACKEND_RUNNER);
+	expect_runs(&h, 25);
+	host_stop(&h);
+}
+
+Test(threaded_host, runner_bwrap_holds_from_a_threaded_host, .timeout = 300)
+{
+	_cleanup_free_ char *yaml = bwrap_config("workspace-write");
+	sandbox_holds(yaml, DSH_BACKEND_RUNNER);
+}
+
+/* The hang of issue 40 with the real runner: the host's threads leave SIGCHLD unblocked. */
+Test(threaded_host, runner_bwrap_comes_back_while_other_threads_take_sigchld, .timeout = 120)
+{
+	_cleanup_free_ char *yaml = bwrap_config("workspace-write");
+	struct host h;
+	host_start(&h, yaml, DSH_BACKEND_RUNNER);
+	sigset_t cur;
+	cr_assert_eq(pthread_sigmask(SIG_SETMASK, NULL, &cur), 0);
+	cr_assert(!sigismember(&cur, SIGCHLD), "the host's threads were started with SIGCHLD unblocked");
+	expect_runs(&h, 10);
+	host_stop(&h);
+}
+
+/* The runner's direct run (danger-full-access, no rules) with runnerCommand [bwrap]: bwrap is not
+   used, and the host is not replaced by the command. */
+Test(threaded_host, runner_bwrap_direct_run_leaves_the_host_in_place, .timeout = 120)
+{
+	_cleanup_free_ char *yaml = bwrap_config("danger-full-access");
+	struct host h;
+	host_start(&h, yaml, DSH_BACKEND_RUNNER);
+	pid_t self = getpid();
+	for (int i = 0; i < 3; i++) {
+		struct dsh_run_result res = { 0 };
+		_cleanup_error_ struct dsh_error *err = NULL;
+		cr_assert_eq(host_run(&h, "exit 9", &res, &err), 0, "%s", err ? err->msg : "");
+		cr_expect_eq(res.exit_code, 9, "run %d: the command's status, and the host still runs to say so", i);
+		cr_expect_eq(getpid(), self, "the host is the same process");
+		dsh_run_result_clear(&res);
+	}
+	host_stop(&h);
+}
+
+/* A file's appearance, looked for every 5 ms for at most 20 s. */
+static bool wait_for_file(const char *path)
+{
+	for (int i = 0; i < 4000; i++) {
+		if (access(path, F_OK) == 0)
+			return true;
+		nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
+	}
+	return false;
+}
+
+struct signaller {
+	char *started, *sent;
+	bool ok;
+};
+
+/* The host's own business during the run: once the command runs, SIGUSR1 to the host process. */
+static void *signal_the_host(void *arg)
+{
+	struct signaller *s = arg;
+	s->ok = wait_for_file(s->started) && kill(getpid(), SIGUSR1) == 0;
+	dsh_test_write_file(s->sent, "");
+	return NULL;
+}
+
+/*
+ * A host that blocks SIGUSR1 in every thread, to take it with sigwait when it chooses, gets SIGUSR1
+ * while a run is under way: it is still pending for the host afterwards, and the command never saw
+ * it.  (The runner's wait read it from its signalfd in the host's own process, passed it on to the
+ * runner and dropped it with the rest at the end.)
+ */
+static void hosts_signal_stays_the_hosts(enum host_backend b)
+{
+	sigset_t usr1, old;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	cr_assert_eq(pthread_sigmask(SIG_BLOCK, &usr1, &old), 0); /* before the threads: theirs too */
+	struct host h;
+	char *dir;
+	host_start_backend(&h, b, &dir);
+	struct signaller s = { 0 };
+	cr_assert(asprintf(&s.started, "%s/started", h.ws) > 0);
+	cr_assert(asprintf(&s.sent, "%s/sent", h.ws) > 0);
+	_cleanup_free_ char *script = NULL;
+	cr_assert(asprintf(&script, "touch %s; while [ ! -e %s ]; do sleep 0.01; done; exit 5", s.started, s.sent) > 0);
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, signal_the_host, &s), 0);
+	struct dsh_run_result res = { 0 };
+	_cleanup_error_ struct dsh_error *err = NULL;
+	int r = host_run(&h, script, &res, &err);
+	pthread_join(t, NULL);
+	cr_assert_eq(r, 0, "%s", err ? err->msg : "");
+	cr_assert(s.ok, "the command ran and the host signalled itself");
+	cr_expect_eq(res.signal, 0);
+	cr_expect_eq(res.exit_code, 5, "the command's own status");
+	sigset_t pending;
+	cr_assert_eq(sigpending(&pending), 0);
+	cr_expect(sigismember(&pending, SIGUSR1), "the host's SIGUSR1 is still the host's, pending");
+	cr_expect_eq(sigtimedwait(&usr1, NULL, &(struct timespec){ 0 }), SIGUSR1, "and the host takes it");
+	dsh_run_result_clear(&res);
+	free(s.started);
+	free(s.sent);
+	host_stop_backend(&h, dir);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+Test(threaded_host, linux_ns_leaves_the_hosts_signals_to_it, .timeout = 120)
+{
+	hosts_signal_stays_the_hosts(HB_LINUX_NS);
+}
+
+Test(threaded_host, landlock_leaves_the_hosts_signals_to_it, .timeout = 120)
+{
+	hosts_signal_stays_the_hosts(HB_LANDLOCK);
+}
+
+Test(threaded_host, none_leaves_the_hosts_signals_to_it, .timeout = 120)
+{
+	hosts_signal_stays_the_hosts(HB_NONE);
+}
+
+Test(threaded_host, runner_leaves_the_hosts_signals_to_it, .timeout = 120)
+{
+	hosts_signal_stays_the_hosts(HB_RUNNER_FAKE);
+}
+
+Test(threaded_host, runner_bwrap_leaves_the_hosts_signals_to_it, .timeout = 120)
+{
+	hosts_signal_stays_the_hosts(HB_RUNNER_BWRAP);
+}
+
+/* A host that reaps every child it has (PID 1 of a container; a reaper thread on waitpid(-1)). */
+static void *reap_everything(void *arg)
+{
+	(void)arg;
+	/* Blocking, as a reaper waits: woken the moment a child ends, before its parent's poll is. */
+	while (!atomic_load(&stop))
+		if (waitpid(-1, NULL, 0) < 0)
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	return NULL;
+}
+
+/*
+ * Runs from a host whose reaper thread takes every child's status: each still comes back with the
+ * command's own.  (The runner's child was the host's own; the reaper took its status and the
+ * runner's wait looked for it for ever.)  None execs the command in the host's child, whose status
+ * is all there is: such a host cannot have it, and none is not run here.
+ */
+static void runs_come_back_while_the_host_reaps(enum host_backend b)
+{
+	struct host h;
+	char *dir;
+	host_start_backend(&h, b, &dir);
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, reap_everything, NULL), 0);
+	expect_runs(&h, 5);
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+	host_stop_backend(&h, dir);
+}
+
+Test(threaded_host, linux_ns_runs_come_back_while_the_host_reaps_every_child, .timeout = 120)
+{
+	runs_come_back_while_the_host_reaps(HB_LINUX_NS);
+}
+
+Test(threaded_host, landlock_runs_come_back_while_the_host_reaps_every_child, .timeout = 120)
+{
+	runs_come_back_while_the_host_reaps(HB_LANDLOCK);
+}
+
+Test(threaded_host, runner_runs_come_back_while_the_host_reaps_every_child, .timeout = 120)
+{
+	runs_come_back_while_the_host_reaps(HB_RUNNER_FAKE);
+}
+
+Test(threaded_host, runner_bwrap_runs_come_back_while_the_host_reaps_every_child, .timeout = 120)
+{
+	runs_come_back_while_the_host_reaps(HB_RUNNER_BWRAP);
+}
+
+/*
+ * A host that ignores SIGCHLD (its children are reaped by the kernel, no status kept): the wait
+ * has a status to wait for all the same, and the host's disposition is its own afterwards.  None
+ * is not run here, as above: the host's child is the command.
+ */
+static void runs_come_back_while_the_host_ignores_sigchld(enum host_backend b)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	cr_assert_eq(sigaction(SIGCHLD, &ign, &old), 0);
+	struct host h;
+	char *dir;
+	host_start_backend(&h, b, &dir);
+	expect_runs(&h, 5);
+	struct sigaction now;
+	cr_assert_eq(sigaction(SIGCHLD, NULL, &now), 0);
+	cr_expect(now.sa_handler == SIG_IGN, "the host's SIGCHLD is still ignored");
+	host_stop_backend(&h, dir);
+	sigaction(SIGCHLD, &old, NULL);
+}
+
+Test(threaded_host, linux_ns_runs_come_back_while_the_host_ignores_sigchld, .timeout = 120)
+{
+	runs_come_back_while_the_host_ignores_sigchld(HB_LINUX_NS);
+}
+
+Test(threaded_host, landlock_runs_come_back_while_the_host_ignores_sigchld, .timeout = 120)
+{
+	runs_come_back_while_the_host_ignores_sigchld(HB_LANDLOCK);
+}
+
+Test(threaded_host, runner_runs_come_back_while_the_host_ignores_sigchld, .timeout = 120)
+{
+	runs_come_back_while_the_host_ignores_sigchld(HB_RUNNER_FAKE);
+}
+
+Test(threaded_host, runner_bwrap_runs_come_back_while_the_host_ignores_sigchld, .timeout = 120)
+{
+	runs_come_back_while_the_host_ignores_sigchld(HB_RUNNER_BWRAP);
 }
