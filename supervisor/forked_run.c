@@ -144,7 +144,7 @@ static int receive_net_refused(int fd, uint32_t n, struct dsh_run_result *ret)
 /* -ENODATA (no error set) when the child sent nothing at all: fn exec'd (the pipe is CLOEXEC). */
 static int receive_outcome(int fd, struct dsh_timing *timing, struct dsh_run_result *ret, struct dsh_error **err)
 {
-	static struct outcome o;
+	struct outcome o; /* not static: threads of the host receive at once (make soak) */
 	_cleanup_free_ char *msg = NULL, *hint = NULL, *path = NULL, *rule = NULL;
 	ssize_t first;
 	while ((first = read(fd, &o, 1)) < 0 && errno == EINTR)
