@@ -87,6 +87,11 @@ static void write_map(const char *file, const char *text)
 
 bool dsh_test_mount_tmpfs(const char *dir, const char *source)
 {
+	return dsh_test_mount_tmpfs_opts(dir, source, "mode=0755");
+}
+
+bool dsh_test_mount_tmpfs_opts(const char *dir, const char *source, const char *opts)
+{
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
 	if (uid != 0) {
@@ -103,5 +108,5 @@ bool dsh_test_mount_tmpfs(const char *dir, const char *source)
 	}
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return false;
-	return mount(source, dir, "tmpfs", 0, "mode=0755") == 0;
+	return mount(source, dir, "tmpfs", 0, opts) == 0;
 }

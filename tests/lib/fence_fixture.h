@@ -36,5 +36,7 @@ void dsh_test_fence_write_ok(struct dsh_policy *p, const char *path, const char 
  * minutes on a disk.  false: it could not, and dir is left as it was.
  */
 bool dsh_test_mount_tmpfs(const char *dir, const char *source);
+/* The same with mount options opts ("size=64k,mode=0755": a disk that fills). */
+bool dsh_test_mount_tmpfs_opts(const char *dir, const char *source, const char *opts);
 
 #endif
