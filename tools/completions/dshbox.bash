@@ -15,7 +15,7 @@ _dshbox()
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	local policy='--config --mode --workspace --access --access-file --network --backend --cwd --warnings=stderr --allow-degraded --allow-env --allow-unix-socket --allow-domain --deny-domain --help'
 	# Options whose value is the next word: skipped when looking for the command and fs's operation.
-	local takes_arg=' --config --mode --workspace --access --access-file --network --backend --cwd --allow-env --allow-unix-socket --allow-domain --deny-domain --report --report-fd --jobs --preserve-fd --offset --limit --old --new --row --expect-version --version-fd '
+	local takes_arg=' --config --mode --workspace --access --access-file --network --backend --cwd --allow-env --allow-unix-socket --allow-domain --deny-domain --report --report-fd --ask-fd --jobs --preserve-fd --offset --limit --old --new --row --expect-version --version-fd '
 
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
@@ -97,7 +97,7 @@ _dshbox()
 
 	local opts files=
 	case $cmd in
-	run) opts="$policy --dry-run --timing --report --report-fd --preserve-fd --" ;;
+	run) opts="$policy --dry-run --timing --report --report-fd --ask-fd --preserve-fd --" ;;
 	check) opts="$policy --read --write --json" files=-f ;;
 	fs)
 		opts="$policy --offset --limit --old --new --all --expect-version --version-fd"
