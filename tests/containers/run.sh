@@ -34,7 +34,7 @@ rootfs=$cache/rootfs
 # What the suites need inside, beyond minbase: the libraries the test binaries and helpers link
 # (Criterion and its libnl, libseccomp, jansson, libyaml, libevent), and what their workload and runner tests
 # run (python3 with venv, git, bubblewrap).
-packages=libcriterion3,libseccomp2,libjansson4,libnl-route-3-200,libyaml-0-2,libevent-2.1-7,python3,python3-venv,git,bubblewrap
+packages=libcriterion3,libseccomp2,libjansson4,libnl-route-3-200,libyaml-0-2,libevent-core-2.1-7,libevent-extra-2.1-7,python3,python3-venv,git,bubblewrap
 mirror=${DSHBOX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 moby_pkg=golang-github-docker-docker-dev
 moby_rel=usr/share/gocode/src/github.com/docker/docker/profiles/seccomp/default.json
@@ -50,7 +50,7 @@ toolchain_tests+='|readme_policy/the_sample_policy_lets_npm_ci_install_a_package
 # The filtered network's tests build a world of DNS, HTTP and HTTPS servers (dnsmasq, curl,
 # openssl, iproute2, node) that the rootfs does not carry either; the host runs them.
 toolchain_tests+='|net_filter/*'
-bubblewrap_tests='bwrap_vs_bubblewrap/*|runner_bwrap/*'
+bubblewrap_tests='bwrap_vs_bubblewrap/*|runner_bwrap/*|threaded_host/runner_bwrap_*'
 
 failures=0
 checks=0
