@@ -246,14 +246,7 @@ int dsh_netsvc_http_start(struct dsh_netsvc *s, struct dsh_error **err)
 	st->http = calloc(1, sizeof(*st->http));
 	if (!st->http)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "the HTTP proxy: out of memory");
-	/* backlog 0: the socket listens already (made in the command's namespace); the listener
-	 * accepts until EAGAIN, so a blocking socket would stall the loop. */
-	evutil_make_socket_nonblocking(s->http_fd);
-	st->http->ls = evconnlistener_new(st->base, on_accept, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0,
-					  s->http_fd);
-	if (!st->http->ls)
-		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "the HTTP proxy: evconnlistener_new failed");
-	return 0;
+	return dsh_netsvc_listen(s, s->http_fd, on_accept, s, "the HTTP proxy", &st->http->ls, err);
 }
 
 void dsh_netsvc_http_stop(struct dsh_netsvc *s)

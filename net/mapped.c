@@ -71,13 +71,9 @@ int dsh_netsvc_mapped_start(struct dsh_netsvc *s, struct dsh_error **err)
 		if (s->mapped[i].fd < 0)
 			continue;
 		*m = (struct mapped_ls){ .s = s, .i = i };
-		/* backlog 0: the socket listens already (made in the command's namespace); the
-		 * listener accepts until EAGAIN, so a blocking socket would stall the loop. */
-		evutil_make_socket_nonblocking(s->mapped[i].fd);
-		m->ls = evconnlistener_new(st->base, on_accept, m, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0,
-					   s->mapped[i].fd);
-		if (!m->ls)
-			return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "the mapped address %zu: evconnlistener_new failed", i);
+		int r = dsh_netsvc_listen(s, s->mapped[i].fd, on_accept, m, "a mapped address", &m->ls, err);
+		if (r < 0)
+			return r;
 		st->mapped->n++;
 	}
 	return 0;

@@ -9,6 +9,7 @@
 
 #include <event2/dns.h>
 #include <event2/event.h>
+#include <event2/listener.h>
 
 #include "net/state.h"
 
@@ -81,6 +82,17 @@ int dsh_netsvc_prepare(struct dsh_netsvc *s, struct dsh_error **err)
 fail:
 	state_free(st);
 	return r;
+}
+
+int dsh_netsvc_listen(struct dsh_netsvc *s, int fd, evconnlistener_cb cb, void *arg, const char *what,
+		      struct evconnlistener **ret, struct dsh_error **err)
+{
+	evutil_make_socket_nonblocking(fd);
+	*ret = evconnlistener_new(s->state->base, cb, arg, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+				  0, fd);
+	if (!*ret)
+		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "%s: evconnlistener_new failed", what);
+	return 0;
 }
 
 static void on_stop(evutil_socket_t fd, short what, void *arg)

@@ -162,14 +162,7 @@ int dsh_netsvc_socks_start(struct dsh_netsvc *s, struct dsh_error **err)
 	st->socks = calloc(1, sizeof(*st->socks));
 	if (!st->socks)
 		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "the SOCKS5 proxy: out of memory");
-	/* backlog 0: the socket listens already (made in the command's namespace); the listener
-	 * accepts until EAGAIN, so a blocking socket would stall the loop. */
-	evutil_make_socket_nonblocking(s->socks_fd);
-	st->socks->ls = evconnlistener_new(st->base, on_accept, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0,
-					   s->socks_fd);
-	if (!st->socks->ls)
-		return dsh_err(err, DSH_ERR_SYSTEM, ENOMEM, "the SOCKS5 proxy: evconnlistener_new failed");
-	return 0;
+	return dsh_netsvc_listen(s, s->socks_fd, on_accept, s, "the SOCKS5 proxy", &st->socks->ls, err);
 }
 
 void dsh_netsvc_socks_stop(struct dsh_netsvc *s)

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <event2/listener.h>
+
 #include "net/service.h"
 
 struct event_base;
@@ -84,6 +86,12 @@ struct evbuffer;
 struct dsh_httpreq;
 int dsh_netsvc_head_close(struct evbuffer *in, const unsigned char *buf, const struct dsh_httpreq *r,
 			  bool to_origin_form);
+
+/* A listener on fd, a socket already listening in the command's namespace (backlog 0: not
+ * listened again), made non-blocking: the listener accepts until EAGAIN, so a blocking socket
+ * would stall the loop.  what names it in the error. */
+int dsh_netsvc_listen(struct dsh_netsvc *s, int fd, evconnlistener_cb cb, void *arg, const char *what,
+		      struct evconnlistener **ret, struct dsh_error **err);
 
 /* The front ends: listeners on s->http_fd (http.c), s->socks_fd (socks.c), s->mapped (mapped.c). */
 int dsh_netsvc_http_start(struct dsh_netsvc *s, struct dsh_error **err);
