@@ -36,17 +36,28 @@ static int nl_fail(struct dsh_error **err, int nle, const char *what)
 	return dsh_err(err, DSH_ERR_SYSTEM, e, "loopback: %s: %s", what, nl_geterror(nle));
 }
 
-int dsh_net_loopback_up(struct dsh_error **err)
+/* An rtnetlink socket of the current namespace in *ret: 0, or the error said. */
+static int route_socket(struct nl_sock **ret, struct dsh_error **err)
 {
 	struct nl_sock *sk = nl_socket_alloc();
 	if (!sk)
 		return dsh_err_sys(err, ENOMEM, "loopback: nl_socket_alloc");
-	struct rtnl_link *link = NULL, *change = NULL;
 	int r = nl_connect(sk, NETLINK_ROUTE);
 	if (r < 0) {
-		r = nl_fail(err, r, "nl_connect");
-		goto out;
+		nl_socket_free(sk);
+		return nl_fail(err, r, "nl_connect");
 	}
+	*ret = sk;
+	return 0;
+}
+
+int dsh_net_loopback_up(struct dsh_error **err)
+{
+	struct nl_sock *sk;
+	int r = route_socket(&sk, err);
+	if (r < 0)
+		return r;
+	struct rtnl_link *link = NULL, *change = NULL;
 	r = rtnl_link_get_kernel(sk, 0, "lo", &link);
 	if (r < 0) {
 		r = nl_fail(err, r, "get link lo");
@@ -72,15 +83,15 @@ out:
 
 int dsh_net_loopback_add(uint32_t addr, unsigned prefix, struct dsh_error **err)
 {
-	struct nl_sock *sk = nl_socket_alloc();
-	if (!sk)
-		return dsh_err_sys(err, ENOMEM, "loopback: nl_socket_alloc");
+	struct nl_sock *sk;
+	int r = route_socket(&sk, err);
+	if (r < 0)
+		return r;
 	struct rtnl_addr *ra = rtnl_addr_alloc();
 	struct nl_addr *local = NULL;
 	uint32_t be = htonl(addr);
-	int r = ra ? nl_connect(sk, NETLINK_ROUTE) : -NLE_NOMEM;
-	if (r < 0) {
-		r = nl_fail(err, r, "nl_connect");
+	if (!ra) {
+		r = dsh_err_sys(err, ENOMEM, "loopback: rtnl_addr_alloc");
 		goto out;
 	}
 	local = nl_addr_build(AF_INET, &be, sizeof(be));
