@@ -294,13 +294,18 @@ void dsh_net_tally_take(struct dsh_net_tally *t, struct dsh_run_result *ret)
 	t->n = 0;
 }
 
+void dsh_net_refusals_free(struct dsh_net_refusal *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].via);
+		free(v[i].reason);
+	}
+	free(v);
+}
+
 void dsh_net_tally_clear(struct dsh_net_tally *t)
 {
-	for (size_t i = 0; i < t->n; i++) {
-		free(t->v[i].name);
-		free(t->v[i].via);
-		free(t->v[i].reason);
-	}
-	free(t->v);
+	dsh_net_refusals_free(t->v, t->n);
 	memset(t, 0, sizeof(*t));
 }

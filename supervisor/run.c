@@ -9,6 +9,7 @@
 #include "policy/policy.h"
 #include "supervisor/backends.h"
 #include "supervisor/forked_run.h"
+#include "supervisor/sandbox.h"
 
 /* A whole run (include/dshbox/backend.h dsh_run): the one a host and `dshbox run` share. */
 
@@ -42,12 +43,7 @@ void dsh_run_result_clear(struct dsh_run_result *r)
 {
 	free(r->message);
 	dsh_strv_free(r->warnings);
-	for (size_t i = 0; i < r->n_net_refused; i++) {
-		free(r->net_refused[i].name);
-		free(r->net_refused[i].via);
-		free(r->net_refused[i].reason);
-	}
-	free(r->net_refused);
+	dsh_net_refusals_free(r->net_refused, r->n_net_refused);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -192,6 +192,8 @@ int dsh_net_tally_read(struct dsh_net_tally *t, int fd);
 /* Hand the counts to ret (which owns them from then on). */
 void dsh_net_tally_take(struct dsh_net_tally *t, struct dsh_run_result *ret);
 void dsh_net_tally_clear(struct dsh_net_tally *t);
+/* n refusals and the array that holds them. */
+void dsh_net_refusals_free(struct dsh_net_refusal *v, size_t n);
 
 /* Run the request's command in a new sandbox built by plan, and wait for it. */
 int dsh_sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run_request *req, struct dsh_run_result *ret,
