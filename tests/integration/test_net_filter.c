@@ -41,6 +41,23 @@ static void require_world(void)
 			cr_skip_test("SKIP: %s is not installed (tools/install-deps.sh installs it)", progs[i]);
 }
 
+/* A fresh world's directory (its servers' logs, the test CA, the workspace). */
+static void world_make(struct world *w)
+{
+	require_world();
+	w->dir = dsh_test_mkdtemp();
+	cr_assert_eq(chmod(w->dir, 0755), 0);
+}
+
+/* argv (net_world.sh DIR ...), then what the world's servers logged. */
+static void world_run(struct world *w, const char *const *argv)
+{
+	cr_assert_eq(dsh_proc_run((char *const *)argv, NULL, NULL, &w->r), 0);
+	cr_assert_neq(w->r.exit_code, 99, "the world did not start: %s", w->r.err);
+	w->dns = dsh_test_read_file(dsh_test_fmt("%s/dns.log", w->dir));
+	w->upstream = dsh_test_read_file(dsh_test_fmt("%s/upstream.log", w->dir));
+}
+
 /* script with each @CA@ replaced by the world's test CA. */
 static const char *with_ca(const char *dir, const char *script)
 {
@@ -54,9 +71,7 @@ static const char *with_ca(const char *dir, const char *script)
 /* dshbox run ARGS... -- sh -c SCRIPT, in a fresh world; args end at NULL. */
 static void in_world(struct world *w, const char *script, ...)
 {
-	require_world();
-	w->dir = dsh_test_mkdtemp();
-	cr_assert_eq(chmod(w->dir, 0755), 0);
+	world_make(w);
 	const char *argv[48];
 	size_t n = 0;
 	argv[n++] = "unshare";
@@ -81,10 +96,7 @@ static void in_world(struct world *w, const char *script, ...)
 	argv[n++] = "-c";
 	argv[n++] = with_ca(w->dir, script);
 	argv[n] = NULL;
-	cr_assert_eq(dsh_proc_run((char *const *)argv, NULL, NULL, &w->r), 0);
-	cr_assert_neq(w->r.exit_code, 99, "the world did not start: %s", w->r.err);
-	w->dns = dsh_test_read_file(dsh_test_fmt("%s/dns.log", w->dir));
-	w->upstream = dsh_test_read_file(dsh_test_fmt("%s/upstream.log", w->dir));
+	world_run(w, argv);
 }
 
 static void world_clear(struct world *w)
@@ -436,9 +448,7 @@ Test(net_filter, udp_other_than_dns_and_ipv6_reach_nothing)
 /* dshbox run under tests/lib/net_asker.py, which answers by table and logs each question. */
 static void asked_in_world(struct world *w, const char *table, const char *script)
 {
-	require_world();
-	w->dir = dsh_test_mkdtemp();
-	cr_assert_eq(chmod(w->dir, 0755), 0);
+	world_make(w);
 	char *log = dsh_test_fmt("%s/ask.log", w->dir), *cfg = dsh_test_fmt("%s/dshbox.yml", w->dir);
 	/* askTimeoutMs: 2 s, not 30 (a silent host's test). */
 	dsh_test_write_file(cfg, "network:\n  askTimeoutMs: 2000\n");
@@ -447,10 +457,7 @@ static void asked_in_world(struct world *w, const char *table, const char *scrip
 			       "run", "--config", cfg, "--workspace", w->dir, "--cwd", w->dir, "--allow-domain", "allowed.test",
 			       "--deny-domain", "denied.test", "--ask-fd", "@ASKFD@", "--report",
 			       dsh_test_fmt("%s/report.json", w->dir), "--", "sh", "-c", script, NULL };
-	cr_assert_eq(dsh_proc_run((char *const *)argv, NULL, NULL, &w->r), 0);
-	cr_assert_neq(w->r.exit_code, 99, "the world did not start: %s", w->r.err);
-	w->dns = dsh_test_read_file(dsh_test_fmt("%s/dns.log", w->dir));
-	w->upstream = dsh_test_read_file(dsh_test_fmt("%s/upstream.log", w->dir));
+	world_run(w, argv);
 	free(log);
 	free(cfg);
 }
