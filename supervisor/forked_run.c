@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/die_with.h"
 #include "common/strv.h"
 #include "common/write_all.h"
 #include "supervisor/forked_run.h"
@@ -197,7 +198,7 @@ int dsh_forked_run(int (*fn)(const void *arg, struct dsh_run_result *ret, struct
 	}
 	if (pid == 0) {
 		close(p[0]);
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		if (!dsh_die_with(parent, SIGKILL))
 			_exit(125);
 		struct dsh_run_result res = { 0 };
 		struct dsh_error *e = NULL;

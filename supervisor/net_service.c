@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "common/die_with.h"
 #include "common/fdpass.h"
 #include "common/strv.h"
 #include "common/write_all.h"
@@ -75,7 +76,7 @@ static _Noreturn void service_main(const struct dsh_sandbox_plan *plan, int sock
 	struct dsh_error *e = NULL;
 	uint16_t ports[DSH_NET_POOL_PORTS];
 	size_t n_ports = pool_ports(np, ports), n = listener_count(np);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != 1)
+	if (!dsh_die_with(1, SIGKILL))
 		_exit(1); /* init is gone, or this is not its pid namespace: serve nothing */
 	/* SPEC 12.4: the host's socket, the service's alone (init and the command close theirs). */
 	int ask_fd = np->ask && plan->opts ? plan->opts->ask_fd : -1;

@@ -23,6 +23,7 @@
 #include <linux/seccomp.h>
 
 #include "common/cleanup.h"
+#include "common/die_with.h"
 #include "landlock/landlock.h"
 #include "ns/net.h"
 #include "ns/sys.h"
@@ -337,11 +338,12 @@ static void set_step(struct dsh_probe_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-static _Noreturn void child_main(const struct dsh_probe_entry *table, const size_t *idx, size_t n, int fd)
+static _Noreturn void child_main(const struct dsh_probe_entry *table, const size_t *idx, size_t n, int fd, pid_t parent)
 {
 	struct dsh_probe_ctx ctx = { 0 };
 	/* A probe outliving dshbox would hold namespaces for nothing. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (!dsh_die_with(parent, SIGKILL))
+		_exit(125);
 	for (size_t i = 0; i < n; i++) {
 		struct msg m = { 0 };
 		ctx.code = 0;
@@ -459,7 +461,7 @@ int dsh_probe_run_entries(const struct dsh_probe_entry *table, size_t table_len,
 	}
 	/* fork, not clone(CLONE_VM|CLONE_VFORK): a vfork parent is suspended until the child exits
 	   or execs, and could not enforce the deadline on a child stuck in the kernel. */
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {
 		ret->code = errno;
 		set_step(ret, "fork");
@@ -469,7 +471,7 @@ int dsh_probe_run_entries(const struct dsh_probe_entry *table, size_t table_len,
 	}
 	if (pid == 0) {
 		close(p[0]);
-		child_main(table, idx, n, p[1]);
+		child_main(table, idx, n, p[1], parent);
 	}
 	close(p[1]);
 	_cleanup_close_ int rfd = p[0];

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/die_with.h"
 #include "common/fdpass.h"
 #include "common/strbuf.h"
 #include "ns/remask.h"
@@ -169,6 +170,7 @@ static _Noreturn void command_main(struct dsh_stage_ctx *c)
 struct command_arg {
 	struct dsh_stage_ctx *c;
 	int sfd, status_fd;
+	pid_t init;
 	const void *init_stack; /* init's stack, for the switch back (sanitizer builds) */
 	size_t init_stack_size;
 };
@@ -180,7 +182,10 @@ static int command_fn(void *p)
 	close(a->sfd);
 	close(a->status_fd);
 	clock_note(a->c, "fork");
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	/* init killed before this (the supervisor's death took it): stop before any stage, or the
+	   command would run on with no one to serve its brokered calls, for ever. */
+	if (!dsh_die_with(a->init, SIGKILL))
+		_exit(125);
 	command_main(a->c);
 }
 
@@ -372,12 +377,13 @@ static void keep_only_serving(const struct dsh_stage_ctx *c, int sfd, int listen
 		_exit(125); /* fail closed: the command's status is lost, the run ends as dshbox's failure */
 }
 
-static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
+static _Noreturn void init_main(struct dsh_stage_ctx *c, pid_t supervisor, int status_fd)
 {
 	clock_note(c, "clone");
-	supervisor_pid = getppid();
-	/* Die with the supervisor; if it is already gone (its end of the pipe closed), stop now. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+	/* Die with the supervisor; if it is already gone, stop now.  In a pid namespace its pid is
+	   not ours to compare (getppid() is 0 there): its end of the report pipe closed says it. */
+	supervisor_pid = supervisor;
+	if (c->plan->ns.none ? !dsh_die_with(supervisor, SIGKILL) : prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		_exit(125);
 	struct pollfd pf = { .fd = c->report_fd, .events = POLLOUT };
 	if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR))
@@ -446,7 +452,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, int status_fd)
 	 * tables copied on the way to exec, and init waits, suspended, until the exec or the failure.
 	 */
 	static char stack[256 * 1024] __attribute__((aligned(16)));
-	struct command_arg arg = { .c = c, .sfd = sfd, .status_fd = status_fd };
+	struct command_arg arg = { .c = c, .sfd = sfd, .status_fd = status_fd, .init = getpid() };
 	/* The sandbox is a process group of its own, in the terminal's foreground if dshbox was (SPEC 3.8). */
 	dsh_terminal_enter(c->fg_tty);
 	/* The broker's listener comes back from the command over this pair (SPEC 3.12). */
@@ -621,6 +627,7 @@ static int report_ready(void *data, int fd)
 struct init_arg {
 	struct dsh_stage_ctx *ctx;
 	int report_r, status_r, status_w, ids_w;
+	pid_t supervisor;
 };
 
 static int init_fn(void *p)
@@ -630,7 +637,7 @@ static int init_fn(void *p)
 	close(a->status_r);
 	if (a->ids_w >= 0)
 		close(a->ids_w);
-	init_main(a->ctx, a->status_w);
+	init_main(a->ctx, a->supervisor, a->status_w);
 }
 
 char *dsh_sandbox_plan_render(const struct dsh_sandbox_plan *plan, char *const *adds)
@@ -785,7 +792,7 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 		goto out;
 	}
 	ctx.net_events_fd = net_events[1];
-	struct init_arg arg = { &ctx, report[0], status[0], status[1], ids[1] };
+	struct init_arg arg = { &ctx, report[0], status[0], status[1], ids[1], getpid() };
 	unsigned long flags = plan->ns.none ? 0
 			      : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (plan->ns.share_ipc ? 0 : CLONE_NEWIPC) |
 				/* a filtered network's namespace is made by init, once its service is forked */

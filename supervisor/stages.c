@@ -21,6 +21,7 @@
 
 #include "common/cleanup.h"
 #include "common/clone_vm.h"
+#include "common/die_with.h"
 #include "common/fdpass.h"
 #include "common/path_search.h"
 #include "common/strv.h"
@@ -371,11 +372,16 @@ static int st_scope(struct dsh_stage_ctx *c, struct dsh_error **err)
  */
 struct sender {
 	int sock, listener;
+	pid_t command;
 };
 
+/* Its sendmsg waits for the command's answer, on a listener this child holds a copy of: with the
+   command dead, no one would answer, and no last close would end the wait.  So it dies with it. */
 static int sender_fn(void *p)
 {
 	const struct sender *s = p;
+	if (!dsh_die_with(s->command, SIGKILL))
+		return 1;
 	return dsh_fd_send(s->sock, s->listener) == 0 ? 0 : 1;
 }
 
@@ -383,7 +389,7 @@ static int hand_over_served(int sock, int listener)
 {
 	/* The child shares the command's memory (which is init's): a fork would copy init's page
 	   tables for one sendmsg.  It runs on a stack of its own while the command answers it. */
-	struct sender snd = { sock, listener };
+	struct sender snd = { sock, listener, getpid() };
 	static char stack[32 * 1024] __attribute__((aligned(16)));
 	pid_t pid = dsh_clone_vm(sender_fn, &snd, SIGCHLD, stack, sizeof(stack));
 	if (pid < 0)

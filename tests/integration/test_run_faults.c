@@ -27,11 +27,19 @@
 extern char **environ;
 
 #define TRIALS 24
+/* ... and as many again in the first 12 ms, a quarter of a millisecond apart: where the supervisor
+   forks its children, each of which must die with it even when it dies before the child said so. */
+#define EARLY_TRIALS 48
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
+	nanosleep(&ts, NULL);
+}
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	sleep_us(ms * 1000);
 }
 
 /* The host processes whose command line holds needle or whose directory is needle, other than
@@ -118,10 +126,10 @@ static void faults(const char *backend, bool with_rules)
 	int table_before;
 	mounts_naming(ws, &table_before);
 
-	for (int i = 0; i < TRIALS; i++) {
+	for (int i = 0; i < TRIALS + EARLY_TRIALS; i++) {
 		/* Spread over setup and the command's life: 0 ms to about 0.5 s, a different point
-		 * each trial (deterministic, so a failure names its delay). */
-		long delay = (long)(i * 23 % TRIALS) * 20;
+		 * each trial (deterministic, so a failure names its delay), then the early ones. */
+		long delay_us = i < TRIALS ? (long)(i * 23 % TRIALS) * 20000 : (long)(i - TRIALS) * 250;
 		char *script = dsh_test_fmt("echo x > '%s/new' 2>/dev/null; cat '%s/secret' 2>/dev/null; sleep 1000", ws, ws);
 		char *argv[] = { (char *)dsh_test_dshbox(), "run", "--backend", (char *)backend, "--workspace", ws, "--cwd", ws,
 				 with_rules ? "--access-file" : "--mode", with_rules ? rules : "workspace-write",
@@ -134,7 +142,7 @@ static void faults(const char *backend, bool with_rules)
 		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 		cr_assert_eq(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
 		posix_spawn_file_actions_destroy(&fa);
-		sleep_ms(delay);
+		sleep_us(delay_us);
 		kill(pid, SIGKILL);
 		int st;
 		cr_assert_eq(waitpid(pid, &st, 0), pid);
@@ -145,18 +153,18 @@ static void faults(const char *backend, bool with_rules)
 		int left = 0;
 		for (int t = 0; t < 100 && (left = processes_naming(ws, pids, sizeof(pids), false)); t++)
 			sleep_ms(50);
-		cr_assert_eq(left, 0, "killed after %ld ms (%s): %d processes of the run left:%s", delay,
+		cr_assert_eq(left, 0, "killed after %ld µs (%s): %d processes of the run left:%s", delay_us,
 			     WIFSIGNALED(st) ? "by the signal" : "it had ended", left, pids);
 		int table;
-		cr_assert_eq(mounts_naming(ws, &table), 0, "killed after %ld ms: a mount naming the workspace on the host", delay);
-		cr_assert_eq(table, table_before, "killed after %ld ms: the host's mount table changed (%d lines, %d before)",
-			     delay, table, table_before);
+		cr_assert_eq(mounts_naming(ws, &table), 0, "killed after %ld µs: a mount naming the workspace on the host", delay_us);
+		cr_assert_eq(table, table_before, "killed after %ld µs: the host's mount table changed (%d lines, %d before)",
+			     delay_us, table, table_before);
 		if (with_rules) {
 			/* The new file may exist (the command may have run); the protected ones never change. */
 			_cleanup_free_ char *newf = dsh_test_fmt("%s/new", ws);
 			unlink(newf);
 			_cleanup_free_ char *now = tree_of(ws);
-			cr_assert_str_eq(now, before, "killed after %ld ms: the workspace changed", delay);
+			cr_assert_str_eq(now, before, "killed after %ld µs: the workspace changed", delay_us);
 		}
 	}
 
