@@ -170,7 +170,7 @@ static _Noreturn void command_main(struct dsh_stage_ctx *c)
 struct command_arg {
 	struct dsh_stage_ctx *c;
 	int sfd, status_fd;
-	pid_t init;
+	pid_t init; /* to check it still lives; 0 in a pid namespace, whose end takes the command too */
 	const void *init_stack; /* init's stack, for the switch back (sanitizer builds) */
 	size_t init_stack_size;
 };
@@ -183,8 +183,9 @@ static int command_fn(void *p)
 	close(a->status_fd);
 	clock_note(a->c, "fork");
 	/* init killed before this (the supervisor's death took it): stop before any stage, or the
-	   command would run on with no one to serve its brokered calls, for ever. */
-	if (!dsh_die_with(a->init, SIGKILL))
+	   command would run on with no one to serve its brokered calls, for ever.  (Run as pid 1 of
+	   a namespace of its own, its parent's pid would read 0 here.) */
+	if (a->init ? !dsh_die_with(a->init, SIGKILL) : prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		_exit(125);
 	command_main(a->c);
 }
@@ -452,7 +453,8 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, pid_t supervisor, int s
 	 * tables copied on the way to exec, and init waits, suspended, until the exec or the failure.
 	 */
 	static char stack[256 * 1024] __attribute__((aligned(16)));
-	struct command_arg arg = { .c = c, .sfd = sfd, .status_fd = status_fd, .init = getpid() };
+	struct command_arg arg = { .c = c, .sfd = sfd, .status_fd = status_fd,
+				    .init = c->plan->ns.none ? getpid() : 0 };
 	/* The sandbox is a process group of its own, in the terminal's foreground if dshbox was (SPEC 3.8). */
 	dsh_terminal_enter(c->fg_tty);
 	/* The broker's listener comes back from the command over this pair (SPEC 3.12). */
