@@ -125,7 +125,8 @@ static _Noreturn void service_main(const struct dsh_sandbox_plan *plan, int sock
 	_exit(0);
 }
 
-int dsh_sandbox_net_filtered(const struct dsh_sandbox_plan *plan, int events_fd, struct dsh_error **err)
+int dsh_sandbox_net_filtered(const struct dsh_sandbox_plan *plan, int events_fd, pid_t *ret_pid,
+			     struct dsh_error **err)
 {
 	const struct dsh_net_policy *np = plan->ns.net_filter;
 	int sp[2];
@@ -143,6 +144,7 @@ int dsh_sandbox_net_filtered(const struct dsh_sandbox_plan *plan, int events_fd,
 		service_main(plan, sp[1], events_fd);
 	}
 	close(sp[1]);
+	*ret_pid = pid;
 	/* Its word that it read the host's resolver configuration (or the end of the pair: it failed). */
 	char word[257] = { 0 };
 	ssize_t got;

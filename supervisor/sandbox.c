@@ -53,6 +53,7 @@ enum { REC_SETUP = 1, REC_EXEC = 2, REC_WARN = 3, REC_TIMING = 4 };
    the broker refused.  One write each, below PIPE_BUF, so never split or interleaved. */
 struct status_frame {
 	int32_t status;
+	int32_t net_service_end; /* the network service's wait status if it ended before the command, or -1 */
 	uint32_t refused;
 	char refusal[DSH_REFUSAL_MAX];
 };
@@ -227,7 +228,7 @@ static _Noreturn void finish(struct dsh_stage_ctx *c, int st, int status_fd)
 		while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 			;
 	}
-	struct status_frame status = { .status = st };
+	struct status_frame status = { .status = st, .net_service_end = c->net_service_end };
 	if (c->plan->broker) {
 		/* With the timing view (--timing, DSHBOX_TIMING=1): how many calls the broker served, for
 		   measuring it (issue 25); never said unasked.  A count, not microseconds, though the line
@@ -338,10 +339,12 @@ static _Noreturn void serve(struct dsh_stage_ctx *c, int sfd, int listener, pid_
 		while ((w = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
 			if (w == cmd && WIFSTOPPED(st)) {
 				/* A job-control stop: the supervisor follows it, and continues the sandbox */
-				struct status_frame stopped = { .status = st };
+				struct status_frame stopped = { .status = st, .net_service_end = -1 };
 				(void)dsh_write_all(status_fd, &stopped, sizeof(stopped));
 				continue;
 			}
+			if (w == c->net_service && !WIFSTOPPED(st))
+				c->net_service_end = st; /* the command's network is cut from here on */
 			if (w != cmd)
 				continue; /* an orphan re-parented to us (or stopped): nothing more */
 			finish(c, st, status_fd);
@@ -714,6 +717,17 @@ static int decode_outcome(struct gathered *g, struct dsh_child *ch, struct dsh_r
 	ret->refused = g->frame.refused;
 	memcpy(ret->refusal, g->frame.refusal, DSH_REFUSAL_MAX);
 	ret->refusal[DSH_REFUSAL_MAX - 1] = '\0';
+	int end = g->frame.net_service_end;
+	if (end >= 0) {
+		/* Fail closed already (its listeners went with it), but the user should know why. */
+		char how[48];
+		if (WIFSIGNALED(end))
+			snprintf(how, sizeof(how), "killed by signal %d", WTERMSIG(end));
+		else
+			snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(end));
+		(void)dsh_strv_pushf(&g->warnings, "the network service ended during the run (%s): from then on every "
+						   "connection and lookup of the command was refused", how);
+	}
 	ret->warnings = TAKE_PTR(g->warnings);
 	if (g->have_rec && g->rec.kind == REC_EXEC) {
 		g->rec.msg[sizeof(g->rec.msg) - 1] = '\0';
@@ -777,6 +791,7 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	struct gathered g = { .timing = timing_of(plan), .term = &term, .ch = &ch };
 	struct dsh_stage_ctx ctx = { .plan = plan, .req = req, .caller_mask = ch.caller_mask, .caller_core = core,
 				     .report_fd = report[1], .keeper_fds = { -1, -1 }, .ids_fd = -1, .net_events_fd = -1,
+				     .net_service_end = -1,
 				     .fg_tty = term.handed ? term.fd : -1 };
 	/* SPEC 3.14: the keeper inside re-mounts what the host replaces; we watch, it acts. */
 	struct remask_state rm = { .w = { .fd = -1 } };

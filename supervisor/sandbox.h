@@ -147,6 +147,8 @@ struct dsh_stage_ctx {
 	} clock[32];
 	int ids_fd;                 /* ids.range: the supervisor's word that it wrote the maps, or -1 */
 	int net_events_fd;          /* ns.net_filter: where the service writes its refusals, or -1 */
+	pid_t net_service;          /* ... the service, init's child, or 0 */
+	int net_service_end;        /* ... its wait status if it ended before the command, or -1 */
 	int fg_tty;                 /* the terminal whose foreground init takes for the sandbox, or -1 */
 	pid_t outer_pid;            /* init's pid in the caller's pid namespace (plan->hooks.on_locked only) */
 	/* plan->seccomp and plan->notify as one program (dsh_seccomp_join), loaded by the broker stage
@@ -173,8 +175,9 @@ extern const struct dsh_stage dsh_stages[];
 #define DSH_NET_POOL_PORTS 8
 /* init's network stage with plan->ns.net_filter: fork the service, then enter the command's network
    namespace, make its listeners there and hand them over.  events_fd: the service's refusal lines,
-   or -1. */
-int dsh_sandbox_net_filtered(const struct dsh_sandbox_plan *plan, int events_fd, struct dsh_error **err);
+   or -1.  Its pid in *ret_pid, for init to tell its end from the command's. */
+int dsh_sandbox_net_filtered(const struct dsh_sandbox_plan *plan, int events_fd, pid_t *ret_pid,
+			     struct dsh_error **err);
 
 /* envp with the proxy variables of the run's network service (SPEC 12.2), both cases, in place of
    the caller's. */

@@ -76,7 +76,7 @@ static int st_propagation(struct dsh_stage_ctx *c, struct dsh_error **err)
 static int st_network(struct dsh_stage_ctx *c, struct dsh_error **err)
 {
 	if (c->plan->ns.net_filter)
-		return dsh_sandbox_net_filtered(c->plan, c->net_events_fd, err);
+		return dsh_sandbox_net_filtered(c->plan, c->net_events_fd, &c->net_service, err);
 	if (!c->plan->ns.net)
 		return 0;
 	return dsh_net_loopback_up(err);

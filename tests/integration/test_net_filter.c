@@ -500,6 +500,56 @@ Test(net_filter, a_host_that_never_answers_is_a_denial_within_ask_timeout_ms)
 	world_clear(&w);
 }
 
+/*
+ * Issue 38: the service killed (SIGKILL, from the host) while the command runs.  A wrapper in the
+ * world starts dshbox, waits for the command's word, kills the one process of the run that lives
+ * in the world's network namespace other than dshbox itself (the service: init and the command are
+ * in the run's own), and says so.  What the command tries after that reaches nothing: no proxy, no
+ * mapped address, no lookup; and nothing of the run is left once it ends.
+ */
+static const char killer[] =
+	"dir=$1; shift; \"$@\" & sup=$!; i=0; "
+	"while ! [ -e \"$dir/ready\" ]; do i=$((i + 1)); [ $i -lt 400 ] || break; sleep 0.05; done; "
+	"me=$(readlink /proc/$$/ns/net); "
+	"for p in $(pgrep -f -- \"^$1 run\"); do "
+	"  [ \"$p\" != \"$sup\" ] && [ \"$(readlink /proc/$p/ns/net)\" = \"$me\" ] && kill -9 \"$p\" && echo killed-service; "
+	"done; : >\"$dir/killed\"; wait $sup; echo \"dshbox-exit=$?\"";
+
+Test(net_filter, the_service_killed_mid_run_leaves_the_command_no_way_out_and_nothing_behind)
+{
+	struct world w = { 0 };
+	world_make(&w);
+	const char *script =
+		"curl -sS -m 10 http://allowed.test/before; echo; ip=$(getent hosts allowed.test | cut -d' ' -f1); "
+		": >ready; while ! [ -e killed ]; do sleep 0.05; done; sleep 0.2; "
+		"curl -sS -m 5 http://allowed.test/after-proxy; echo \"proxy=$?\"; "
+		"curl -sS -m 5 --noproxy '*' -H 'Host: allowed.test' http://$ip/after-mapped; echo \"mapped=$?\"; "
+		"getent hosts allowed.test; echo \"dns=$?\"";
+	const char *argv[] = { "unshare", geteuid() == 0 ? "-n" : "-rn", "-m", "sh", DSH_TOP "/tests/lib/net_world.sh",
+			       w.dir, "sh", "-c", killer, "killer", w.dir, dsh_test_dshbox(), "run", "--workspace", w.dir,
+			       "--cwd", w.dir, "--warnings=stderr", "--allow-domain", "allowed.test", "--", "sh", "-c", script, NULL };
+	world_run(&w, argv);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	cr_assert(strstr(w.r.out, "killed-service\n") && !strstr(strstr(w.r.out, "killed-service\n") + 1, "killed-service"),
+		  "exactly one process, the service, was killed: %s%s", w.r.out, w.r.err);
+	cr_expect(reached(&w, "127.0.0.2 80 http allowed.test /before"), "%s", w.upstream);
+	cr_expect(!reached(&w, "after-"), "nothing reached a server after the kill: %s", w.upstream);
+	cr_expect(!strstr(w.r.out, "proxy=0\n") && !strstr(w.r.out, "mapped=0\n") && !strstr(w.r.out, "dns=0\n"), "%s%s",
+		  w.r.out, w.r.err);
+	cr_expect(strstr(w.r.out, "dshbox-exit=0\n"), "the run ends as its command did: %s%s", w.r.out, w.r.err);
+	cr_expect(strstr(w.r.err, "network service ended during the run (killed by signal 9)"), "and says why: %s", w.r.err);
+	/* Nothing of the run outlives it: no process names the world's directory. */
+	char *ps = dsh_test_fmt("for p in /proc/[0-9]*; do tr '\\0' ' ' <$p/cmdline 2>/dev/null | grep -F -q -- '%s' && "
+				"[ ${p#/proc/} != $$ ] && echo left ${p#/proc/}; done; true", w.dir);
+	char *pargv[] = { "/bin/sh", "-c", ps, NULL };
+	struct dsh_proc left;
+	cr_assert_eq(dsh_proc_run(pargv, NULL, NULL, &left), 0);
+	cr_expect_str_eq(left.out, "", "%s", left.out);
+	dsh_proc_clear(&left);
+	free(ps);
+	world_clear(&w);
+}
+
 Test(net_filter, danger_full_access_with_a_filtered_network_still_filters)
 {
 	struct world w = { 0 };
