@@ -868,6 +868,11 @@ static int sandbox_run(const struct dsh_sandbox_plan *plan, const struct dsh_run
 	}
 	if (g.status_ns)
 		dsh_timing_mark(g.timing, "command", g.status_ns);
+	/* init killed (no status) without a pid namespace: the command died with it (PDEATHSIG), but
+	   not what the command started.  They are still in the sandbox's process group, whose id no
+	   new process can take while one of them lives. */
+	if (!g.have_status && plan->ns.none)
+		(void)kill(-ch.pid, SIGKILL);
 
 	r = decode_outcome(&g, &ch, ret, err);
 	if (r < 0)

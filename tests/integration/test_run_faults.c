@@ -112,7 +112,35 @@ static char *tree_of(const char *ws)
 	return out;
 }
 
-static void faults(const char *backend, bool with_rules)
+/*
+ * SIGKILL to each child of dshbox's as it appears, until dshbox ends; its wait status.  The first
+ * may be a probe's child that ended by itself before the kill, so the next one (init) gets it too.
+ */
+static int kill_children_until_it_ends(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	int st = 0;
+	for (int t = 0; t < 30000; t++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		FILE *f = fopen(path, "r");
+		for (int child; f && fscanf(f, "%d", &child) == 1;)
+			kill(child, SIGKILL);
+		if (f)
+			fclose(f);
+		sleep_us(1000);
+	}
+	kill(pid, SIGKILL);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert_fail("dshbox did not end within 30 s of its children's kills");
+	return st;
+}
+
+/* victim: dshbox itself, or its init (and any probe's child before it). */
+enum victim { DSHBOX, INIT };
+
+static void faults(const char *backend, bool with_rules, enum victim victim)
 {
 	_cleanup_free_ char *top = dsh_test_mkdtemp();
 	_cleanup_free_ char *ws = dsh_test_fmt("%s/ws", top);
@@ -143,10 +171,18 @@ static void faults(const char *backend, bool with_rules)
 		cr_assert_eq(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
 		posix_spawn_file_actions_destroy(&fa);
 		sleep_us(delay_us);
-		kill(pid, SIGKILL);
 		int st;
-		cr_assert_eq(waitpid(pid, &st, 0), pid);
+		if (victim == INIT) {
+			st = kill_children_until_it_ends(pid);
+		} else {
+			kill(pid, SIGKILL);
+			cr_assert_eq(waitpid(pid, &st, 0), pid);
+		}
 		free(script);
+		if (victim == INIT)
+			/* dshbox itself lives on, says what happened and fails as dshbox (125) */
+			cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 125, "init killed after %ld µs: dshbox's status %#x",
+				  delay_us, st);
 
 		/* The run's other processes end with it: a bounded wait, then none may name ws. */
 		char pids[2048];
@@ -189,11 +225,23 @@ static void faults(const char *backend, bool with_rules)
 Test(run_faults, killed_anywhere_the_linux_ns_run_leaves_nothing, .timeout = 240)
 {
 	dsh_test_require_backend();
-	faults("auto", true);
+	faults("auto", true, DSHBOX);
+}
+
+Test(run_faults, init_killed_anywhere_in_the_linux_ns_run_leaves_nothing_and_fails_as_dshbox, .timeout = 240)
+{
+	dsh_test_require_backend_named("linux-ns");
+	faults("linux-ns", true, INIT);
+}
+
+Test(run_faults, init_killed_anywhere_in_the_landlock_run_leaves_nothing_and_fails_as_dshbox, .timeout = 240)
+{
+	dsh_test_require_landlock();
+	faults("landlock", false, INIT);
 }
 
 Test(run_faults, killed_anywhere_the_landlock_run_leaves_nothing, .timeout = 240)
 {
 	dsh_test_require_landlock();
-	faults("landlock", false);
+	faults("landlock", false, DSHBOX);
 }
