@@ -186,7 +186,7 @@ static int command_fn(void *p)
 	/* init killed before this (the supervisor's death took it): stop before any stage, or the
 	   command would run on with no one to serve its brokered calls, for ever.  (Run as pid 1 of
 	   a namespace of its own, its parent's pid would read 0 here.) */
-	if (a->init ? !dsh_die_with(a->init, SIGKILL) : prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+	if (!dsh_die_with(a->init, SIGKILL))
 		_exit(125);
 	command_main(a->c);
 }
@@ -387,7 +387,7 @@ static _Noreturn void init_main(struct dsh_stage_ctx *c, pid_t supervisor, int s
 	/* Die with the supervisor; if it is already gone, stop now.  In a pid namespace its pid is
 	   not ours to compare (getppid() is 0 there): its end of the report pipe closed says it. */
 	supervisor_pid = supervisor;
-	if (c->plan->ns.none ? !dsh_die_with(supervisor, SIGKILL) : prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+	if (!dsh_die_with(c->plan->ns.none ? supervisor : 0, SIGKILL))
 		_exit(125);
 	struct pollfd pf = { .fd = c->report_fd, .events = POLLOUT };
 	if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR))
