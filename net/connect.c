@@ -26,6 +26,7 @@
 
 #include "net/httpreq.h"
 #include "net/sni.h"
+#include "net/splice.h"
 #include "net/state.h"
 
 /* Resolution and connection together: an upstream that never answers holds nothing for long. */
@@ -65,6 +66,7 @@ struct conn {
 	socklen_t lit_len;
 	struct event *timer;
 	struct dsh_netsvc_ask *ask; /* ASKING: the host's question (SPEC 12.4) */
+	struct dsh_netsvc_splice *sp; /* RELAYING by splice: it holds both sockets, cl.bev and up.bev are gone */
 	int last_err;
 	struct conn *prev, *nx;
 };
@@ -90,6 +92,8 @@ static void conn_unlink(struct conn *c)
 		evutil_freeaddrinfo(c->ai);
 	if (c->up.bev)
 		bufferevent_free(c->up.bev);
+	dsh_netsvc_splice_free(c->sp);
+	c->sp = NULL;
 	dsh_netsvc_ask_cancel(c->ask);
 	c->ask = NULL;
 }
@@ -313,6 +317,38 @@ static void move(struct conn *c, struct side *src)
 	}
 }
 
+static void on_spliced_end(void *arg)
+{
+	conn_free(arg);
+}
+
+/* The bufferevents' socket, theirs no more: freed without closing it. */
+static int take_fd(struct side *s)
+{
+	int fd = (int)bufferevent_getfd(s->bev);
+	bufferevent_setfd(s->bev, -1);
+	bufferevent_free(s->bev);
+	s->bev = NULL;
+	return fd;
+}
+
+/* Judged: the rest goes by splice (net/splice.h), what the bufferevents hold first.  Without the
+ * pipes (out of descriptors) the bufferevents relay on. */
+static void to_splice(struct conn *c)
+{
+	move(c, &c->cl);
+	move(c, &c->up);
+	struct dsh_netsvc_splice_side sides[2] = {
+		{ (int)bufferevent_getfd(c->cl.bev), bufferevent_get_output(c->cl.bev), c->cl.eof, c->cl.shut },
+		{ (int)bufferevent_getfd(c->up.bev), bufferevent_get_output(c->up.bev), c->up.eof, c->up.shut },
+	};
+	c->sp = dsh_netsvc_splice_start(c->s->state->base, sides, on_spliced_end, c);
+	if (!c->sp)
+		return;
+	take_fd(&c->cl);
+	take_fd(&c->up);
+}
+
 static void on_read(struct bufferevent *b, void *arg)
 {
 	struct conn *c = arg;
@@ -327,6 +363,9 @@ static void on_read(struct bufferevent *b, void *arg)
 			return;
 		c->phase = RELAYING;
 		bufferevent_setwatermark(b, EV_READ, 0, 0);
+		to_splice(c);
+		if (c->sp)
+			return;
 	}
 	move(c, src);
 }
@@ -374,8 +413,9 @@ static void relay_start(struct conn *c)
 	bufferevent_setcb(c->cl.bev, on_read, on_write, on_event, c);
 	bufferevent_setcb(c->up.bev, on_read, on_write, on_event, c);
 	bufferevent_setwatermark(c->cl.bev, EV_READ, 0, INSPECT_MAX);
-	/* libevent reads 4 KiB a call by default: a bulk transfer then costs four calls a page
-	   (make bench, network).  A read or write as large as what one side may queue. */
+	/* Until the first bytes are judged (and for good when no pipe can be made) the bufferevents
+	   relay: libevent 2.1 reads at most 4 KiB a call whatever the limit set here, but writes
+	   what one side may queue in one. */
 	bufferevent_set_max_single_read(c->cl.bev, RELAY_HIGH);
 	bufferevent_set_max_single_read(c->up.bev, RELAY_HIGH);
 	bufferevent_set_max_single_write(c->cl.bev, RELAY_HIGH);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -120,6 +121,13 @@ static _Noreturn void service_main(const struct dsh_sandbox_plan *plan, int sock
 	s.dns_tcp_fd = -1;
 	for (size_t i = 0; i + 3 < n; i++)
 		pool[i].fd = fds[i + 3];
+	/* Two sockets a connection and, once spliced, two pipes: the run's connections may take up
+	   to the hard limit (a pipe refused keeps the slower relay; a socket refused, a connection). */
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	if (dsh_netsvc_confine(&e) < 0 || dsh_netsvc_serve(&s, &e) < 0)
 		_exit(1);
 	_exit(0);

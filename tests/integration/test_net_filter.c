@@ -316,6 +316,102 @@ Test(net_filter, a_client_that_ignores_the_proxy_variables_reaches_an_allowed_na
 	world_clear(&w);
 }
 
+/* The relay past the first bytes (net/splice.c): 32 MiB each way through the mapped address and
+ * through a CONNECT tunnel, each byte checked against the server's own digest, and the client's
+ * half-close passed on (the server answers only after it). */
+static const char bulk_client[] =
+	"cat > bulk.py <<'EOF'\n"
+	"import hashlib, os, socket\n"
+	"N = 32 << 20\n"
+	"def conn(via):\n"
+	"    if via == 'mapped':\n"
+	"        return socket.create_connection(('allowed.test', 7), 60)\n"
+	"    host, port = os.environ['http_proxy'].split('//')[-1].rstrip('/').rsplit(':', 1)\n"
+	"    s = socket.create_connection((host, int(port)), 60)\n"
+	"    s.sendall(b'CONNECT allowed.test:7 HTTP/1.1\\r\\nHost: allowed.test:7\\r\\n\\r\\n')\n"
+	"    head = b''\n"
+	"    while not head.endswith(b'\\r\\n\\r\\n'):\n"
+	"        b = s.recv(1)\n"
+	"        assert b, head\n"
+	"        head += b\n"
+	"    assert b' 200 ' in head.split(b'\\r\\n')[0], head\n"
+	"    return s\n"
+	"def down(via):\n"
+	"    s = conn(via)\n"
+	"    s.sendall(b'SEND %d\\n' % N)\n"
+	"    h, n = hashlib.sha256(), 0\n"
+	"    while True:\n"
+	"        b = s.recv(1 << 20)\n"
+	"        if not b:\n"
+	"            break\n"
+	"        h.update(b)\n"
+	"        n += len(b)\n"
+	"    print(via, 'down', n, h.hexdigest())\n"
+	"def up(via):\n"
+	"    s = conn(via)\n"
+	"    s.sendall(b'SUM\\n')\n"
+	"    h, n = hashlib.sha256(), 0\n"
+	"    while n < N:\n"
+	"        b = os.urandom(min(N - n, 1 << 20))\n"
+	"        s.sendall(b)\n"
+	"        h.update(b)\n"
+	"        n += len(b)\n"
+	"    s.shutdown(socket.SHUT_WR)\n"
+	"    r = b''\n"
+	"    while True:\n"
+	"        b = s.recv(4096)\n"
+	"        if not b:\n"
+	"            break\n"
+	"        r += b\n"
+	"    print(via, 'up', n, h.hexdigest(), 'answer', r.decode().strip())\n"
+	"for via in ('mapped', 'proxy'):\n"
+	"    down(via)\n"
+	"    up(via)\n"
+	"EOF\n"
+	"python3 bulk.py";
+
+/* The line of out that starts with "VIA DIR ": its byte count and digest (and the server's answer). */
+static bool bulk_line(const char *out, const char *via, const char *dir, long *n, char sha[65], char answer[96])
+{
+	char *key = dsh_test_fmt("%s %s ", via, dir);
+	const char *at = strstr(out, key);
+	bool ok = at && sscanf(at + strlen(key), "%ld %64[0-9a-f]", n, sha) == 2 && strlen(sha) == 64;
+	if (ok && answer) {
+		const char *a = strstr(at, " answer ");
+		const char *nl = strchr(at, '\n');
+		ok = a && nl && a < nl && (size_t)(nl - a - 8) < 96;
+		if (ok)
+			snprintf(answer, 96, "%.*s", (int)(nl - a - 8), a + 8);
+	}
+	free(key);
+	return ok;
+}
+
+Test(net_filter, a_bulk_transfer_each_way_arrives_whole_and_a_half_close_passes_through)
+{
+	struct world w = { 0 };
+	in_world(&w, bulk_client, "--allow-domain", "allowed.test:7", NULL);
+	cr_assert_eq(w.r.exit_code, 0, "%s%s", w.r.out, w.r.err);
+	static const char *const vias[] = { "mapped", "proxy" };
+	for (size_t i = 0; i < 2; i++) {
+		long n = 0;
+		char sha[65] = "", answer[96] = "";
+		cr_assert(bulk_line(w.r.out, vias[i], "down", &n, sha, NULL), "%s", w.r.out);
+		cr_expect_eq(n, 32L << 20, "%s: %s", vias[i], w.r.out);
+		char *sent = dsh_test_fmt("127.0.0.2 7 bulk sent %ld %s", n, sha);
+		cr_expect(reached(&w, sent), "%s: what arrived is what the server sent: %s\n%s", vias[i], w.r.out,
+			  w.upstream);
+		free(sent);
+		cr_assert(bulk_line(w.r.out, vias[i], "up", &n, sha, answer), "%s", w.r.out);
+		char *got = dsh_test_fmt("%ld %s", n, sha);
+		cr_expect(reached(&w, dsh_test_fmt("127.0.0.2 7 bulk got %s", got)),
+			  "%s: what the server got is what was sent: %s\n%s", vias[i], w.r.out, w.upstream);
+		cr_expect_str_eq(answer, got, "%s: the answer after the half-close", vias[i]);
+		free(got);
+	}
+	world_clear(&w);
+}
+
 Test(net_filter, socks5_by_name_reaches_an_allowed_name_and_not_a_denied_one)
 {
 	struct world w = { 0 };

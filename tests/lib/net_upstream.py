@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The world outside a filtered run, for tests/integration/test_net_filter.c: on each address given,
-HTTP on 80, HTTPS on 443 (the test CA's certificate), and a line server on 22 that answers
-"ssh-like ADDR"; UDP on 443 (QUIC's port) that only logs; HTTP on [fd00::2]:80.  A Host that has a directory DIR/www/HOST is served its files (a git repository,
+HTTP on 80, HTTPS on 443 (the test CA's certificate), a line server on 22 that answers
+"ssh-like ADDR", and a bulk server on 7 ("SEND N": N random bytes, then the close; "SUM": every
+byte up to the client's EOF, answered "N SHA256" after it); UDP on 443 (QUIC's port) that only logs; HTTP on [fd00::2]:80.  A Host that has a directory DIR/www/HOST is served its files (a git repository,
 an npm registry); any other gets "hello from ADDR".  Every connection is logged to DIR/upstream.log as one line:
-    ADDR PORT http|https|line HOST PATH
+    ADDR PORT http|https|line HOST PATH   (the bulk server's: ADDR 7 bulk sent|got N SHA256)
 so a test asserts from the servers' own records what reached them and what did not."""
+import hashlib
 import http.server
 import socket
 import os
@@ -67,6 +69,32 @@ class LineHandler(socketserver.StreamRequestHandler):
         self.wfile.write(("ssh-like %s\n" % addr).encode())
 
 
+class BulkHandler(socketserver.StreamRequestHandler):
+    def handle(self):
+        addr = self.server.server_address[0]
+        line = self.rfile.readline().split()
+        h = hashlib.sha256()
+        n = 0
+        if line[:1] == [b"SEND"] and len(line) == 2:
+            left = int(line[1])
+            while left > 0:
+                b = os.urandom(min(left, 1 << 20))
+                h.update(b)
+                self.wfile.write(b)
+                left -= len(b)
+                n += len(b)
+            log("%s 7 bulk sent %d %s" % (addr, n, h.hexdigest()))
+        elif line == [b"SUM"]:
+            while True:
+                b = self.rfile.read1(1 << 20)
+                if not b:
+                    break
+                h.update(b)
+                n += len(b)
+            log("%s 7 bulk got %d %s" % (addr, n, h.hexdigest()))
+            self.wfile.write(b"%d %s\n" % (n, h.hexdigest().encode()))
+
+
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -99,6 +127,7 @@ for a in ADDRS:
     tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
     serve(tls)
     serve(LineServer((a, 22), LineHandler))
+    serve(LineServer((a, 7), BulkHandler))
     serve(socketserver.ThreadingUDPServer((a, 443), UDPHandler))  # QUIC's port
 serve(Server6(("fd00::2", 80), Handler))
 open(DIR + "/upstream.ready", "w").close()
