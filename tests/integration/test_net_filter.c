@@ -404,8 +404,10 @@ Test(net_filter, a_bulk_transfer_each_way_arrives_whole_and_a_half_close_passes_
 		free(sent);
 		cr_assert(bulk_line(w.r.out, vias[i], "up", &n, sha, answer), "%s", w.r.out);
 		char *got = dsh_test_fmt("%ld %s", n, sha);
-		cr_expect(reached(&w, dsh_test_fmt("127.0.0.2 7 bulk got %s", got)),
-			  "%s: what the server got is what was sent: %s\n%s", vias[i], w.r.out, w.upstream);
+		char *logged = dsh_test_fmt("127.0.0.2 7 bulk got %s", got);
+		cr_expect(reached(&w, logged), "%s: what the server got is what was sent: %s\n%s", vias[i], w.r.out,
+			  w.upstream);
+		free(logged);
 		cr_expect_str_eq(answer, got, "%s: the answer after the half-close", vias[i]);
 		free(got);
 	}
