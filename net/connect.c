@@ -322,14 +322,12 @@ static void on_spliced_end(void *arg)
 	conn_free(arg);
 }
 
-/* The bufferevents' socket, theirs no more: freed without closing it. */
-static int take_fd(struct side *s)
+/* The splice has the socket now: the bufferevent goes without closing it. */
+static void drop_bev(struct side *s)
 {
-	int fd = (int)bufferevent_getfd(s->bev);
 	bufferevent_setfd(s->bev, -1);
 	bufferevent_free(s->bev);
 	s->bev = NULL;
-	return fd;
 }
 
 /* Judged: the rest goes by splice (net/splice.h), what the bufferevents hold first.  Without the
@@ -345,8 +343,8 @@ static void to_splice(struct conn *c)
 	c->sp = dsh_netsvc_splice_start(c->s->state->base, sides, on_spliced_end, c);
 	if (!c->sp)
 		return;
-	take_fd(&c->cl);
-	take_fd(&c->up);
+	drop_bev(&c->cl);
+	drop_bev(&c->up);
 }
 
 static void on_read(struct bufferevent *b, void *arg)

@@ -90,6 +90,9 @@ static int flush(struct pump *p)
 static void turn(struct pump *p)
 {
 	struct dsh_netsvc_splice *sp = p->sp;
+	/* A read short of the pipe's room most likely emptied the socket: once its bytes are out, the
+	   next byte is the wait's to announce (one splice fewer a wake-up than reading until EAGAIN). */
+	bool drained = false;
 	for (int moves = 0;; moves++) {
 		int f = flush(p);
 		if (f < 0) {
@@ -109,7 +112,7 @@ static void turn(struct pump *p)
 				end(sp);
 			return;
 		}
-		if (moves == TURN_MAX) {
+		if (drained || moves == TURN_MAX) {
 			want(p, true, false);
 			return;
 		}
@@ -127,17 +130,7 @@ static void turn(struct pump *p)
 			return;
 		}
 		p->held = (size_t)n;
-		/* Less than the pipe holds: the socket is most likely empty, and the next byte is the
-		   wait's to announce (one splice fewer a wake-up than reading until EAGAIN). */
-		if ((size_t)n < p->room) {
-			f = flush(p);
-			if (f < 0) {
-				end(sp);
-				return;
-			}
-			want(p, f > 0, f == 0);
-			return;
-		}
+		drained = (size_t)n < p->room;
 	}
 }
 
